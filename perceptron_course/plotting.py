@@ -1,0 +1,232 @@
+"""Figures of the course. Every helper takes ``ax=`` and returns it; none calls ``plt.show()``.
+
+Colours are the Okabe-Ito palette (safe for colour-blind readers) and each class
+also has its own marker. Figures get an opaque white background, so they stay
+readable in JupyterLab's dark theme.
+
+This module imports matplotlib; ``import perceptron_course`` does not import it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.animation import FuncAnimation
+from matplotlib.axes import Axes
+
+from .geometry import point_margins
+from .perceptron import PerceptronRun
+
+#: Okabe & Ito (2008): blue, orange, bluish green, vermillion, reddish purple, sky blue, yellow, black.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: Class -1 and class +1.
+NEGATIVE, POSITIVE = (OKABE_ITO[1], "s"), (OKABE_ITO[0], "o")
+
+
+def use_course_style() -> None:
+    """Opaque white figures and the Okabe-Ito colour cycle (call once at the top of a notebook)."""
+    plt.rcParams.update(
+        {
+            "figure.facecolor": "white",
+            "savefig.facecolor": "white",
+            "axes.prop_cycle": plt.cycler(color=OKABE_ITO),
+            "figure.dpi": 80,
+        }
+    )
+
+
+def _axes(ax: Axes | None, figsize=(4.5, 4)) -> Axes:
+    if ax is not None:
+        return ax
+    fig, ax = plt.subplots(figsize=figsize, facecolor="white")
+    return ax
+
+
+def plot_points(X, y, ax: Axes | None = None, *, labels: dict | None = None) -> Axes:
+    """Scatter 2-D points; each class gets a colour and a marker.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, 2)
+    y : array_like, shape (n,)
+        Any labels (-1/+1 or class indices).
+    labels : dict, optional
+        Legend text per label value.
+    """
+    ax = _axes(ax)
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    values = np.unique(y)
+    for k, value in enumerate(values):
+        if set(values.tolist()) <= {-1, 1}:
+            colour, marker = POSITIVE if value == 1 else NEGATIVE
+        else:
+            colour, marker = OKABE_ITO[k % len(OKABE_ITO)], MARKERS[k % len(MARKERS)]
+        name = (labels or {}).get(value, f"y = {value:+d}" if set(values.tolist()) <= {-1, 1} else str(value))
+        ax.scatter(*X[y == value].T, c=colour, marker=marker, edgecolors="black", linewidths=0.5, s=45, label=name, zorder=3)
+    ax.set_aspect("equal", adjustable="datalim")
+    return ax
+
+
+def _limits(X: np.ndarray, pad: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    return X.min(axis=0) - pad, X.max(axis=0) + pad
+
+
+def plot_decision_boundary(
+    w,
+    b: float,
+    X,
+    y,
+    ax: Axes | None = None,
+    *,
+    margin_band: bool = True,
+    show_normal: bool = True,
+    colour: str = "black",
+    label: str | None = "w·x + b = 0",
+) -> Axes:
+    """Draw the points, the line ``w·x + b = 0`` and (if every point is correct) the margin band.
+
+    The positive side is shaded lightly; the arrow is the normal ``w``, which
+    points to the positive side. The band's dashed edges pass through the points
+    closest to the line.
+
+    Parameters
+    ----------
+    w : array_like, shape (2,), not zero
+    b : float
+    X : array_like, shape (n, 2)
+    y : array_like of -1/+1, shape (n,)
+    """
+    ax = plot_points(X, y, ax)
+    X = np.asarray(X, dtype=float)
+    w = np.asarray(w, dtype=float)
+    low, high = _limits(X)
+    grid_x, grid_y = np.meshgrid(np.linspace(low[0], high[0], 200), np.linspace(low[1], high[1], 200))
+    score = w[0] * grid_x + w[1] * grid_y + b
+    ax.contourf(grid_x, grid_y, score >= 0, levels=[-0.5, 0.5, 1.5], colors=[NEGATIVE[0], POSITIVE[0]], alpha=0.12)
+    contour = ax.contour(grid_x, grid_y, score, levels=[0], colors=[colour], linewidths=1.5)
+    if label:
+        contour.collections[0].set_label(label) if hasattr(contour, "collections") else contour.set_label(label)
+    margins = point_margins(w, b, X, y)
+    if margin_band and margins.min() > 0:
+        band = margins.min() * np.linalg.norm(w)
+        ax.contour(grid_x, grid_y, score, levels=[-band, band], colors=[colour], linestyles="dashed", linewidths=1)
+    if show_normal:
+        foot = -b * w / (w @ w)  # the point of the line closest to the origin
+        if np.all((foot >= low) & (foot <= high)):
+            unit = w / np.linalg.norm(w)
+            ax.annotate("", xy=foot + unit, xytext=foot, arrowprops=dict(arrowstyle="->", color=colour))
+    ax.set_xlim(low[0], high[0])
+    ax.set_ylim(low[1], high[1])
+    return ax
+
+
+def plot_decision_regions(decision: Callable[[np.ndarray], np.ndarray], X, y, ax: Axes | None = None) -> Axes:
+    """Shade the two sides of any decision function and draw its zero level (curved boundaries).
+
+    Parameters
+    ----------
+    decision : callable
+        Maps points of shape (m, 2) to scores of shape (m,); positive means +1.
+    X : array_like, shape (n, 2)
+    y : array_like of -1/+1, shape (n,)
+    """
+    ax = plot_points(X, y, ax)
+    low, high = _limits(np.asarray(X, dtype=float))
+    grid_x, grid_y = np.meshgrid(np.linspace(low[0], high[0], 200), np.linspace(low[1], high[1], 200))
+    score = np.asarray(decision(np.column_stack([grid_x.ravel(), grid_y.ravel()]))).reshape(grid_x.shape)
+    ax.contourf(grid_x, grid_y, score >= 0, levels=[-0.5, 0.5, 1.5], colors=[NEGATIVE[0], POSITIVE[0]], alpha=0.15)
+    ax.contour(grid_x, grid_y, score, levels=[0], colors=["black"], linewidths=1.5)
+    ax.set_xlim(low[0], high[0])
+    ax.set_ylim(low[1], high[1])
+    return ax
+
+
+def plot_mistakes_vs_bound(n_mistakes, bounds, ax: Axes | None = None) -> Axes:
+    """Observed mistakes against the bound ``(R/gamma)^2`` on log axes, with the line ``k = bound``.
+
+    Parameters
+    ----------
+    n_mistakes : array_like, shape (m,)
+    bounds : array_like, shape (m,)
+    """
+    ax = _axes(ax)
+    n_mistakes, bounds = np.asarray(n_mistakes, dtype=float), np.asarray(bounds, dtype=float)
+    ax.scatter(bounds, n_mistakes, c=OKABE_ITO[0], edgecolors="black", linewidths=0.5, label="one data set")
+    span = np.array([min(bounds.min(), n_mistakes.min()), max(bounds.max(), n_mistakes.max())])
+    ax.plot(span, span, color=OKABE_ITO[3], linestyle="--", label="mistakes = bound")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("bound (R / γ)²")
+    ax.set_ylabel("mistakes made")
+    ax.legend()
+    return ax
+
+
+def _weights_at(run: PerceptronRun, k: int) -> tuple[np.ndarray, float]:
+    row = run.weight_history[k]
+    return (row[1:], float(row[0])) if run.bias else (row, 0.0)
+
+
+def plot_update(run: PerceptronRun, X, y, k: int, ax: Axes | None = None) -> Axes:
+    """One frame of a run: the boundary after ``k`` updates, the point that caused update ``k`` circled.
+
+    Parameters
+    ----------
+    run : PerceptronRun
+        Trained on 2-D points ``X`` (with or without bias).
+    X : array_like, shape (n, 2)
+    y : array_like of -1/+1, shape (n,)
+    k : int
+        Number of updates made, ``0 .. run.n_mistakes``.
+    """
+    ax = _axes(ax)
+    w, b = _weights_at(run, k)
+    if np.any(w != 0):
+        plot_decision_boundary(w, b, X, y, ax, margin_band=False, label=None)
+    else:
+        plot_points(X, y, ax)
+        low, high = _limits(np.asarray(X, dtype=float))
+        ax.set_xlim(low[0], high[0])
+        ax.set_ylim(low[1], high[1])
+    if k > 0:
+        culprit = np.asarray(X, dtype=float)[run.update_indices[k - 1]]
+        ax.scatter(*culprit, s=260, facecolors="none", edgecolors=OKABE_ITO[3], linewidths=2, zorder=4)
+    ax.set_title(f"after {k} update{'s' if k != 1 else ''}", fontsize=10)
+    return ax
+
+
+def plot_update_grid(run: PerceptronRun, X, y, *, max_panels: int = 8, ncols: int = 4) -> plt.Figure:
+    """Small multiples of the update sequence (``max_panels`` frames evenly spread over the run)."""
+    frames = np.unique(np.linspace(0, run.n_mistakes, min(max_panels, run.n_mistakes + 1)).round().astype(int))
+    nrows = int(np.ceil(len(frames) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3 * ncols, 3 * nrows), facecolor="white", squeeze=False)
+    for ax in axes.ravel()[len(frames):]:
+        ax.set_visible(False)
+    for ax, k in zip(axes.ravel(), frames):
+        plot_update(run, X, y, int(k), ax)
+    fig.tight_layout()
+    return fig
+
+
+def animate_updates(run: PerceptronRun, X, y, *, interval: int = 700, max_frames: int = 30) -> FuncAnimation:
+    """Animate the sequence of updates. Show it inline with ``IPython.display.HTML(anim.to_jshtml())``.
+
+    Returns
+    -------
+    matplotlib.animation.FuncAnimation
+        Its figure is closed, so a notebook shows only the animation.
+    """
+    frames = np.unique(np.linspace(0, run.n_mistakes, min(max_frames, run.n_mistakes + 1)).round().astype(int))
+    fig, ax = plt.subplots(figsize=(4.5, 4), facecolor="white")
+
+    def draw(k: int):
+        ax.clear()
+        plot_update(run, X, y, int(k), ax)
+        return ()
+
+    animation = FuncAnimation(fig, draw, frames=frames, interval=interval, blit=False)
+    plt.close(fig)
+    return animation

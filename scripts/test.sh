@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up .venv from nothing if needed, then run every test (library, notebooks, grading).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/setup.sh
+export MPLBACKEND=Agg PYTHONHASHSEED=0
+exec .venv/bin/python -m pytest -n 2 "$@"

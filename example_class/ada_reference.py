@@ -1,0 +1,3 @@
+"""Ada hands in the reference solutions of source/."""
+
+BASE = "solutions"

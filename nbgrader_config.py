@@ -1,0 +1,26 @@
+"""nbgrader configuration of the perceptron course (read by nbgrader and by `perceptron-course`)."""
+
+c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
+
+c.CourseDirectory.course_id = "perceptron"
+# The assignments are the folders of source/: 01_geometry, 02_algorithm, 03_worked_example,
+# 04_convergence, 05_multiclass, 06_limitations (nbgrader records each in the gradebook when
+# `perceptron-course release` or `grade` runs generate_assignment).
+
+# What students see in place of a solution.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# A cell that runs longer than this is interrupted (infinite loops); the rest of the notebook is graded.
+c.Execute.timeout = 15
+# A student who deleted a graded cell gets it back (and its points are graded), rather than a silent 0.
+c.OverwriteCells.add_missing_cells = True
+
+# Feedback never shows hidden tests: their source is removed and their failures show only the message.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "perceptron_course.grading.feedback.HideHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+
+# Kernels keep no history file and log only errors (their warnings would clutter the TA's terminal).
+c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=ERROR"]

@@ -1,0 +1,120 @@
+"""The ``perceptron-course`` console script: release, grade, demo."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from .course import CONFIG_FILE, Course, CourseError
+
+DEMO_MARKER = ".perceptron-course-demo"
+
+
+def repository_root() -> Path:
+    """The course repository this package was installed from (editable install), else the current folder."""
+    candidate = Path(__file__).resolve().parents[2]
+    return candidate if (candidate / CONFIG_FILE).is_file() else Path.cwd()
+
+
+def _print_summary(course: Course, outcomes, seconds: float) -> None:
+    from .report import problems, score_table
+
+    failed = [o for o in outcomes if o.status != "graded"]
+    print(score_table(outcomes))
+    print()
+    if problems(outcomes):
+        print("Submissions that failed or needed repair:")
+        print("\n".join(problems(outcomes)))
+        print()
+    print(f"{len(outcomes) - len(failed)} graded, {len(failed)} failed, in {seconds:.0f} s")
+    print(f"grades:   {course.grades_csv}")
+    print(f"feedback: {course.feedback}/<student>/<assignment>/")
+    print(f"report:   {course.reports / 'report.md'} and {course.reports / 'scores.png'}")
+
+
+def command_release(args) -> int:
+    from .pipeline import release
+
+    course = Course.open(args.root)
+    released = release(course, args.assignment)
+    print(f"regenerated {', '.join(released)} in {course.release}")
+    return 0
+
+
+def command_grade(args) -> int:
+    from .pipeline import grade
+
+    course = Course.open(args.root)
+    start = time.perf_counter()
+    outcomes = grade(course, assignments=args.assignment, students=args.student, progress=not args.quiet)
+    _print_summary(course, outcomes, time.perf_counter() - start)
+    return 0
+
+
+def prepare_demo_area(out: Path) -> None:
+    """Empty ``out`` for a new demo, refusing to delete a folder the demo did not make."""
+    if out.exists():
+        if not (out / DEMO_MARKER).exists():
+            raise CourseError(f"{out} exists and is not a demo work area; choose another --out")
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    (out / DEMO_MARKER).write_text("made by `perceptron-course demo`; safe to delete\n", encoding="utf-8")
+
+
+def command_demo(args) -> int:
+    from .example_class import build_example_class, copy_course
+    from .pipeline import grade
+
+    source_course = Course.open(args.course)
+    out = Path(args.out).expanduser().resolve()
+    prepare_demo_area(out)
+    course = copy_course(source_course.root, out)
+    written = build_example_class(course, source_course.root / "example_class")
+    print(f"example class: {len({s for s, _ in written})} students, {len(written)} submissions in {course.submitted}")
+    start = time.perf_counter()
+    outcomes = grade(course, progress=not args.quiet)
+    _print_summary(course, outcomes, time.perf_counter() - start)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="perceptron-course", description="Release and grade the perceptron course (nbgrader).")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    release = commands.add_parser("release", help="regenerate release/ from source/ with nbgrader")
+    release.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
+    release.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    release.set_defaults(run=command_release)
+
+    grade = commands.add_parser("grade", help="autograde submitted/, write feedback, grades.csv and a report")
+    grade.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
+    grade.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    grade.add_argument("--student", action="append", help="only this student (repeatable)")
+    grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.set_defaults(run=command_grade)
+
+    demo = commands.add_parser("demo", help="grade the bundled example class in a fresh work area")
+    demo.add_argument("--out", default=str(repository_root() / "work" / "demo"), help="work area (default: work/demo)")
+    demo.add_argument("--course", default=str(repository_root()), help=argparse.SUPPRESS)
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    demo.set_defaults(run=command_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except CourseError as error:
+        print(f"perceptron-course: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("perceptron-course: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

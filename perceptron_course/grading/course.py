@@ -1,0 +1,141 @@
+"""The course on disk: where things live, and nbgrader's configuration for it.
+
+A course root holds ``nbgrader_config.py``, ``source/<assignment>/`` and, once
+students hand in, ``submitted/<student>/<assignment>/``. Everything the grader
+writes (``autograded/``, ``feedback/``, ``gradebook.db``, ``grades.csv``,
+``reports/``) goes under the same root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG_FILE = "nbgrader_config.py"
+
+
+class CourseError(Exception):
+    """A problem the TA must fix; the message says what is wrong and what to do."""
+
+
+@dataclass(frozen=True)
+class Course:
+    """A course root and the assignments it defines."""
+
+    root: Path
+
+    @classmethod
+    def open(cls, root: str | os.PathLike) -> "Course":
+        """Check that ``root`` is a course and return it.
+
+        Raises
+        ------
+        CourseError
+            If the folder or its ``nbgrader_config.py`` or ``source/`` is missing.
+        """
+        path = Path(root).expanduser().resolve()
+        if not path.is_dir():
+            raise CourseError(f"course root {path} does not exist; pass --root with the folder holding {CONFIG_FILE}")
+        if not (path / CONFIG_FILE).is_file():
+            raise CourseError(f"no {CONFIG_FILE} in {path}; pass --root with the course folder (the one holding source/)")
+        if not (path / "source").is_dir():
+            raise CourseError(f"no source/ folder in {path}; the course's assignments live in source/<assignment>/")
+        return cls(path)
+
+    @property
+    def source(self) -> Path:
+        return self.root / "source"
+
+    @property
+    def release(self) -> Path:
+        return self.root / "release"
+
+    @property
+    def submitted(self) -> Path:
+        return self.root / "submitted"
+
+    @property
+    def feedback(self) -> Path:
+        return self.root / "feedback"
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def grades_csv(self) -> Path:
+        return self.root / "grades.csv"
+
+    def assignments(self) -> list[str]:
+        """Assignment ids: the folders of ``source/`` (sorted; hidden folders ignored)."""
+        return sorted(p.name for p in self.source.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+    def notebook_names(self, assignment: str) -> list[str]:
+        """Notebook ids (file stems) of an assignment's source."""
+        return sorted(p.stem for p in (self.source / assignment).glob("*.ipynb"))
+
+    def graded_cells(self, assignment: str) -> dict[str, float]:
+        """Points of every graded cell of an assignment's source, by ``grade_id``."""
+        points: dict[str, float] = {}
+        for name in self.notebook_names(assignment):
+            notebook = json.loads((self.source / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
+            for cell in notebook["cells"]:
+                meta = cell.get("metadata", {}).get("nbgrader", {})
+                if meta.get("grade"):
+                    points[meta["grade_id"]] = float(meta["points"])
+        return points
+
+    def submissions(self) -> list[tuple[str, str]]:
+        """``(student, assignment)`` of every folder ``submitted/<student>/<assignment>/``, sorted."""
+        if not self.submitted.is_dir():
+            return []
+        return sorted(
+            (student.name, assignment.name)
+            for student in self.submitted.iterdir()
+            if student.is_dir() and not student.name.startswith(".")
+            for assignment in student.iterdir()
+            if assignment.is_dir() and not assignment.name.startswith(".")
+        )
+
+
+def load_config(course: Course, **overrides):
+    """nbgrader's configuration from the course's ``nbgrader_config.py``, rooted at the course.
+
+    ``overrides`` set ``CourseDirectory`` traits (e.g. ``release_directory``).
+    """
+    from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
+
+    try:
+        config = PyFileConfigLoader(CONFIG_FILE, path=str(course.root)).load_config()
+    except ConfigFileNotFound:
+        raise CourseError(f"cannot read {course.root / CONFIG_FILE}") from None
+    except Exception as error:  # noqa: BLE001 - a broken config file is the TA's to fix
+        raise CourseError(f"{course.root / CONFIG_FILE} does not load: {type(error).__name__}: {error}") from None
+    config.CourseDirectory.root = str(course.root)
+    for key, value in overrides.items():
+        config.CourseDirectory[key] = value
+    return config
+
+
+def _put_interpreter_on_path() -> None:
+    """nbgrader runs the ``alembic`` executable from PATH: make this environment's scripts findable,
+    so that ``.venv/bin/perceptron-course`` works without activating the environment."""
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+def nbgrader_api(course: Course, **overrides):
+    """An ``NbGraderAPI`` for the course, quiet except for errors (its methods never raise)."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    _put_interpreter_on_path()
+
+    config = load_config(course, **overrides)
+    config.NbGraderAPI.log_level = "ERROR"
+    coursedir = CourseDirectory(config=config)
+    return NbGraderAPI(coursedir=coursedir, config=config)

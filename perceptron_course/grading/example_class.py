@@ -1,0 +1,98 @@
+"""The bundled example class: submissions assembled from recipes in ``example_class/``.
+
+Each ``example_class/<student>.py`` is a recipe, not a notebook, so it always
+matches the current ``release/``. It defines:
+
+- ``BASE``: ``"solutions"`` (start from the source solutions) or ``"release"``
+  (start from the untouched student version);
+- ``CELLS`` (optional): ``{assignment: {grade_id: new source}}``, the student's
+  own code for some cells;
+- ``FILES`` (optional): ``{assignment: {file name: text}}``, raw files written
+  as they are (a broken notebook, a stray file);
+- ``EDITS`` (optional): ``{assignment: function(notebook) -> notebook}``, for
+  edits the other keys cannot express (deleting or duplicating cells).
+"""
+
+from __future__ import annotations
+
+import copy
+import runpy
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from .course import Course
+
+
+def solution_source(source: str) -> str:
+    """A solution cell as its author wrote it: the solution delimiters removed."""
+    lines = [line for line in source.split("\n") if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line]
+    return "\n".join(lines)
+
+
+def solved_notebook(course: Course, assignment: str, name: str):
+    """The release notebook with every solution cell filled in from the source."""
+    release = nbformat.read(course.release / assignment / f"{name}.ipynb", as_version=4)
+    source = nbformat.read(course.source / assignment / f"{name}.ipynb", as_version=4)
+    solutions = {
+        cell.metadata["nbgrader"]["grade_id"]: solution_source(cell.source)
+        for cell in source.cells
+        if cell.metadata.get("nbgrader", {}).get("solution")
+    }
+    solved = copy.deepcopy(release)
+    for cell in solved.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in solutions:
+            cell.source = solutions[grade_id]
+    return solved
+
+
+def build_submission(course: Course, recipe: dict, assignment: str, destination: Path) -> None:
+    """Write one student's submission of one assignment into ``destination``."""
+    destination.mkdir(parents=True, exist_ok=True)
+    files = recipe.get("FILES", {}).get(assignment, {})
+    for name in course.notebook_names(assignment):
+        if f"{name}.ipynb" in files:
+            continue
+        if recipe["BASE"] == "solutions":
+            notebook = solved_notebook(course, assignment, name)
+        else:
+            notebook = nbformat.read(course.release / assignment / f"{name}.ipynb", as_version=4)
+        for cell in notebook.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in recipe.get("CELLS", {}).get(assignment, {}):
+                cell.source = recipe["CELLS"][assignment][grade_id]
+        edit = recipe.get("EDITS", {}).get(assignment)
+        if edit is not None:
+            notebook = edit(notebook)
+        nbformat.write(notebook, destination / f"{name}.ipynb")
+    for name, text in files.items():
+        (destination / name).write_text(text, encoding="utf-8")
+
+
+def load_recipes(folder: Path) -> dict[str, dict]:
+    """Every ``<student>.py`` recipe of the example class, by student id."""
+    return {path.stem: runpy.run_path(str(path)) for path in sorted(folder.glob("*.py")) if not path.name.startswith("_")}
+
+
+def build_example_class(course: Course, recipes_folder: Path) -> list[tuple[str, str]]:
+    """Fill ``course.submitted`` from the recipes; returns the ``(student, assignment)`` pairs written.
+
+    A recipe may list ``ASSIGNMENTS`` to submit only some assignments.
+    """
+    written = []
+    for student, recipe in load_recipes(recipes_folder).items():
+        for assignment in recipe.get("ASSIGNMENTS", course.assignments()):
+            build_submission(course, recipe, assignment, course.submitted / student / assignment)
+            written.append((student, assignment))
+    return written
+
+
+def copy_course(course_root: Path, destination: Path) -> Course:
+    """Copy what grading needs (config, source, release) into a fresh course root."""
+    destination.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(course_root / "nbgrader_config.py", destination / "nbgrader_config.py")
+    for folder in ("source", "release"):
+        shutil.copytree(course_root / folder, destination / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    return Course.open(destination)

@@ -1,0 +1,213 @@
+"""The TA's pipeline, a thin layer over nbgrader's API.
+
+``release`` regenerates ``release/`` from ``source/``. ``grade`` autogrades every
+submission under ``submitted/``, writes feedback without hidden tests, exports
+``grades.csv`` and a report. A submission that cannot be graded (not a notebook,
+a missing notebook, a crash of nbgrader) gets a row with score 0 and the reason;
+the batch always goes on, and nothing under ``submitted/`` is modified.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .course import Course, CourseError, nbgrader_api
+
+GRADED, FAILED = "graded", "failed"
+
+
+@dataclass
+class Outcome:
+    """What grading one submission gave."""
+
+    student: str
+    assignment: str
+    status: str  #: ``"graded"`` or ``"failed"``
+    score: float
+    max_score: float
+    reason: str = ""  #: why it failed, or what the grader had to repair
+    cell_scores: dict[str, float] = field(default_factory=dict)  #: score of each graded cell
+    feedback: list[Path] = field(default_factory=list)
+
+
+ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b")
+
+
+def _last_error_line(result: dict) -> str:
+    """The most telling line of a failed nbgrader call: its last ``SomeError: message``."""
+    text = (result.get("error") or "") + "\n" + (result.get("log") or "")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if ERROR_LINE.match(line) and "Please see" not in line:
+            return line[:300]
+    return lines[-1][:300] if lines else "nbgrader failed without a message"
+
+
+def release(course: Course, assignments: list[str] | None = None) -> list[str]:
+    """Regenerate ``release/<assignment>/`` from ``source/`` with ``nbgrader generate_assignment``.
+
+    Returns the assignment ids released. Raises ``CourseError`` if one fails.
+    """
+    chosen = _choose_assignments(course, assignments)
+    api = nbgrader_api(course)
+    for assignment in chosen:
+        result = api.generate_assignment(assignment, force=True)
+        if not result["success"]:
+            raise CourseError(f"generate_assignment {assignment} failed: {_last_error_line(result)}")
+    return chosen
+
+
+def record_source_cells(course: Course, assignments: list[str]) -> None:
+    """Make the gradebook know every source cell, without touching ``release/``.
+
+    nbgrader only autogrades assignments whose cells ``generate_assignment`` has
+    recorded; a fresh clone has no gradebook yet. The student versions it writes
+    on the way go to a temporary folder.
+    """
+    with tempfile.TemporaryDirectory(prefix="perceptron-release-") as scratch:
+        api = nbgrader_api(course, release_directory=scratch)
+        for assignment in assignments:
+            result = api.generate_assignment(assignment, force=True)
+            if not result["success"]:
+                raise CourseError(f"cannot record the cells of {assignment}: {_last_error_line(result)}")
+
+
+def _choose_assignments(course: Course, assignments: list[str] | None) -> list[str]:
+    known = course.assignments()
+    if not assignments:
+        return known
+    unknown = [a for a in assignments if a not in known]
+    if unknown:
+        raise CourseError(f"unknown assignment {', '.join(unknown)}; the course has {', '.join(known)}")
+    return list(assignments)
+
+
+def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
+    """Why a submission cannot be handed to nbgrader, or ``""`` if it can.
+
+    Every notebook of the assignment's source must be there and must be a valid
+    notebook (JSON, nbformat 4).
+    """
+    import nbformat
+
+    folder = course.submitted / student / assignment
+    problems = []
+    for name in course.notebook_names(assignment):
+        path = folder / f"{name}.ipynb"
+        if not path.is_file():
+            found = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+            problems.append(f"{name}.ipynb is missing (found: {', '.join(found) or 'nothing'})")
+            continue
+        try:
+            notebook = nbformat.read(path, as_version=4)
+            nbformat.validate(notebook)
+        except Exception as error:  # noqa: BLE001 - every way of not being a notebook
+            message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            problems.append(f"{name}.ipynb is not a valid notebook: {message[:200]}")
+    return "; ".join(problems)
+
+
+def read_scores(api, student: str, assignment: str) -> tuple[float, float, dict[str, float]]:
+    """Total score, maximum and per-cell scores of a graded submission, from the gradebook."""
+    with api.gradebook as gradebook:
+        submission = gradebook.find_submission(assignment, student)
+        cells = {grade.name: float(grade.score) for notebook in submission.notebooks for grade in notebook.grades}
+        return float(submission.score), float(submission.max_score), cells
+
+
+def grade_submission(api, course: Course, student: str, assignment: str) -> Outcome:
+    """Autograde one submission and write its feedback; never raises for a bad submission."""
+    max_score = sum(course.graded_cells(assignment).values())
+    reason = unreadable_notebooks(course, student, assignment)
+    if reason:
+        return Outcome(student, assignment, FAILED, 0.0, max_score, reason)
+    result = api.autograde(assignment, student, force=True, create=True)
+    if not result["success"]:
+        return Outcome(student, assignment, FAILED, 0.0, max_score, f"autograde failed: {_last_error_line(result)}")
+    score, max_score, cells = read_scores(api, student, assignment)
+    feedback = api.generate_feedback(assignment, student, force=True)
+    outcome = Outcome(student, assignment, GRADED, score, max_score, cell_scores=cells)
+    if feedback["success"]:
+        outcome.feedback = sorted((course.feedback / student / assignment).glob("*.html"))
+    else:
+        outcome.reason = f"graded, but feedback failed: {_last_error_line(feedback)}"
+    return outcome
+
+
+def _check_writable(course: Course) -> None:
+    try:
+        with tempfile.NamedTemporaryFile(dir=course.root, prefix=".write-test-"):
+            pass
+    except OSError as error:
+        raise CourseError(f"cannot write in {course.root} ({error.strerror}); grading writes autograded/, feedback/ and grades.csv there") from None
+
+
+def select_submissions(course: Course, assignments: list[str] | None, students: list[str] | None) -> list[tuple[str, str]]:
+    """The ``(student, assignment)`` pairs to grade, after checking the filters name real things."""
+    chosen_assignments = set(_choose_assignments(course, assignments))
+    submissions = course.submissions()
+    if not submissions:
+        raise CourseError(f"nothing to grade: no submissions in {course.submitted}/<student>/<assignment>/")
+    known_students = sorted({student for student, _ in submissions})
+    unknown = [s for s in students or [] if s not in known_students]
+    if unknown:
+        raise CourseError(f"no submission from student {', '.join(unknown)}; students who submitted: {', '.join(known_students)}")
+    stray = sorted({a for _, a in submissions if a not in course.assignments()})
+    selected = [
+        (student, assignment)
+        for student, assignment in submissions
+        if assignment in chosen_assignments and (not students or student in students)
+    ]
+    if stray:
+        print(f"warning: ignoring submitted folders of unknown assignments: {', '.join(stray)}", file=sys.stderr)
+    return selected
+
+
+def grade(
+    course: Course,
+    *,
+    assignments: list[str] | None = None,
+    students: list[str] | None = None,
+    progress: bool = True,
+) -> list[Outcome]:
+    """Autograde, write feedback, export ``grades.csv`` and the report; return every outcome."""
+    from tqdm.auto import tqdm
+
+    # nbgrader's own SQLAlchemy use warns on every submission; it is not the TA's to fix.
+    warnings.filterwarnings("ignore", module="nbgrader")
+    warnings.filterwarnings("ignore", message=".*not in session.*")
+    _check_writable(course)
+    selected = select_submissions(course, assignments, students)
+    record_source_cells(course, sorted({assignment for _, assignment in selected}))
+    api = nbgrader_api(course)
+    outcomes = []
+    with tqdm(total=len(selected), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
+        for student, assignment in selected:
+            bar.set_postfix_str(f"{student}/{assignment}")
+            outcomes.append(grade_submission(api, course, student, assignment))
+            bar.update()
+    write_grades_csv(course.grades_csv, outcomes)
+    from .report import write_report
+
+    write_report(course, outcomes)
+    return outcomes
+
+
+CSV_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason")
+
+
+def write_grades_csv(path: Path, outcomes: list[Outcome]) -> None:
+    """One row per submission: student, assignment, status, score, max_score, reason."""
+    temporary = path.with_suffix(".csv.tmp")
+    with temporary.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CSV_COLUMNS)
+        for o in sorted(outcomes, key=lambda o: (o.student, o.assignment)):
+            writer.writerow([o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason])
+    temporary.replace(path)  # never a half-written grades.csv

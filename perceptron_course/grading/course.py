@@ -77,16 +77,21 @@ class Course:
         """Notebook ids (file stems) of an assignment's source."""
         return sorted(p.stem for p in (self.source / assignment).glob("*.ipynb"))
 
-    def graded_cells(self, assignment: str) -> dict[str, float]:
-        """Points of every graded cell of an assignment's source, by ``grade_id``."""
-        points: dict[str, float] = {}
+    def _nbgrader_cells(self, assignment: str) -> list[dict]:
+        """The nbgrader metadata of every nbgrader cell of an assignment's source, in order."""
+        cells = []
         for name in self.notebook_names(assignment):
             notebook = json.loads((self.source / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
-            for cell in notebook["cells"]:
-                meta = cell.get("metadata", {}).get("nbgrader", {})
-                if meta.get("grade"):
-                    points[meta["grade_id"]] = float(meta["points"])
-        return points
+            cells += [cell["metadata"]["nbgrader"] for cell in notebook["cells"] if "nbgrader" in cell.get("metadata", {})]
+        return cells
+
+    def cell_ids(self, assignment: str) -> list[str]:
+        """``grade_id`` of every nbgrader cell of an assignment's source, in order."""
+        return [meta["grade_id"] for meta in self._nbgrader_cells(assignment)]
+
+    def graded_cells(self, assignment: str) -> dict[str, float]:
+        """Points of every graded cell of an assignment's source, by ``grade_id``, in order."""
+        return {meta["grade_id"]: float(meta["points"]) for meta in self._nbgrader_cells(assignment) if meta.get("grade")}
 
     def submissions(self) -> list[tuple[str, str]]:
         """``(student, assignment)`` of every folder ``submitted/<student>/<assignment>/``, sorted."""

@@ -10,7 +10,7 @@ down to its last line, since a traceback quotes the lines around the failure.
 from __future__ import annotations
 
 from nbconvert.preprocessors import Preprocessor
-from traitlets import Unicode
+from traitlets import Bool, Unicode
 
 HIDDEN_PLACEHOLDER = "# (hidden tests: not shown)"
 
@@ -37,6 +37,7 @@ def remove_regions(source: str, begin: str, end: str, placeholder: str) -> tuple
 class HideHiddenTests(Preprocessor):
     """Strip hidden-test source and hidden-test tracebacks from a notebook."""
 
+    enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
     begin_delimiter = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
     end_delimiter = Unicode("END HIDDEN TESTS").tag(config=True)
 

@@ -110,7 +110,23 @@ def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
         except Exception as error:  # noqa: BLE001 - every way of not being a notebook
             message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             problems.append(f"{name}.ipynb is not a valid notebook: {message[:200]}")
+            continue
+        foreign = _foreign_notebook(course, assignment, notebook)
+        if foreign:
+            problems.append(f"{name}.ipynb {foreign}")
     return "; ".join(problems)
+
+
+def _foreign_notebook(course: Course, assignment: str, notebook) -> str:
+    """A reason if the notebook holds nbgrader cells but none of this assignment's."""
+    ids = [cell.metadata["nbgrader"]["grade_id"] for cell in notebook.cells
+           if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})]
+    expected = set(course.cell_ids(assignment))
+    if ids and not expected.intersection(ids):
+        owners = [other for other in course.assignments() if set(ids) & set(course.cell_ids(other))]
+        hint = f"; it looks like the notebook of {', '.join(owners)}" if owners else ""
+        return f"holds none of the cells of {assignment} (its cells: {', '.join(ids[:4])}){hint}"
+    return ""
 
 
 def read_scores(api, student: str, assignment: str) -> tuple[float, float, dict[str, float]]:

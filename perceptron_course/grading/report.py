@@ -39,13 +39,13 @@ def problems(outcomes: list[Outcome]) -> list[str]:
 
 def cell_pass_rates(outcomes: list[Outcome], course: Course) -> dict[str, float]:
     """Fraction of graded submissions that earned full points on each graded cell, keyed ``assignment/cell``."""
-    earned: dict[str, list[float]] = defaultdict(list)
-    for outcome in outcomes:
-        points = course.graded_cells(outcome.assignment)
-        for cell, max_points in points.items():
-            score = outcome.cell_scores.get(cell, 0.0)
-            earned[f"{outcome.assignment}/{cell}"].append(float(score >= max_points))
-    return {key: float(np.mean(values)) for key, values in sorted(earned.items())}
+    earned: dict[str, list[float]] = defaultdict(list)  # in assignment order, then cell order
+    for assignment in sorted({o.assignment for o in outcomes}):
+        points = course.graded_cells(assignment)
+        for outcome in (o for o in outcomes if o.assignment == assignment):
+            for cell, max_points in points.items():
+                earned[f"{assignment}/{cell}"].append(float(outcome.cell_scores.get(cell, 0.0) >= max_points))
+    return {key: float(np.mean(values)) for key, values in earned.items()}
 
 
 def plot_report(outcomes: list[Outcome], course: Course, path: Path) -> Path:

@@ -1,0 +1,153 @@
+"""Ben's solutions are correct but written his own way: vectorised, other loops, other names."""
+
+BASE = "release"
+
+CELLS = {
+    "01_geometry": {
+        "augment": '''def augment(X):
+    points = np.array(X, dtype=np.float64)
+    result = np.ones((len(points), points.shape[1] + 1))
+    result[:, 1:] = points
+    return result''',
+        "predict": '''def predict(w, b, X):
+    raw = np.einsum("ij,j->i", np.asarray(X, float), np.asarray(w, float)) + b
+    labels = np.ones(len(raw), dtype=int)
+    labels[raw < 0] = -1
+    return labels''',
+        "signed_distance": '''def signed_distance(w, b, X):
+    direction = np.asarray(w, float)
+    length = np.sqrt(np.dot(direction, direction))
+    return np.array([(np.dot(direction, np.asarray(x, float)) + b) / length for x in X])''',
+        "set_margin": '''def set_margin(w, b, X, y):
+    length = np.linalg.norm(np.asarray(w, float))
+    smallest = np.inf
+    for point, label in zip(np.asarray(X, float), y):
+        smallest = min(smallest, label * (point @ np.asarray(w, float) + b) / length)
+    return smallest''',
+    },
+    "02_algorithm": {
+        "perceptron_step": '''def perceptron_step(w, b, x, y):
+    weights, point = np.array(w, dtype=float), np.array(x, dtype=float)
+    wrong = not (y * (np.dot(weights, point) + b) > 0)
+    if wrong:
+        weights += y * point
+        b = b + y
+    return weights, b, wrong''',
+        "train_perceptron": '''def train_perceptron(X, y, max_epochs):
+    X = np.asarray(X, float)
+    weights, bias, total = np.zeros(X.shape[1]), 0.0, 0
+    epoch = 0
+    while epoch < max_epochs:
+        errors = 0
+        i = 0
+        while i < len(X):
+            if y[i] * (X[i] @ weights + bias) <= 0:
+                weights = weights + y[i] * X[i]
+                bias += y[i]
+                errors += 1
+            i += 1
+        total += errors
+        epoch += 1
+        if errors == 0:
+            break
+    return weights, bias, total, errors == 0''',
+    },
+    "03_worked_example": {
+        "is_mistake": '''def is_mistake(score, label, rule):
+    if rule == "sign":
+        return (score >= 0) != (label == 1)
+    return not (label * score > 0)''',
+        "perceptron_trace": '''def perceptron_trace(X, y, rule, max_epochs):
+    points = np.asarray(X, float)
+    trace = [np.zeros(points.shape[1])]
+    for _ in range(max_epochs):
+        changed = False
+        for point, label in zip(points, y):
+            if is_mistake(float(trace[-1] @ point), label, rule):
+                trace.append(trace[-1] + label * point)
+                changed = True
+        if not changed:
+            return trace
+    return trace''',
+    },
+    "04_convergence": {
+        "radius": '''def radius(X):
+    return max(float(np.sqrt(np.sum(np.square(row)))) for row in np.asarray(X, float))''',
+        "proof_terms": '''def proof_terms(history, w_star):
+    H = np.asarray(history, float)
+    return np.einsum("kd,d->k", H, w_star), np.einsum("kd,kd->k", H, H)''',
+        "mistake_bound": '''def mistake_bound(X, y):
+    Z = np.column_stack([np.ones(len(X)), np.asarray(X, float)])
+    gamma = max_margin(Z, y)[1]
+    R_squared = np.max(np.sum(Z * Z, axis=1))
+    return R_squared / gamma**2''',
+    },
+    "05_multiclass": {
+        "ovr_train": '''def ovr_train(X, y, max_epochs):
+    X, y = np.asarray(X, float), np.asarray(y)
+    labels = np.unique(y)
+    rows, offsets = [], []
+    for label in labels:
+        signs = np.where(y == label, 1.0, -1.0)
+        w, b = np.zeros(X.shape[1]), 0.0
+        for _ in range(max_epochs):
+            clean = True
+            for x, s in zip(X, signs):
+                if s * (w @ x + b) <= 0:
+                    w, b, clean = w + s * x, b + s, False
+            if clean:
+                break
+        rows.append(w)
+        offsets.append(b)
+    return np.vstack(rows), np.array(offsets)''',
+        "ovr_predict": '''def ovr_predict(W, b, classes, X):
+    return np.array([classes[int(np.argmax(np.asarray(W, float) @ x + b))] for x in np.asarray(X, float)])''',
+        "multiclass_train": '''def multiclass_train(X, y, max_epochs):
+    X = np.asarray(X, float)
+    labels = list(np.unique(y))
+    targets = [labels.index(value) for value in y]
+    W, b = np.zeros((len(labels), X.shape[1])), np.zeros(len(labels))
+    for _ in range(max_epochs):
+        errors = 0
+        for x, t in zip(X, targets):
+            s = W @ x + b
+            best_other = max((k for k in range(len(labels)) if k != t), key=lambda k: (s[k], -k))
+            if s[t] <= s[best_other]:
+                W[t], b[t] = W[t] + x, b[t] + 1
+                W[best_other], b[best_other] = W[best_other] - x, b[best_other] - 1
+                errors += 1
+        if not errors:
+            break
+    return W, b''',
+    },
+    "06_limitations": {
+        "xor_features": '''def xor_features(X):
+    X = np.asarray(X, float)
+    return (X[:, 0] * X[:, 1])[:, None]''',
+        "kernel_perceptron": '''def kernel_perceptron(K, y, max_epochs):
+    K, y = np.asarray(K, float), np.asarray(y, float)
+    counts = np.zeros(len(y), dtype=int)
+    scores = np.zeros(len(y))
+    for _ in range(max_epochs):
+        clean = True
+        for j in range(len(y)):
+            if y[j] * scores[j] <= 0:
+                counts[j] += 1
+                scores += y[j] * K[j]
+                clean = False
+        if clean:
+            break
+    return counts''',
+        "averaged_perceptron": '''def averaged_perceptron(X, y, epochs):
+    X = np.asarray(X, float)
+    w, b = np.zeros(X.shape[1]), 0.0
+    weights_seen, biases_seen = [], []
+    for _ in range(epochs):
+        for x, label in zip(X, y):
+            if label * (x @ w + b) <= 0:
+                w, b = w + label * x, b + label
+            weights_seen.append(w)
+            biases_seen.append(b)
+    return np.mean(weights_seen, axis=0), float(np.mean(biases_seen))''',
+    },
+}

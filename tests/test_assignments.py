@@ -1,0 +1,104 @@
+"""The assignments: source passes every test, release fails them, release is nbgrader's output, nothing leaks."""
+
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.validator import Validator
+
+from perceptron_course.grading.course import Course
+from perceptron_course.grading.pipeline import release
+
+REPO = Path(__file__).resolve().parents[1]
+
+COURSE = Course.open(REPO)
+NOTEBOOKS = [(a, n) for a in COURSE.assignments() for n in COURSE.notebook_names(a)]
+DELIMITERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def test_six_assignments_with_three_to_six_graded_parts():
+    assert COURSE.assignments() == [
+        "01_geometry", "02_algorithm", "03_worked_example", "04_convergence", "05_multiclass", "06_limitations",
+    ]
+    for assignment in COURSE.assignments():
+        assert 2 <= len(COURSE.graded_cells(assignment)) <= 6, assignment
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
+def test_source_passes_every_test_including_hidden(assignment, name):
+    results = Validator().validate(str(COURSE.source / assignment / f"{name}.ipynb"))
+    assert results == {}, results
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
+def test_release_fails_every_test(assignment, name):
+    results = Validator(invert=True).validate(str(COURSE.release / assignment / f"{name}.ipynb"))
+    assert "passed" not in results, f"tests that pass on the untouched release: {results.get('passed')}"
+    assert "changed" not in results and "type_changed" not in results, results
+
+
+def comparable(notebook):
+    """What must match between the committed release and a fresh one: cell types, sources, metadata."""
+    return [(cell.cell_type, cell.source, dict(cell.metadata)) for cell in notebook.cells]
+
+
+@pytest.mark.slow
+def test_committed_release_is_exactly_what_nbgrader_generates(tmp_path):
+    for item in ("nbgrader_config.py", "source"):
+        target = tmp_path / item
+        (shutil.copytree if (REPO / item).is_dir() else shutil.copy2)(REPO / item, target)
+    fresh = Course.open(tmp_path)
+    release(fresh)
+    for assignment, name in NOTEBOOKS:
+        committed = nbformat.read(COURSE.release / assignment / f"{name}.ipynb", as_version=4)
+        regenerated = nbformat.read(fresh.release / assignment / f"{name}.ipynb", as_version=4)
+        assert comparable(committed) == comparable(regenerated), f"release/{assignment}/{name}.ipynb is stale: run `perceptron-course release`"
+    assert sorted(p.name for p in COURSE.release.iterdir()) == COURSE.assignments()
+
+
+def hidden_lines(source_text: str) -> set[str]:
+    """Lines that appear inside solution or hidden-test regions (stripped, non-trivial)."""
+    lines, inside = set(), False
+    for line in source_text.split("\n"):
+        if "### BEGIN" in line:
+            inside = True
+        elif "### END" in line:
+            inside = False
+        elif inside and len(line.strip()) > 12:
+            lines.add(line.strip())
+    return lines
+
+
+@pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
+def test_release_holds_no_solution_and_no_hidden_test(assignment, name):
+    source = nbformat.read(COURSE.source / assignment / f"{name}.ipynb", as_version=4)
+    released = nbformat.read(COURSE.release / assignment / f"{name}.ipynb", as_version=4)
+    released_text = "\n".join(cell.source for cell in released.cells)
+    for delimiter in DELIMITERS:
+        assert delimiter not in released_text
+    secret = set().union(*(hidden_lines(cell.source) for cell in source.cells))
+    visible = {line.strip() for cell in source.cells for line in re.sub(r"### BEGIN.*?### END[^\n]*", "", cell.source, flags=re.S).split("\n")}
+    only_secret = secret - visible
+    assert only_secret, "the source has solution or hidden lines to look for"
+    leaked = [line for line in released_text.split("\n") if line.strip() in only_secret]
+    assert leaked == []
+    assert "perceptron_course.grading.checks" not in released_text
+
+
+@pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
+def test_every_stub_documents_its_return(assignment, name):
+    released = nbformat.read(COURSE.release / assignment / f"{name}.ipynb", as_version=4)
+    stubs = [cell for cell in released.cells if cell.metadata.get("nbgrader", {}).get("solution")]
+    assert stubs
+    for cell in stubs:
+        assert "Returns" in cell.source and "raise NotImplementedError()" in cell.source, cell.source[:80]
+
+
+def test_no_file_besides_notebooks_in_source():
+    # nbgrader copies every other file of source/<a>/ into release/<a>/: nothing secret may sit there.
+    extra = [p for p in COURSE.source.rglob("*") if p.is_file() and p.suffix != ".ipynb" and ".ipynb_checkpoints" not in p.parts]
+    assert extra == []

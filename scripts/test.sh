@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 export MPLBACKEND=Agg PYTHONHASHSEED=0
-exec .venv/bin/python -m pytest -n 2 "$@"
+exec .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

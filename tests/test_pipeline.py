@@ -1,0 +1,160 @@
+"""The TA's pipeline end to end: a real nbgrader autograde of the example class, scores read back."""
+
+import csv
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from perceptron_course.grading.cli import main
+from perceptron_course.grading.course import Course
+from perceptron_course.grading.example_class import build_example_class, copy_course
+from perceptron_course.grading.pipeline import grade
+
+REPO = Path(__file__).resolve().parents[1]
+REPO_COURSE = Course.open(REPO)
+ALL_CELLS = {a: set(REPO_COURSE.graded_cells(a)) for a in REPO_COURSE.assignments()}
+
+# Written by hand from the bugs in example_class/cy_buggy.py and eve_broken.py.
+CELLS_LOST = {
+    "ada_reference": {},
+    "ben_alternative": {},
+    "cy_buggy": {
+        "01_geometry": {"test_predict"},  # np.sign(0) == 0
+        "02_algorithm": {"test_perceptron_step", "test_train_perceptron"},  # updates correct points; no bias
+        "03_worked_example": {"test_is_mistake", "test_perceptron_trace"},  # strict < 0; history of views
+        "04_convergence": {"test_mistake_bound"},  # bound from raw, centred data
+        "05_multiclass": {"test_ovr_train", "test_ovr_predict"},  # 0/1 labels; thresholding
+        "06_limitations": {"test_kernel_perceptron"},  # alpha grows on correct points
+    },
+    "dee_untouched": ALL_CELLS,
+    "eve_broken": {"02_algorithm": {"test_train_perceptron"}},  # a syntax error in that cell only
+}
+FAILED_WITH_REASON = {
+    ("eve_broken", "01_geometry"): "not a valid notebook",
+    ("eve_broken", "03_worked_example"): "looks like the notebook of 02_algorithm",
+}
+FORBIDDEN_IN_FEEDBACK = ["BEGIN HIDDEN TESTS", "perceptron_course.grading.checks", "check_", "_compare_each", "def train("]
+
+
+def tree_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        digest.update(str(path.relative_to(folder)).encode())
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    course = copy_course(REPO, tmp_path_factory.mktemp("class"))
+    written = build_example_class(course, REPO / "example_class")
+    before = tree_digest(course.submitted)
+    outcomes = grade(course, progress=False)
+    return course, written, outcomes, before
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("graded_class")  # one worker grades the class once for these tests
+def test_every_submission_has_one_row(graded_class):
+    course, written, outcomes, _ = graded_class
+    with course.grades_csv.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted((r["student"], r["assignment"]) for r in rows) == sorted(written)
+    assert len(rows) == 5 * 6 - 3
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("graded_class")  # one worker grades the class once for these tests
+def test_scores_are_exactly_the_expected_ones(graded_class):
+    course, _, outcomes, _ = graded_class
+    for outcome in outcomes:
+        key = (outcome.student, outcome.assignment)
+        points = course.graded_cells(outcome.assignment)
+        if key in FAILED_WITH_REASON:
+            assert outcome.status == "failed" and FAILED_WITH_REASON[key] in outcome.reason
+            assert outcome.score == 0 and outcome.max_score == sum(points.values())
+            continue
+        lost = CELLS_LOST[outcome.student].get(outcome.assignment, set())
+        expected = {cell: (0.0 if cell in lost else value) for cell, value in points.items()}
+        assert outcome.status == "graded", (key, outcome.reason)
+        assert outcome.cell_scores == expected, key
+        assert outcome.score == sum(expected.values())
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("graded_class")  # one worker grades the class once for these tests
+def test_feedback_exists_and_hides_hidden_tests(graded_class):
+    course, _, outcomes, _ = graded_class
+    for outcome in outcomes:
+        if outcome.status != "graded":
+            continue
+        assert outcome.feedback, (outcome.student, outcome.assignment)
+        for page in outcome.feedback:
+            html = page.read_text(encoding="utf-8")
+            for forbidden in FORBIDDEN_IN_FEEDBACK:
+                assert forbidden not in html, (page, forbidden)
+    buggy = (course.feedback / "cy_buggy" / "01_geometry" / "geometry.html").read_text(encoding="utf-8")
+    assert "hidden tests: not shown" in buggy and "AssertionError" in buggy
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("graded_class")  # one worker grades the class once for these tests
+def test_submissions_are_untouched_and_report_written(graded_class):
+    course, _, _, before = graded_class
+    assert tree_digest(course.submitted) == before
+    report = (course.reports / "report.md").read_text(encoding="utf-8")
+    assert "| ada_reference | 8/8 |" in report and "eve_broken/01_geometry" in report
+    assert (course.reports / "scores.png").stat().st_size > 10_000
+
+
+# ------------------------------------------------------------------ the TA's errors: one clear line, exit 2
+
+
+def run_cli(capsys, *argv):
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.err.strip()
+
+
+def test_wrong_root(capsys, tmp_path):
+    status, error = run_cli(capsys, "grade", "--root", str(tmp_path / "nowhere"))
+    assert status == 2 and "does not exist" in error and len(error.splitlines()) == 1
+
+
+def test_missing_config(capsys, tmp_path):
+    status, error = run_cli(capsys, "grade", "--root", str(tmp_path))
+    assert status == 2 and "no nbgrader_config.py" in error
+
+
+@pytest.fixture
+def small_class(tmp_path):
+    course = copy_course(REPO, tmp_path / "course")
+    (course.submitted / "zoe" / "01_geometry").mkdir(parents=True)
+    return course
+
+
+def test_unknown_assignment(capsys, small_class):
+    status, error = run_cli(capsys, "grade", "--root", str(small_class.root), "--assignment", "07_deep")
+    assert status == 2 and "unknown assignment 07_deep" in error and "01_geometry" in error
+    assert not small_class.grades_csv.exists()
+
+
+def test_unknown_student(capsys, small_class):
+    status, error = run_cli(capsys, "grade", "--root", str(small_class.root), "--student", "zed")
+    assert status == 2 and "no submission from student zed" in error and "zoe" in error
+    assert not (small_class.root / "autograded").exists()
+
+
+def test_nothing_submitted(capsys, tmp_path):
+    course = copy_course(REPO, tmp_path / "course")
+    status, error = run_cli(capsys, "grade", "--root", str(course.root))
+    assert status == 2 and "no submissions" in error
+
+
+def test_demo_refuses_to_wipe_a_folder_it_did_not_make(capsys, tmp_path):
+    (tmp_path / "precious.txt").write_text("keep me")
+    status, error = run_cli(capsys, "demo", "--out", str(tmp_path))
+    assert status == 2 and "not a demo work area" in error
+    assert (tmp_path / "precious.txt").read_text() == "keep me"

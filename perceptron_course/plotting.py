@@ -66,7 +66,7 @@ def plot_points(X, y, ax: Axes | None = None, *, labels: dict | None = None) -> 
             colour, marker = OKABE_ITO[k % len(OKABE_ITO)], MARKERS[k % len(MARKERS)]
         name = (labels or {}).get(value, f"y = {value:+d}" if set(values.tolist()) <= {-1, 1} else str(value))
         ax.scatter(*X[y == value].T, c=colour, marker=marker, edgecolors="black", linewidths=0.5, s=45, label=name, zorder=3)
-    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_aspect("equal", adjustable="box")
     return ax
 
 

@@ -45,7 +45,7 @@ def test_iris_binary_rejects_unknown_classes():
         datasets.iris_binary("rose")
 
 
-def test_plot_helpers_take_and_return_axes_with_opaque_figures():
+def test_plot_helpers_take_and_return_axes_with_opaque_figures(caplog):
     X, y = datasets.linearly_separable(30, 2, margin=0.1, seed=0)
     run = train(X, y)
     fig, axes = plt.subplots(1, 3)
@@ -57,6 +57,8 @@ def test_plot_helpers_take_and_return_axes_with_opaque_figures():
     grid = plotting.plot_update_grid(run, X, y, max_panels=4)
     assert sum(ax.get_visible() for ax in grid.axes) == min(4, run.n_mistakes + 1)
     plt.close("all")
+    # matplotlib reports conflicts (e.g. fixed limits vs aspect) through logging, i.e. on stderr
+    assert [r.getMessage() for r in caplog.records if r.levelname in ("WARNING", "ERROR")] == []
 
 
 def test_animation_renders_to_html():

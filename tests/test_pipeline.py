@@ -56,7 +56,6 @@ def graded_class(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("graded_class")  # one worker grades the class once for these tests
 def test_every_submission_has_one_row(graded_class):
     course, written, outcomes, _ = graded_class
     with course.grades_csv.open() as handle:
@@ -66,7 +65,6 @@ def test_every_submission_has_one_row(graded_class):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("graded_class")  # one worker grades the class once for these tests
 def test_scores_are_exactly_the_expected_ones(graded_class):
     course, _, outcomes, _ = graded_class
     for outcome in outcomes:
@@ -84,7 +82,6 @@ def test_scores_are_exactly_the_expected_ones(graded_class):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("graded_class")  # one worker grades the class once for these tests
 def test_feedback_exists_and_hides_hidden_tests(graded_class):
     course, _, outcomes, _ = graded_class
     for outcome in outcomes:
@@ -100,7 +97,6 @@ def test_feedback_exists_and_hides_hidden_tests(graded_class):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("graded_class")  # one worker grades the class once for these tests
 def test_submissions_are_untouched_and_report_written(graded_class):
     course, _, _, before = graded_class
     assert tree_digest(course.submitted) == before

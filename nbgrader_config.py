@@ -24,3 +24,26 @@ c.GenerateFeedback.preprocessors = [
 
 # Kernels keep no history file and log only errors (their warnings would clutter the TA's terminal).
 c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=ERROR"]
+
+# Autograde with the course's safety nets (perceptron_course/grading/preprocessors.py):
+# cells pasted from elsewhere are forgotten, a kernel death costs one cell, warnings do not
+# zero a passing test, and no output grows without bound.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "perceptron_course.grading.preprocessors.ForgetUnknownCells",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Autograde.autograde_preprocessors = [
+    "perceptron_course.grading.preprocessors.ResilientExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "perceptron_course.grading.preprocessors.LimitOutputSize",
+    "perceptron_course.grading.preprocessors.StderrAsText",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]

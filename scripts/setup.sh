@@ -9,6 +9,15 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10+ is needed, found " + sys.version' 
     "$PYTHON" -m venv .venv
 fi
+# Grading runs student code in a bubblewrap sandbox: install it where we can (root with apt).
+if ! command -v bwrap >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        { apt-get update -qq && apt-get install -y -qq bubblewrap; } >/dev/null 2>&1 \
+            || echo "warning: could not install bubblewrap; grading will run without a sandbox" >&2
+    else
+        echo "note: bubblewrap (bwrap) is missing: grading kernels will run without a sandbox (see README)" >&2
+    fi
+fi
 # Reinstall only when pyproject.toml changed since the last install.
 stamp=.venv/.installed-pyproject
 if ! cmp -s pyproject.toml "$stamp" 2>/dev/null; then

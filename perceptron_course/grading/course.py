@@ -133,14 +133,19 @@ def _put_interpreter_on_path() -> None:
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
-def nbgrader_api(course: Course, **overrides):
-    """An ``NbGraderAPI`` for the course, quiet except for errors (its methods never raise)."""
+def nbgrader_api(course: Course, extra_config=None, **overrides):
+    """An ``NbGraderAPI`` for the course, quiet except for errors (its methods never raise).
+
+    ``extra_config`` (a traitlets ``Config``) is merged over the course's configuration;
+    ``overrides`` set ``CourseDirectory`` traits.
+    """
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
     _put_interpreter_on_path()
-
     config = load_config(course, **overrides)
+    if extra_config is not None:
+        config.merge(extra_config)
     config.NbGraderAPI.log_level = "ERROR"
     coursedir = CourseDirectory(config=config)
     return NbGraderAPI(coursedir=coursedir, config=config)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import Course, CourseError, nbgrader_api
+from .sandbox import choose_isolation, grading_kernel, private_runtime_dir
 
 GRADED, FAILED = "graded", "failed"
 
@@ -201,17 +202,20 @@ def grade(
     _check_writable(course)
     selected = select_submissions(course, assignments, students)
     record_source_cells(course, sorted({assignment for _, assignment in selected}))
-    api = nbgrader_api(course)
+    isolation = choose_isolation()
     outcomes = []
-    with tqdm(total=len(selected), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
-        for student, assignment in selected:
-            bar.set_postfix_str(f"{student}/{assignment}")
-            outcomes.append(grade_submission(api, course, student, assignment))
-            bar.update()
+    with grading_kernel(course.root, isolation) as kernel_config:
+        api = nbgrader_api(course, kernel_config)
+        with tqdm(total=len(selected), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
+            for student, assignment in selected:
+                bar.set_postfix_str(f"{student}/{assignment}")
+                with private_runtime_dir():
+                    outcomes.append(grade_submission(api, course, student, assignment))
+                bar.update()
     write_grades_csv(course.grades_csv, outcomes)
     from .report import write_report
 
-    write_report(course, outcomes)
+    write_report(course, outcomes, isolation)
     return outcomes
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from .course import Course
 from .pipeline import FAILED, Outcome
+from .sandbox import Isolation
 
 
 def score_table(outcomes: list[Outcome]) -> str:
@@ -83,12 +84,20 @@ def plot_report(outcomes: list[Outcome], course: Course, path: Path) -> Path:
     return path
 
 
-def write_report(course: Course, outcomes: list[Outcome]) -> Path:
+def isolation_line(isolation: Isolation) -> str:
+    """How student code ran, in one line."""
+    cap = f"memory capped at {isolation.memory_mb} MiB per kernel"
+    if isolation.sandbox:
+        return f"Student code ran in a bubblewrap sandbox (no network, course files hidden), {cap}."
+    return f"**WARNING: student code ran without a sandbox** ({isolation.note}); {cap}."
+
+
+def write_report(course: Course, outcomes: list[Outcome], isolation: Isolation) -> Path:
     """Write ``reports/report.md`` (table, problems) and ``reports/scores.png``; return the Markdown path."""
     course.reports.mkdir(exist_ok=True)
     figure = plot_report(outcomes, course, course.reports / "scores.png")
     issues = problems(outcomes)
-    text = ["# Grading report", "", score_table(outcomes), ""]
+    text = ["# Grading report", "", isolation_line(isolation), "", score_table(outcomes), ""]
     if issues:
         text += ["## Submissions that failed or needed repair", "", *issues, ""]
     text += [f"![scores]({figure.name})", ""]

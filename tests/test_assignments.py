@@ -86,7 +86,7 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment, name):
     assert only_secret, "the source has solution or hidden lines to look for"
     leaked = [line for line in released_text.split("\n") if line.strip() in only_secret]
     assert leaked == []
-    assert "perceptron_course.grading.checks" not in released_text
+    assert "from perceptron_course.grading.checks import" not in released_text
 
 
 @pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)

@@ -155,3 +155,51 @@ def test_checks_never_mutate_the_callers_data():
     with pytest.raises(AssertionError):
         checks.check_augment(recording_augment)
     assert len(seen) >= 1
+
+
+# ------------------------------------------------------------------ shortcuts and tampering
+
+
+def test_calling_the_reference_scores_zero_under_any_name():
+    from perceptron_course.perceptron import predict as borrowed
+
+    def predict(w, b, X):
+        return borrowed(w, b, X)
+
+    with pytest.raises(AssertionError, match="calls the reference library \\(perceptron_course.perceptron.predict\\)"):
+        checks.check_predict(predict)
+
+    import perceptron_course.geometry as g
+
+    with pytest.raises(AssertionError, match="reference library"):
+        checks.check_augment(lambda X: g.augment(X))
+
+
+def test_allowed_helpers_stay_allowed():
+    namespace = solution_namespace("04_convergence")  # its mistake_bound calls theory.max_margin
+    checks.check_mistake_bound(namespace["mistake_bound"])
+
+    from perceptron_course.theory import mistake_bound as borrowed
+
+    with pytest.raises(AssertionError, match="perceptron_course.theory.mistake_bound"):
+        checks.check_mistake_bound(lambda X, y: borrowed(X, y))
+
+
+@pytest.mark.parametrize(
+    ("module", "attribute"),
+    [(np, "allclose"), (np, "array_equal"), (np.linalg, "norm"), (__import__("builtins"), "isinstance")],
+)
+def test_replacing_what_the_checks_use_is_detected(monkeypatch, module, attribute):
+    original = getattr(module, attribute)
+    monkeypatch.setattr(module, attribute, lambda *args, **kwargs: original(*args, **kwargs))
+    with pytest.raises(AssertionError, match=f"your code replaced .*{attribute}"):
+        checks.check_set_margin(solution_namespace("01_geometry")["set_margin"])
+
+
+def test_patching_the_reference_is_detected(monkeypatch):
+    import perceptron_course.perceptron as reference
+
+    wrong = solution_namespace("01_geometry", BUGGY["01_geometry"])["predict"]
+    monkeypatch.setattr(reference, "predict", wrong)  # make the reference agree with a wrong answer
+    with pytest.raises(AssertionError, match="replaced perceptron_course.perceptron.predict"):
+        checks.check_predict(wrong)

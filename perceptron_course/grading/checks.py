@@ -7,13 +7,26 @@ plus the edge cases that separate right from almost right, and raises an
 that tested it. Every call gets fresh copies of its inputs, and numpy warnings
 and Python warnings raised by student code are silenced, so nothing reaches
 stderr (nbgrader scores a test cell that writes to stderr as 0).
+
+Student code runs in the same kernel before the hidden tests, so this module
+defends itself. Every assignment's setup cell imports it before any student
+cell runs, and it keeps the numpy functions, builtins and reference functions
+it relies on from that moment: if student code has replaced one of them, the
+check refuses to run and says which. While a student function runs, a profiler
+watches for calls into the reference library (under any name it was imported
+as): a part that calls the reference instead of implementing scores 0 and the
+message says why. Helpers an assignment allows (``max_margin`` in assignment 4,
+``datasets`` and ``plotting`` everywhere) stay allowed.
 """
 
 from __future__ import annotations
 
+import builtins
 import copy
+import sys
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -38,19 +51,114 @@ class StudentError(AssertionError):
     """A hidden test failed; the message is meant for the student."""
 
 
-def _call(function: Callable, case: Case, name: str, *, copy_arguments: bool = True) -> Any:
-    """Call ``function`` on (copies of) the case's arguments, quietly."""
+# ----------------------------------------------------------------------------- self-defence
+
+_NUMPY_USED = ("allclose", "array", "array_equal", "asarray", "all", "any", "arange", "argmax", "column_stack",
+               "errstate", "hstack", "isclose", "isfinite", "isin", "ix_", "ones", "shares_memory", "unique",
+               "vstack", "where", "zeros")
+_BUILTINS_USED = ("AssertionError", "Exception", "NotImplementedError", "abs", "bool", "enumerate", "float",
+                  "getattr", "int", "isinstance", "len", "list", "max", "min", "range", "sorted", "str", "sum",
+                  "tuple", "type", "zip")
+_REFERENCE_MODULES = (geometry, perceptron, theory, multiclass, variants)
+
+
+def _public_functions(module) -> dict[str, Any]:
+    return {name: value for name, value in vars(module).items() if callable(value) and not name.startswith("_")}
+
+
+_ORIGINALS: dict[str, Any] = {
+    **{f"numpy.{name}": getattr(np, name) for name in _NUMPY_USED},
+    "numpy.linalg.norm": np.linalg.norm,
+    **{f"builtins.{name}": getattr(builtins, name) for name in _BUILTINS_USED},
+    **{f"{module.__name__}.{name}": value for module in _REFERENCE_MODULES for name, value in _public_functions(module).items()},
+}
+
+
+def _current(qualified: str) -> Any:
+    if qualified.startswith("builtins."):
+        return getattr(builtins, qualified.removeprefix("builtins."), None)
+    if qualified == "numpy.linalg.norm":
+        return np.linalg.norm
+    if qualified.startswith("numpy."):
+        return getattr(np, qualified.removeprefix("numpy."), None)
+    module_name, _, name = qualified.rpartition(".")
+    return getattr(sys.modules[module_name], name, None)
+
+
+def replaced_names() -> list[str]:
+    """What student code has replaced among the things the hidden tests rely on."""
+    replaced = [name for name, original in _ORIGINALS.items() if _current(name) is not original]
+    # Replaced even before this module was imported: a numpy function that numpy did not write.
+    replaced += [f"numpy.{name}" for name in _NUMPY_USED
+                 if callable(getattr(np, name)) and not str(getattr(getattr(np, name), "__module__", "numpy")).startswith("numpy")
+                 and f"numpy.{name}" not in replaced]
+    return replaced
+
+
+def _refuse_if_tampered(name: str) -> None:
+    replaced = replaced_names()
+    if replaced:
+        raise StudentError(
+            f"The hidden tests of {name} cannot run: your code replaced {', '.join(replaced[:4])}. "
+            "Do not reassign library functions or builtins; this part scores 0 until you remove that code."
+        )
+
+
+_LIBRARY = Path(__file__).resolve().parents[1]
+_GRADING = Path(__file__).resolve().parent
+#: Reference modules any solution may use (data and figures).
+ALWAYS_ALLOWED = ("perceptron_course.datasets", "perceptron_course.plotting")
+
+
+class _ReferenceWatch:
+    """A ``sys.setprofile`` hook recording calls into the reference library, allowed helpers aside."""
+
+    def __init__(self, allowed: tuple[str, ...]):
+        self.allowed = set(allowed)
+        self.inside_allowed = 0
+        self.calls: list[str] = []
+
+    def __call__(self, frame, event, arg):
+        if event not in ("call", "return"):
+            return
+        filename = frame.f_code.co_filename
+        if not filename.startswith(str(_LIBRARY)) or filename.startswith(str(_GRADING)):
+            return
+        module = "perceptron_course." + Path(filename).stem
+        qualified = f"{module}.{frame.f_code.co_name}"
+        if event == "return":
+            if self.inside_allowed:
+                self.inside_allowed -= 1
+        elif self.inside_allowed or module in ALWAYS_ALLOWED or qualified in self.allowed:
+            self.inside_allowed += 1
+        elif qualified not in self.calls:
+            self.calls.append(qualified)
+
+
+def _call(function: Callable, case: Case, name: str, *, copy_arguments: bool = True, allowed: tuple[str, ...] = ()) -> Any:
+    """Call ``function`` on (copies of) the case's arguments, quietly, watching for reference calls."""
     args, kwargs = (copy.deepcopy(case.args), copy.deepcopy(case.kwargs)) if copy_arguments else (case.args, case.kwargs)
+    watch = _ReferenceWatch(allowed)
+    previous = sys.getprofile()
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
+        sys.setprofile(watch)
         try:
-            return function(*args, **kwargs)
+            result = function(*args, **kwargs)
         except NotImplementedError:
             raise StudentError(f"{name} is not implemented yet (it raised NotImplementedError).") from None
         except Exception as error:  # noqa: BLE001 - any crash is the student's to see
             raise StudentError(
                 f"{name} raised {type(error).__name__}: {error} (case: {case.behaviour})."
             ) from None
+        finally:
+            sys.setprofile(previous)
+    if watch.calls:
+        raise StudentError(
+            f"{name} calls the reference library ({watch.calls[0]}) instead of implementing it: this part "
+            "scores 0. Write it yourself with NumPy."
+        )
+    return result
 
 
 def _as_float_array(value: Any, name: str, what: str) -> np.ndarray:
@@ -77,21 +185,23 @@ def _compare_each(
     cases: Iterable[Case],
     name: str,
     compare: Callable[[Any, Any, Case], None],
+    allowed: tuple[str, ...] = (),
 ) -> None:
     """Run every case; report each distinct failed behaviour (at most ``MAX_REPORTED``).
 
     Failures on named edge cases are reported before failures on random cases
     (those whose behaviour starts with "random"): they say more about the bug.
     """
+    _refuse_if_tampered(name)
     failures: list[str] = []
     for case in sorted(cases, key=lambda case: case.behaviour.startswith("random")):
         expected = reference(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
         try:
-            compare(_call(student, case, name), expected, case)
+            compare(_call(student, case, name, allowed=allowed), expected, case)
         except StudentError as failure:
             if str(failure) not in failures:
                 failures.append(str(failure))
-            if "not implemented yet" in str(failure):
+            if "not implemented yet" in str(failure) or "reference library" in str(failure):
                 break
     if failures:
         shown = failures[:MAX_REPORTED]
@@ -390,7 +500,8 @@ def check_mistake_bound(mistake_bound: Callable) -> None:
     def compare(got, expected, case):
         _scalar_compare("mistake_bound")(got, expected, case)
 
-    _compare_each(mistake_bound, lambda X, y: theory.mistake_bound(X, y, bias=True), cases, "mistake_bound", compare)
+    _compare_each(mistake_bound, lambda X, y: theory.mistake_bound(X, y, bias=True), cases, "mistake_bound", compare,
+                  allowed=("perceptron_course.theory.max_margin",))
 
 
 # ----------------------------------------------------------------------------- 05 multiclass
@@ -480,6 +591,7 @@ def check_multiclass_train(multiclass_train: Callable) -> None:
 
 def check_xor_features(xor_features: Callable) -> None:
     """``xor_features(X) -> (n, k)``: a point-wise feature map that makes XOR linearly separable."""
+    _refuse_if_tampered("xor_features")
     for seed in range(N_RANDOM_CASES):
         X, y = xor(3, noise=0.15, seed=seed)
         case = Case((X,), "noisy XOR")

@@ -22,8 +22,8 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
-# Kernels keep no history file and log only errors (their warnings would clutter the TA's terminal).
-c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=ERROR"]
+# Kernels keep no history file and stay silent (their banners and warnings would clutter the TA's terminal).
+c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=CRITICAL"]
 
 # Autograde with the course's safety nets (perceptron_course/grading/preprocessors.py):
 # cells pasted from elsewhere are forgotten, a kernel death costs one cell, warnings do not

@@ -199,6 +199,7 @@ def grade(
     # nbgrader's own SQLAlchemy use warns on every submission; it is not the TA's to fix.
     warnings.filterwarnings("ignore", module="nbgrader")
     warnings.filterwarnings("ignore", message=".*not in session.*")
+    warnings.filterwarnings("ignore", message="Cell is missing an id field")  # cells nbgrader restores
     _check_writable(course)
     selected = select_submissions(course, assignments, students)
     record_source_cells(course, sorted({assignment for _, assignment in selected}))

@@ -3,10 +3,11 @@
 They are plugged into nbgrader's autograde by ``nbgrader_config.py``:
 
 - ``ForgetUnknownCells`` (sanitising): a cell whose ``grade_id`` the gradebook does not
-  know (pasted from another notebook) becomes an ordinary cell; nbgrader would crash on it.
+  know (pasted from another notebook), or a duplicate that ``DeduplicateIds`` emptied,
+  becomes an ordinary cell; nbgrader 0.9 would crash on it.
 - ``ResilientExecute`` (executing): when a cell kills the kernel (``os._exit``, a
-  segfault), that cell gets an error, the kernel is restarted, the earlier
-  non-test cells are run again, and grading goes on with the next cell.
+  segfault) or hangs beyond an interrupt, that cell gets an error, the kernel is
+  restarted, the earlier non-test cells are run again, and grading goes on.
 - ``StderrAsText``: text a passing test cell wrote to stderr (a warning) is kept
   but shown as ordinary output, so nbgrader does not score the cell 0 for it.
 - ``LimitOutputSize``: no output keeps more than ``max_chars`` characters.
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import run_sync
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_output
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
@@ -39,7 +40,7 @@ def _is_test_cell(cell) -> bool:
 
 
 class ForgetUnknownCells(NbGraderPreprocessor):
-    """Drop the nbgrader metadata of cells whose ``grade_id`` is not in this notebook's source."""
+    """Drop the nbgrader metadata of cells whose ``grade_id`` is missing or not in this notebook's source."""
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
@@ -50,8 +51,10 @@ class ForgetUnknownCells(NbGraderPreprocessor):
                 return nb, resources
             known = {cell.name for cell in notebook.source_cells}
         for cell in nb.cells:
+            if "nbgrader" not in cell.get("metadata", {}):
+                continue
             grade_id = _grade_id(cell)
-            if grade_id is not None and grade_id not in known:
+            if grade_id not in known:  # None: a copy that DeduplicateIds emptied, which nbgrader trips over
                 self.log.warning("Cell %r is not part of this assignment; grading it as an ordinary cell", grade_id)
                 del cell.metadata["nbgrader"]
         return nb, resources
@@ -76,14 +79,13 @@ class ResilientExecute(Execute):
         try:
             return super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
-            cell.outputs = [new_output(
-                "error", ename=KERNEL_DIED,
-                evalue="the kernel died while running this cell (os._exit, a crash, or too much memory); "
-                       "it was restarted and the earlier cells were run again",
-                traceback=[f"{KERNEL_DIED}: the kernel died while running this cell"],
-            )]
-            self._restart_and_replay(index)
-            return cell, self.resources
+            ename, what = KERNEL_DIED, "the kernel died while running this cell (os._exit, a crash, or too much memory)"
+        except CellTimeoutError:  # the interrupt did not stop it either
+            ename, what = "CellTimeoutError", f"this cell ran longer than {self.timeout} s and could not be interrupted"
+        cell.outputs = [new_output("error", ename=ename, traceback=[f"{ename}: {what}"],
+                                   evalue=f"{what}; the kernel was restarted and the earlier cells were run again")]
+        self._restart_and_replay(index)
+        return cell, self.resources
 
     def _restart_and_replay(self, index: int) -> None:
         """Start a fresh kernel and rebuild its state from the setup and solution cells before ``index``."""
@@ -94,7 +96,7 @@ class ResilientExecute(Execute):
             if earlier.cell_type == "code" and not _is_test_cell(earlier):
                 try:
                     self.execute_cell(copy.deepcopy(earlier), earlier_index, store_history=False)
-                except DeadKernelError:  # it killed the kernel again: go on without the rest of the state
+                except (DeadKernelError, CellTimeoutError):  # it failed again: go on without the rest of the state
                     run_sync(self.km.restart_kernel)(now=True)
                     self.kc.stop_channels()
                     self.start_new_kernel_client()

@@ -76,7 +76,9 @@ def grading_kernel(course_root: Path, isolation: Isolation):
         spec_dir.mkdir(parents=True)
         argv = [sys.executable, "-m", "perceptron_course.grading.kernel", "--memory-mb", str(isolation.memory_mb)]
         argv += ["--sandbox"] if isolation.sandbox else []
-        spec = {"argv": [*argv, "-f", "{connection_file}"], "display_name": "Python 3 (grading)", "language": "python"}
+        # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
+        spec = {"argv": [*argv, "-f", "{connection_file}"], "display_name": "Python 3 (grading)",
+                "language": "python", "interrupt_mode": "message"}
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
         os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [data_dir, saved["JUPYTER_PATH"]]))
         os.environ[COURSE_ROOT_VARIABLE] = str(course_root)

@@ -1,0 +1,182 @@
+"""Bad submissions in one batch with good ones: each is graded or reported, and nothing escapes.
+
+Every fixture in tests/fixtures/bad_class/ hands in 01_geometry (parts: augment, predict,
+signed_distance, set_margin; 2 points each). The expected outcomes below are written by hand.
+"""
+
+import csv
+import hashlib
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from perceptron_course.grading.course import Course
+from perceptron_course.grading.example_class import build_example_class, copy_course
+from perceptron_course.grading.pipeline import grade
+from perceptron_course.grading.sandbox import sandbox_problem
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bad_class"
+ALL = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
+
+CELLS_LOST = {
+    "good_ada": set(),
+    "loop_forever": {"test_augment"},
+    "memory_hog": {"test_predict"},
+    "kernel_exit": {"test_signed_distance"},
+    "segfault": {"test_set_margin"},
+    "sys_exit": set(),
+    "syntax_error": {"test_predict"},
+    "asks_input": {"test_signed_distance"},
+    "huge_print": set(),
+    "deleted_tests": set(),
+    "deleted_test_buggy": {"test_predict"},
+    "edited_test": {"test_predict"},
+    "duplicated_ids": set(),
+    "moved_cells": set(),
+    "noisy_but_correct": set(),
+    "tamper_numpy": {"test_set_margin"},
+    "tamper_reference": {"test_predict", "test_signed_distance", "test_set_margin"},  # every later check refuses
+    "calls_reference": {"test_signed_distance"},
+    "mallory": set(),
+}
+NOT_NOTEBOOKS = {"not_json", "empty_file", "wrong_nbformat"}
+MESSAGES = {  # what the student reads in the feedback of the failing cell
+    "loop_forever": "CellTimeoutError",
+    "memory_hog": "MemoryError",
+    "kernel_exit": "KernelDied",
+    "segfault": "KernelDied",
+    "asks_input": "StdinNotImplementedError",
+    "tamper_numpy": "your code replaced numpy.",
+    "tamper_reference": "your code replaced perceptron_course.perceptron.predict",
+    "calls_reference": "calls the reference library",
+}
+
+
+def digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        h.update(str(path.relative_to(folder)).encode())
+        if path.is_file():
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+class ConnectionCounter:
+    """A TCP listener on loopback that counts who connects (the sandbox must stop mallory)."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.connections = 0
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while self.running:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            connection.close()
+
+    def close(self):
+        self.running = False
+        self.thread.join(timeout=2)
+        self.server.close()
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    assert sandbox_problem() == "", f"these tests need the grading sandbox: {sandbox_problem()}"
+    course = copy_course(REPO, tmp_path_factory.mktemp("bad"))
+    with (course.root / "nbgrader_config.py").open("a") as config:
+        config.write("\nc.Execute.timeout = 5  # shorter than the course's, to keep the test quick\n")
+    build_example_class(course, FIXTURES)
+    submitted_before, release_before = digest(course.submitted), digest(course.release)
+    counter = ConnectionCounter()
+    os.environ["PERCEPTRON_TEST_PORT"] = str(counter.port)
+    try:
+        first = grade(course, progress=False)
+        first_csv = course.grades_csv.read_text()
+        second = grade(course, progress=False)
+    finally:
+        os.environ.pop("PERCEPTRON_TEST_PORT", None)
+        counter.close()
+    return {
+        "course": course, "first": first, "second": second, "first_csv": first_csv, "connections": counter.connections,
+        "submitted_before": submitted_before, "release_before": release_before,
+    }
+
+
+def by_student(outcomes):
+    return {o.student: o for o in outcomes}
+
+
+@pytest.mark.slow
+def test_every_bad_submission_gets_the_expected_score(batch):
+    outcomes = by_student(batch["first"])
+    assert set(outcomes) == set(CELLS_LOST) | NOT_NOTEBOOKS
+    for student, lost in CELLS_LOST.items():
+        outcome = outcomes[student]
+        assert outcome.status == "graded", (student, outcome.reason)
+        expected = {cell: 0.0 if cell in lost else 2.0 for cell in ALL}
+        assert outcome.cell_scores == expected, student
+    for student in NOT_NOTEBOOKS:
+        assert outcomes[student].status == "failed" and "not a valid notebook" in outcomes[student].reason
+        assert outcomes[student].score == 0 and outcomes[student].max_score == 8
+
+
+@pytest.mark.slow
+def test_failures_are_explained_in_the_feedback(batch):
+    course = batch["course"]
+    for student, message in MESSAGES.items():
+        html = (course.feedback / student / "01_geometry" / "geometry.html").read_text(encoding="utf-8")
+        assert message in html, (student, message)
+    huge = course.feedback / "huge_print" / "01_geometry" / "geometry.html"
+    assert huge.stat().st_size < 2_000_000
+    assert "more characters cut by the grader" in huge.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_every_submission_has_a_row_and_grading_twice_changes_nothing(batch):
+    rows = list(csv.DictReader(batch["first_csv"].splitlines()))
+    assert len(rows) == len(CELLS_LOST) + len(NOT_NOTEBOOKS)
+    assert all(row["reason"] for row in rows if row["status"] == "failed")
+    first = {(o.student, o.status, o.score, tuple(sorted(o.cell_scores.items()))) for o in batch["first"]}
+    second = {(o.student, o.status, o.score, tuple(sorted(o.cell_scores.items()))) for o in batch["second"]}
+    assert first == second
+    assert batch["course"].grades_csv.read_text() == batch["first_csv"]
+
+
+@pytest.mark.slow
+def test_submissions_and_release_are_untouched(batch):
+    course = batch["course"]
+    assert digest(course.submitted) == batch["submitted_before"]
+    assert digest(course.release) == batch["release_before"]
+    assert not (course.release / "01_geometry" / "owned.txt").exists()
+
+
+@pytest.mark.slow
+def test_the_sandbox_blocks_every_escape_and_shows_it(batch):
+    course = batch["course"]
+    html = (course.feedback / "mallory" / "01_geometry" / "geometry.html").read_text(encoding="utf-8")
+    for attempt in ("read source", "read another submission", "write the gradebook", "write into release",
+                    "open a network connection"):
+        assert f"BLOCKED {attempt}" in html and f"LEAKED {attempt}" not in html, attempt
+    assert batch["connections"] == 0
+    assert by_student(batch["first"])["good_ada"].score == 8  # the gradebook was not rewritten
+    assert "bubblewrap sandbox" in (course.reports / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_feedback_never_shows_hidden_tests(batch):
+    for page in batch["course"].feedback.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        assert "BEGIN HIDDEN TESTS" not in html and "from perceptron_course.grading.checks import" not in html, page

@@ -154,3 +154,15 @@ def test_demo_refuses_to_wipe_a_folder_it_did_not_make(capsys, tmp_path):
     status, error = run_cli(capsys, "demo", "--out", str(tmp_path))
     assert status == 2 and "not a demo work area" in error
     assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+def test_unwritable_course_folder(capsys, small_class, monkeypatch):
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuse)  # root ignores chmod, so simulate it
+    status, error = run_cli(capsys, "grade", "--root", str(small_class.root))
+    assert status == 2 and "cannot write in" in error and "Permission denied" in error
+    assert not small_class.grades_csv.exists() and not (small_class.root / "autograded").exists()

@@ -6,6 +6,8 @@ signed_distance, set_margin; 2 points each). The expected outcomes below are wri
 
 import csv
 import hashlib
+import html
+import re
 import os
 import socket
 import threading
@@ -176,7 +178,13 @@ def test_the_sandbox_blocks_every_escape_and_shows_it(batch):
 
 
 @pytest.mark.slow
-def test_feedback_never_shows_hidden_tests(batch):
-    for page in batch["course"].feedback.rglob("*.html"):
-        html = page.read_text(encoding="utf-8")
-        assert "BEGIN HIDDEN TESTS" not in html and "from perceptron_course.grading.checks import" not in html, page
+def test_feedback_never_shows_hidden_tests_or_their_code(batch):
+    checks_source = (REPO / "perceptron_course" / "grading" / "checks.py").read_text().splitlines()
+    secret_lines = {line.strip() for line in checks_source if len(line.strip()) > 30 and not line.strip().startswith("#")}
+    pages = list(batch["course"].feedback.rglob("*.html"))
+    assert len(pages) == len(CELLS_LOST)
+    for page in pages:
+        text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))  # what a reader sees
+        assert "BEGIN HIDDEN TESTS" not in text and "from perceptron_course.grading.checks import" not in text, page
+        shown = {line.strip() for line in text.splitlines()}
+        assert not secret_lines & shown, (page, secret_lines & shown)

@@ -29,7 +29,7 @@ def _print_summary(course: Course, outcomes, seconds: float) -> None:
         print("Submissions that failed or needed repair:")
         print("\n".join(problems(outcomes)))
         print()
-    print(f"{len(outcomes) - len(failed)} graded, {len(failed)} failed, in {seconds:.0f} s")
+    print(f"{len(outcomes) - len(failed)} graded, {len(failed)} failed (reasons above), in {seconds:.0f} s")
     print(f"grades:   {course.grades_csv}")
     print(f"feedback: {course.feedback}/<student>/<assignment>/")
     print(f"report:   {course.reports / 'report.md'} and {course.reports / 'scores.png'}")
@@ -49,7 +49,7 @@ def command_grade(args) -> int:
 
     course = Course.open(args.root)
     start = time.perf_counter()
-    outcomes = grade(course, assignments=args.assignment, students=args.student, progress=not args.quiet)
+    outcomes = grade(course, assignments=args.assignment, students=args.student, progress=not args.quiet, jobs=args.jobs)
     _print_summary(course, outcomes, time.perf_counter() - start)
     return 0
 
@@ -75,9 +75,16 @@ def command_demo(args) -> int:
     written = build_example_class(course, source_course.root / "example_class")
     print(f"example class: {len({s for s, _ in written})} students, {len(written)} submissions in {course.submitted}")
     start = time.perf_counter()
-    outcomes = grade(course, progress=not args.quiet)
+    outcomes = grade(course, progress=not args.quiet, jobs=args.jobs)
     _print_summary(course, outcomes, time.perf_counter() - start)
     return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1; got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,12 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
     grade.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     grade.add_argument("--student", action="append", help="only this student (repeatable)")
+    grade.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: one per core)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=command_grade)
 
     demo = commands.add_parser("demo", help="grade the bundled example class in a fresh work area")
     demo.add_argument("--out", default=str(repository_root() / "work" / "demo"), help="work area (default: work/demo)")
     demo.add_argument("--course", default=str(repository_root()), help=argparse.SUPPRESS)
+    demo.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: one per core)")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(run=command_demo)
     return parser

@@ -14,11 +14,12 @@ import re
 import sys
 import tempfile
 import warnings
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import Course, CourseError, nbgrader_api
-from .sandbox import choose_isolation, grading_kernel, private_runtime_dir
+from .sandbox import choose_isolation
 
 GRADED, FAILED = "graded", "failed"
 
@@ -186,33 +187,54 @@ def select_submissions(course: Course, assignments: list[str] | None, students: 
     return selected
 
 
+def quiet_nbgrader_warnings() -> None:
+    """Silence warnings nbgrader raises on every submission; they are not the TA's to fix."""
+    warnings.filterwarnings("ignore", module="nbgrader")
+    warnings.filterwarnings("ignore", message=".*not in session.*")  # its SQLAlchemy use
+    warnings.filterwarnings("ignore", message="Cell is missing an id field")  # cells it restores
+
+
 def grade(
     course: Course,
     *,
     assignments: list[str] | None = None,
     students: list[str] | None = None,
     progress: bool = True,
+    jobs: int | None = None,
+    executor: Executor | None = None,
 ) -> list[Outcome]:
-    """Autograde, write feedback, export ``grades.csv`` and the report; return every outcome."""
+    """Autograde, write feedback, export ``grades.csv`` and the report; return every outcome.
+
+    Parameters
+    ----------
+    jobs : int, optional
+        Worker processes (default: one per core; 1 grades here, serially).
+    executor : concurrent.futures.Executor, optional
+        Runs the grading jobs instead of a local process pool, e.g. a Dask client's
+        ``get_executor()``; its workers must be processes that see the course folder.
+    """
     from tqdm.auto import tqdm
 
-    # nbgrader's own SQLAlchemy use warns on every submission; it is not the TA's to fix.
-    warnings.filterwarnings("ignore", module="nbgrader")
-    warnings.filterwarnings("ignore", message=".*not in session.*")
-    warnings.filterwarnings("ignore", message="Cell is missing an id field")  # cells nbgrader restores
+    from .batch import GradeJob, copy_gradebook, default_workers, merge_result, run_jobs
+
+    quiet_nbgrader_warnings()
     _check_writable(course)
     selected = select_submissions(course, assignments, students)
     record_source_cells(course, sorted({assignment for _, assignment in selected}))
     isolation = choose_isolation()
-    outcomes = []
-    with grading_kernel(course.root, isolation) as kernel_config:
-        api = nbgrader_api(course, kernel_config)
-        with tqdm(total=len(selected), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
-            for student, assignment in selected:
-                bar.set_postfix_str(f"{student}/{assignment}")
-                with private_runtime_dir():
-                    outcomes.append(grade_submission(api, course, student, assignment))
-                bar.update()
+    max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
+    with tempfile.TemporaryDirectory(dir=course.root, prefix=".grading-") as scratch:
+        template = Path(scratch) / "template.db"
+        copy_gradebook(course.root / "gradebook.db", template)
+        batch = [GradeJob(str(course.root), str(Path(scratch) / f"job-{k}"), str(template), student, assignment,
+                          isolation.sandbox, isolation.memory_mb)
+                 for k, (student, assignment) in enumerate(selected)]
+        with tqdm(total=len(batch), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
+            results = run_jobs(batch, workers=jobs or default_workers(), executor=executor,
+                               max_score=max_score.__getitem__, on_done=lambda job: bar.update())
+        api = nbgrader_api(course)
+        with api.gradebook as gradebook:
+            outcomes = [merge_result(course, job, results[job.key], gradebook) for job in batch]
     write_grades_csv(course.grades_csv, outcomes)
     from .report import write_report
 

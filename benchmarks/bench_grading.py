@@ -1,0 +1,97 @@
+"""Autograde throughput, measured side by side in one run.
+
+1. A synthetic class (``--students`` copies of the example class's correct and buggy
+   students, all six assignments) graded serially and with ``--jobs 2``: wall time,
+   speed-up, and whether every score is identical.
+2. The serial cost per notebook against the floor of executing the same notebooks
+   once each with nbclient in a fresh kernel.
+
+Run:  .venv/bin/python benchmarks/bench_grading.py [--students 20] [--floor-repeats 5]
+Prints ratios; copy the figures into BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from perceptron_course.grading.course import Course
+from perceptron_course.grading.example_class import build_submission, copy_course
+from perceptron_course.grading.pipeline import grade
+
+REPO = Path(__file__).resolve().parents[1]
+TEMPLATES = ("ada_reference", "ben_alternative", "cy_buggy", "dee_untouched")
+
+
+def synthetic_class(root: Path, n_students: int) -> Course:
+    """``n_students`` students, each a copy of one of the example class's whole-class templates."""
+    course = copy_course(REPO, root)
+    recipes = {name: runpy.run_path(str(REPO / "example_class" / f"{name}.py")) for name in TEMPLATES}
+    for k in range(n_students):
+        recipe = recipes[TEMPLATES[k % len(TEMPLATES)]]
+        for assignment in course.assignments():
+            build_submission(course, recipe, assignment, course.submitted / f"student{k:03d}" / assignment)
+    return course
+
+
+def timed_grade(course: Course, jobs: int) -> tuple[float, list]:
+    start = time.perf_counter()
+    outcomes = grade(course, jobs=jobs, progress=False)
+    return time.perf_counter() - start, outcomes
+
+
+def scores(outcomes) -> list:
+    return sorted((o.student, o.assignment, o.score, tuple(sorted(o.cell_scores.items()))) for o in outcomes)
+
+
+def bench_throughput(n_students: int, repeats: int) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        serial_course = synthetic_class(Path(scratch) / "serial", n_students)
+        parallel_course = Course.open(shutil.copytree(serial_course.root, Path(scratch) / "parallel"))
+        floor = nbclient_floor(serial_course, repeats)
+        serial_time, serial = timed_grade(serial_course, jobs=1)
+        parallel_time, parallel = timed_grade(parallel_course, jobs=2)
+    n = len(serial)
+    print(f"autograde, {n_students} students x 6 assignments = {n} notebooks, on {os.cpu_count()} cores")
+    print(f"  serial (--jobs 1):  {serial_time:7.1f} s  ({serial_time / n:.2f} s per notebook)")
+    print(f"  --jobs 2:           {parallel_time:7.1f} s  ({parallel_time / n:.2f} s per notebook)")
+    print(f"  speed-up: {serial_time / parallel_time:.2f}x   identical scores: {scores(serial) == scores(parallel)}")
+    print(f"  floor: nbclient runs a reference notebook once in a fresh kernel in {floor:.2f} s (best of {repeats})")
+    print(f"  serial cost per notebook / floor: {serial_time / n / floor:.2f}x "
+          "(sandbox, nbgrader sanitising, gradebook, feedback, report included)")
+
+
+def nbclient_floor(course: Course, repeats: int) -> float:
+    """Mean over the six assignments of the best time to execute a submitted notebook once with nbclient."""
+    best = []
+    for notebook_path in sorted(course.submitted.glob("student000/*/*.ipynb")):
+        times = []
+        for _ in range(repeats):
+            notebook = nbformat.read(notebook_path, as_version=4)
+            start = time.perf_counter()
+            NotebookClient(notebook, timeout=60, kernel_name="python3",
+                           resources={"metadata": {"path": str(notebook_path.parent)}}).execute()
+            times.append(time.perf_counter() - start)
+        best.append(min(times))
+    return sum(best) / len(best)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--floor-repeats", type=int, default=3)
+    args = parser.parse_args()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    bench_throughput(args.students, args.floor_repeats)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+"""Grading many submissions at once, in parallel, with one writer of the gradebook.
+
+nbgrader autogrades one notebook at a time (its issue #174) and SQLite promises
+no safe concurrent writers. So each submission is graded as a *job* in a private
+work area (a copy of its config, source and submission, and a copy of a gradebook
+that already knows the source cells), by any ``concurrent.futures.Executor`` whose
+workers are processes. The main process alone then copies the results into the
+course (``autograded/``, ``feedback/``) and writes the scores into the course's
+gradebook, in a fixed order, so one worker or ten give the same course.
+
+A worker that dies (killed, out of memory) breaks a ``ProcessPoolExecutor`` and
+every job in flight with it; those jobs are graded again, and the one whose
+worker dies twice is reported as failed with the reason. The rest completes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import sqlite3
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .course import Course, nbgrader_api
+from .pipeline import FAILED, GRADED, Outcome, grade_submission, quiet_nbgrader_warnings
+from .sandbox import Isolation, grading_kernel, private_runtime_dir
+
+#: Fault injection for tests: ``kill-worker:<student>/<assignment>`` makes the worker grading
+#: that submission die, as an out-of-memory kill would.
+FAULT_VARIABLE = "PERCEPTRON_COURSE_FAULT"
+
+
+@dataclass(frozen=True)
+class GradeJob:
+    """Everything a worker needs to grade one submission (plain, picklable data)."""
+
+    course_root: str
+    area: str  #: private work area, inside the course root (so the sandbox hides it)
+    template_gradebook: str
+    student: str
+    assignment: str
+    sandbox: bool
+    memory_mb: int
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.student, self.assignment
+
+
+def _prepare_area(job: GradeJob) -> Course:
+    """A minimal course holding this one submission, with a gradebook that knows the source cells."""
+    course_root, area = Path(job.course_root), Path(job.area)
+    shutil.rmtree(area, ignore_errors=True)
+    area.mkdir(parents=True)
+    shutil.copy2(course_root / "nbgrader_config.py", area / "nbgrader_config.py")
+    shutil.copytree(course_root / "source", area / "source")  # all of it: to name a notebook's true assignment
+    shutil.copytree(course_root / "submitted" / job.student / job.assignment,
+                    area / "submitted" / job.student / job.assignment)
+    shutil.copy2(job.template_gradebook, area / "gradebook.db")
+    return Course.open(area)
+
+
+def _inject_fault(job: GradeJob) -> None:
+    if os.environ.get(FAULT_VARIABLE) == f"kill-worker:{job.student}/{job.assignment}" and multiprocessing.parent_process():
+        os._exit(70)
+
+
+def grade_job(job: GradeJob) -> Outcome:
+    """Grade one submission in its private area (runs in a worker process)."""
+    quiet_nbgrader_warnings()
+    _inject_fault(job)
+    course = _prepare_area(job)
+    isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
+    with grading_kernel(Path(job.course_root), isolation) as kernel_config, private_runtime_dir():
+        api = nbgrader_api(course, kernel_config)
+        return grade_submission(api, course, job.student, job.assignment)
+
+
+def worker_failure(job: GradeJob, max_score: float, error: BaseException) -> Outcome:
+    reason = (f"the grading worker died ({type(error).__name__}: killed, or out of memory) while grading this "
+              f"submission; grade it again with --student {job.student} --assignment {job.assignment}")
+    return Outcome(job.student, job.assignment, FAILED, 0.0, max_score, reason)
+
+
+def run_jobs(
+    jobs: list[GradeJob],
+    *,
+    workers: int,
+    executor: Executor | None,
+    max_score: Callable[[str], float],
+    on_done: Callable[[GradeJob], None] = lambda job: None,
+) -> dict[tuple[str, str], Outcome]:
+    """Run every job; return each outcome by ``(student, assignment)``.
+
+    With no executor and one worker, jobs run here, one after the other. Otherwise
+    they go to ``executor`` (or to a process pool of ``workers``). Jobs lost with a
+    dead worker are retried: together in a fresh pool, then one by one.
+    """
+    if executor is None and workers <= 1:
+        outcomes = {}
+        for job in jobs:
+            outcomes[job.key] = grade_job(job)
+            on_done(job)
+        return outcomes
+
+    outcomes: dict[tuple[str, str], Outcome] = {}
+    lost = _submit_all(jobs, executor, workers, outcomes, max_score, on_done)
+    if lost:
+        lost = _submit_all(lost, None, workers, outcomes, max_score, on_done)
+    for job in lost:  # still lost: alone, so a dying worker takes nothing else with it
+        _submit_all([job], None, 1, outcomes, max_score, on_done, last_try=True)
+    return outcomes
+
+
+def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=False) -> list[GradeJob]:
+    """Submit ``jobs``; record outcomes; return the jobs lost to a broken pool (unless ``last_try``)."""
+    pool = executor or ProcessPoolExecutor(max_workers=workers)
+    lost = []
+    try:
+        futures = {pool.submit(grade_job, job): job for job in jobs}
+        for future in as_completed(futures):
+            job = futures[future]
+            try:
+                outcomes[job.key] = future.result()
+            except BrokenProcessPool as error:
+                if not last_try:
+                    lost.append(job)
+                    continue
+                outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
+            except Exception as error:  # noqa: BLE001 - a distributed executor's own failures
+                outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
+            on_done(job)
+    finally:
+        if executor is None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return sorted(lost, key=lambda job: job.key)
+
+
+def copy_gradebook(source: Path, destination: Path) -> None:
+    """A consistent copy of an SQLite gradebook (the backup API, not a file copy)."""
+    origin, copy = sqlite3.connect(source), sqlite3.connect(destination)
+    try:
+        origin.backup(copy)
+    finally:
+        copy.close()
+        origin.close()
+
+
+def _replace_tree(source: Path, destination: Path) -> None:
+    shutil.rmtree(destination, ignore_errors=True)
+    if source.is_dir():
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(source, destination)
+
+
+def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook) -> Outcome:
+    """Bring one job's files and scores into the course (main process only); return the outcome with course paths."""
+    area = Path(job.area)
+    relative = Path(job.student) / job.assignment
+    for folder in ("autograded", "feedback"):
+        _replace_tree(area / folder / relative, course.root / folder / relative)
+    if outcome.status == GRADED:
+        _copy_scores(area / "gradebook.db", gradebook, job)
+        outcome.feedback = [course.feedback / relative / path.name for path in outcome.feedback]
+    else:
+        try:
+            gradebook.remove_submission(job.assignment, job.student)  # no stale scores of an earlier grading
+        except Exception:  # noqa: BLE001 - nothing was there
+            gradebook.db.rollback()
+    return outcome
+
+
+def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{area_gradebook}") as graded:
+        submission = graded.find_submission(job.assignment, job.student)
+        gradebook.update_or_create_student(job.student)
+        gradebook.update_or_create_submission(job.assignment, job.student, timestamp=submission.timestamp)
+        for notebook in submission.notebooks:
+            target_notebook = gradebook.find_submission_notebook(notebook.name, job.assignment, job.student)
+            target_notebook.flagged = notebook.flagged
+            target_notebook.late_submission_penalty = notebook.late_submission_penalty
+            for grade in notebook.grades:
+                copy = gradebook.find_grade(grade.name, notebook.name, job.assignment, job.student)
+                copy.auto_score, copy.needs_manual_grade = grade.auto_score, grade.needs_manual_grade
+            for comment in notebook.comments:
+                copy = gradebook.find_comment(comment.name, notebook.name, job.assignment, job.student)
+                copy.auto_comment = comment.auto_comment
+        gradebook.db.commit()
+
+
+def default_workers() -> int:
+    """One worker per core."""
+    return os.cpu_count() or 1

@@ -1,0 +1,77 @@
+"""Parallel grading gives exactly the serial result, survives a dying worker, and takes any process executor."""
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook
+
+from perceptron_course.grading.batch import FAULT_VARIABLE
+from perceptron_course.grading.example_class import build_example_class, copy_course
+from perceptron_course.grading.pipeline import grade
+
+REPO = Path(__file__).resolve().parents[1]
+ASSIGNMENTS = ["01_geometry", "02_algorithm"]
+
+
+def everything(course, outcomes) -> dict:
+    """All a grading run leaves behind: outcomes, grades.csv, gradebook scores, feedback pages."""
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        scores = {
+            (submission.student.id, submission.assignment.name, grade.notebook.name, grade.name): (grade.auto_score, grade.needs_manual_grade)
+            for assignment in gradebook.assignments
+            for submission in assignment.submissions
+            for notebook in submission.notebooks
+            for grade in notebook.grades
+        }
+    return {
+        "outcomes": sorted((o.student, o.assignment, o.status, o.score, o.max_score, o.reason,
+                            tuple(sorted(o.cell_scores.items())), tuple(p.name for p in o.feedback)) for o in outcomes),
+        "grades.csv": course.grades_csv.read_text(),
+        "gradebook": scores,
+        "feedback": sorted(str(p.relative_to(course.root)) for p in course.feedback.rglob("*.html")),
+        "autograded": sorted(str(p.relative_to(course.root)) for p in (course.root / "autograded").rglob("*.ipynb")),
+    }
+
+
+def fresh_class(tmp_path, name):
+    course = copy_course(REPO, tmp_path / name)
+    build_example_class(course, REPO / "example_class")
+    return course
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    course = fresh_class(tmp_path_factory.mktemp("serial"), "course")
+    return everything(course, grade(course, assignments=ASSIGNMENTS, jobs=1, progress=False))
+
+
+@pytest.mark.slow
+def test_two_workers_give_the_serial_result(serial, tmp_path):
+    course = fresh_class(tmp_path, "course")
+    parallel = everything(course, grade(course, assignments=ASSIGNMENTS, jobs=2, progress=False))
+    assert parallel == serial
+    assert len(serial["outcomes"]) == 10 and len(serial["gradebook"]) > 0
+    assert not list(course.root.glob(".grading-*")), "work areas are cleaned up"
+
+
+@pytest.mark.slow
+def test_a_dying_worker_loses_only_its_submission(serial, tmp_path, monkeypatch):
+    course = fresh_class(tmp_path, "course")
+    monkeypatch.setenv(FAULT_VARIABLE, "kill-worker:ben_alternative/02_algorithm")
+    outcomes = grade(course, assignments=ASSIGNMENTS, jobs=2, progress=False)
+    victim = [o for o in outcomes if (o.student, o.assignment) == ("ben_alternative", "02_algorithm")]
+    assert victim[0].status == "failed" and "grading worker died" in victim[0].reason
+    assert "--student ben_alternative --assignment 02_algorithm" in victim[0].reason
+    others = [row for row in everything(course, outcomes)["outcomes"] if row[:2] != ("ben_alternative", "02_algorithm")]
+    assert others == [row for row in serial["outcomes"] if row[:2] != ("ben_alternative", "02_algorithm")]
+
+
+@pytest.mark.slow
+def test_any_process_executor_can_run_the_jobs(serial, tmp_path):
+    course = fresh_class(tmp_path, "course")
+    with ProcessPoolExecutor(max_workers=2) as executor:
+        outcomes = grade(course, assignments=ASSIGNMENTS, executor=executor, progress=False)
+    assert everything(course, outcomes) == serial
+    assert os.environ.get(FAULT_VARIABLE) is None

@@ -45,13 +45,18 @@ def check_vector(v, name: str, length: int | None = None) -> np.ndarray:
     return array
 
 
-def check_binary_labels(y, n_points: int) -> np.ndarray:
-    """Return ``y`` as an int array of -1/+1 labels of shape ``(n_points,)``."""
+def _check_label_shape(y, n_points: int) -> np.ndarray:
     array = np.asarray(y)
     if array.ndim != 1:
         raise ValueError(f"y must be a 1-D array of labels; got shape {array.shape}")
     if array.shape[0] != n_points:
         raise ValueError(f"X has {n_points} points but y has {array.shape[0]} labels")
+    return array
+
+
+def check_binary_labels(y, n_points: int) -> np.ndarray:
+    """Return ``y`` as an int array of -1/+1 labels of shape ``(n_points,)``."""
+    array = _check_label_shape(y, n_points)
     found = np.unique(array)
     if not np.isin(found, (-1, 1)).all():
         raise ValueError(
@@ -63,11 +68,7 @@ def check_binary_labels(y, n_points: int) -> np.ndarray:
 
 def check_class_labels(y, n_points: int) -> np.ndarray:
     """Return ``y`` as a 1-D array of shape ``(n_points,)`` holding at least two classes."""
-    array = np.asarray(y)
-    if array.ndim != 1:
-        raise ValueError(f"y must be a 1-D array of labels; got shape {array.shape}")
-    if array.shape[0] != n_points:
-        raise ValueError(f"X has {n_points} points but y has {array.shape[0]} labels")
+    array = _check_label_shape(y, n_points)
     if np.unique(array).size < 2:
         raise ValueError(f"y must hold at least two classes; found {np.unique(array).tolist()}")
     return array

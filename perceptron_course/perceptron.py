@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import check_binary_labels, check_points, check_positive_int, check_rule, check_vector
-from .geometry import augment
+from ._validation import check_binary_labels, check_points, check_positive_int, check_rule
+from .geometry import augment, scores
 
 Seed = int | np.random.Generator | None
 
@@ -37,9 +37,7 @@ def predict(w, b: float, X) -> np.ndarray:
     ndarray of int, shape (n,)
         Every entry is -1 or +1.
     """
-    points = check_points(X)
-    weights = check_vector(w, "w", points.shape[1])
-    return sign(points @ weights + float(b))
+    return sign(scores(w, b, X))
 
 
 def mistakes(scores, labels, rule: str) -> np.ndarray:

@@ -1,12 +1,13 @@
 """The TA's pipeline end to end: a real nbgrader autograde of the example class, scores read back."""
 
 import csv
-import hashlib
 import html
 import re
 from pathlib import Path
 
 import pytest
+
+from conftest import tree_digest
 
 from perceptron_course.grading.cli import main
 from perceptron_course.grading.course import Course
@@ -37,15 +38,6 @@ FAILED_WITH_REASON = {
     ("eve_broken", "03_worked_example"): "looks like the notebook of 02_algorithm",
 }
 FORBIDDEN_IN_FEEDBACK = ["BEGIN HIDDEN TESTS", "from perceptron_course.grading.checks import", "check_", "_compare_each", "def train("]
-
-
-def tree_digest(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        digest.update(str(path.relative_to(folder)).encode())
-        if path.is_file():
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 @pytest.fixture(scope="module")

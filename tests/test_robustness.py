@@ -5,7 +5,6 @@ signed_distance, set_margin; 2 points each). The expected outcomes below are wri
 """
 
 import csv
-import hashlib
 import html
 import re
 import os
@@ -14,6 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
+
+from conftest import tree_digest
 
 from perceptron_course.grading.course import Course
 from perceptron_course.grading.example_class import build_example_class, copy_course
@@ -58,15 +59,6 @@ MESSAGES = {  # what the student reads in the feedback of the failing cell
 }
 
 
-def digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        h.update(str(path.relative_to(folder)).encode())
-        if path.is_file():
-            h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 class ConnectionCounter:
     """A TCP listener on loopback that counts who connects (the sandbox must stop mallory)."""
 
@@ -101,7 +93,7 @@ def batch(tmp_path_factory):
     with (course.root / "nbgrader_config.py").open("a") as config:
         config.write("\nc.Execute.timeout = 8  # shorter than the course's, to keep the test quick\n")
     build_example_class(course, FIXTURES)
-    submitted_before, release_before = digest(course.submitted), digest(course.release)
+    submitted_before, release_before = tree_digest(course.submitted), tree_digest(course.release)
     counter = ConnectionCounter()
     os.environ["PERCEPTRON_TEST_PORT"] = str(counter.port)
     try:
@@ -160,8 +152,8 @@ def test_every_submission_has_a_row_and_grading_twice_changes_nothing(batch):
 @pytest.mark.slow
 def test_submissions_and_release_are_untouched(batch):
     course = batch["course"]
-    assert digest(course.submitted) == batch["submitted_before"]
-    assert digest(course.release) == batch["release_before"]
+    assert tree_digest(course.submitted) == batch["submitted_before"]
+    assert tree_digest(course.release) == batch["release_before"]
     assert not (course.release / "01_geometry" / "owned.txt").exists()
 
 

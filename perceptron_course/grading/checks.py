@@ -535,15 +535,19 @@ def _matrices_compare(name: str):
     return compare
 
 
-def check_ovr_train(ovr_train: Callable) -> None:
-    """``ovr_train(X, y, max_epochs) -> (W, b)``: row ``k`` is the perceptron of ``np.unique(y)[k]`` against the rest."""
+def _check_weight_matrix_trainer(student: Callable, trainer: Callable, seed: int, name: str) -> None:
+    """Compare a student's ``(X, y, max_epochs) -> (W, b)`` with a reference multiclass trainer."""
 
     def reference(X, y, max_epochs):
-        model = multiclass.train_one_vs_rest(X, y, max_epochs=max_epochs)
+        model = trainer(X, y, max_epochs=max_epochs)
         return model.W, model.b
 
-    cases = _multiclass_cases(501)
-    _compare_each(ovr_train, reference, cases, "ovr_train", _matrices_compare("ovr_train"))
+    _compare_each(student, reference, _multiclass_cases(seed), name, _matrices_compare(name))
+
+
+def check_ovr_train(ovr_train: Callable) -> None:
+    """``ovr_train(X, y, max_epochs) -> (W, b)``: row ``k`` is the perceptron of ``np.unique(y)[k]`` against the rest."""
+    _check_weight_matrix_trainer(ovr_train, multiclass.train_one_vs_rest, 501, "ovr_train")
 
 
 def check_ovr_predict(ovr_predict: Callable) -> None:
@@ -577,13 +581,7 @@ def check_ovr_predict(ovr_predict: Callable) -> None:
 
 def check_multiclass_train(multiclass_train: Callable) -> None:
     """``multiclass_train(X, y, max_epochs) -> (W, b)``: the single-matrix multiclass perceptron."""
-
-    def reference(X, y, max_epochs):
-        model = multiclass.train_multiclass(X, y, max_epochs=max_epochs)
-        return model.W, model.b
-
-    cases = _multiclass_cases(503)
-    _compare_each(multiclass_train, reference, cases, "multiclass_train", _matrices_compare("multiclass_train"))
+    _check_weight_matrix_trainer(multiclass_train, multiclass.train_multiclass, 503, "multiclass_train")
 
 
 # ----------------------------------------------------------------------------- 06 limitations

@@ -99,6 +99,15 @@ def test_submissions_are_untouched_and_report_written(graded_class):
     assert (course.reports / "scores.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
+def test_grading_one_student_again_keeps_everyone_elses_row(graded_class):
+    course, written, _, _ = graded_class
+    before = course.grades_csv.read_text()
+    again = grade(course, students=["ada_reference"], assignments=["01_geometry"], progress=False, jobs=1)
+    assert [(o.student, o.assignment, o.score) for o in again] == [("ada_reference", "01_geometry", 8.0)]
+    assert course.grades_csv.read_text() == before
+
+
 # ------------------------------------------------------------------ the TA's errors: one clear line, exit 2
 
 

@@ -75,8 +75,10 @@ def grade_job(job: GradeJob) -> Outcome:
     _inject_fault(job)
     course = _prepare_area(job)
     isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
-    with grading_kernel(Path(job.course_root), isolation) as kernel_config, private_runtime_dir():
-        api = nbgrader_api(course, kernel_config)
+    workdir = course.root / "autograded" / job.student / job.assignment
+    workdir.mkdir(parents=True)  # the sandbox binds it before nbgrader writes into it
+    with private_runtime_dir() as runtime, grading_kernel(Path(job.course_root), isolation, workdir, runtime) as config:
+        api = nbgrader_api(course, config)
         return grade_submission(api, course, job.student, job.assignment)
 
 

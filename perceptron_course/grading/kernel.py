@@ -1,30 +1,27 @@
 """The grading kernel: an IPython kernel with a memory cap, in a sandbox when one is available.
 
-nbgrader starts it (through the kernel spec that ``sandbox.kernel_spec`` writes) in
-the folder of the notebook being graded. It then
+nbgrader starts it through the kernel spec that ``sandbox.grading_kernel`` writes
+for each submission, in that submission's folder under ``autograded/``:
 
-1. limits its own address space (``resource.RLIMIT_AS``), so a runaway allocation
-   raises ``MemoryError`` in that cell instead of taking the grader down;
-2. with ``--sandbox``, re-executes itself under bubblewrap (``bwrap``): the whole
-   file system read-only, the course folder hidden except this submission's own
-   folder (writable), a private ``/tmp``, no network, its own process tree;
-3. starts ``ipykernel``.
+- ``bubblewrap_command`` wraps it in bubblewrap (``bwrap``) when the sandbox is on:
+  the whole file system read-only, the course folder and the home folder hidden
+  except this submission's own folder (writable), a private ``/tmp``, no network,
+  its own process tree;
+- ``main`` limits its address space (``resource.RLIMIT_AS``), so a runaway
+  allocation raises ``MemoryError`` in that cell instead of taking the grader
+  down, then starts ``ipykernel``.
 
-Run as ``python -m perceptron_course.grading.kernel [--memory-mb N] [--sandbox] -f CONNECTION_FILE``.
+Run as ``python -m perceptron_course.grading.kernel [--memory-mb N] -f CONNECTION_FILE``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import shutil
 import sys
 from pathlib import Path
 
-#: Environment variable naming the course folder to hide from the kernel.
-COURSE_ROOT_VARIABLE = "PERCEPTRON_COURSE_ROOT"
-INSIDE_VARIABLE = "PERCEPTRON_COURSE_SANDBOXED"
 
 
 def _hidden_roots(course_root: Path) -> list[Path]:
@@ -65,7 +62,7 @@ def bubblewrap_command(course_root: Path, workdir: Path, runtime_dir: Path, pyth
         command += ["--bind", str(writable), str(writable)]
     # In its own PID namespace the kernel cannot see the process that started it; --die-with-parent
     # ties it to the grader instead of ipykernel's parent polling.
-    return command + ["--chdir", str(workdir), "--setenv", INSIDE_VARIABLE, "1", "--unsetenv", "JPY_PARENT_PID", *python_args]
+    return command + ["--chdir", str(workdir), "--unsetenv", "JPY_PARENT_PID", *python_args]
 
 
 def limit_memory(megabytes: int) -> None:
@@ -77,18 +74,8 @@ def limit_memory(megabytes: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space cap in MiB (0: none)")
-    parser.add_argument("--sandbox", action="store_true", help="run inside bubblewrap")
     parser.add_argument("-f", dest="connection_file", required=True)
     args, rest = parser.parse_known_args(argv)
-
-    if args.sandbox and not os.environ.get(INSIDE_VARIABLE):
-        course_root = Path(os.environ[COURSE_ROOT_VARIABLE])
-        connection_file = Path(args.connection_file).resolve()
-        inner = [sys.executable, "-m", "perceptron_course.grading.kernel", "--memory-mb", str(args.memory_mb),
-                 "-f", str(connection_file), *rest]
-        command = bubblewrap_command(course_root, Path.cwd(), connection_file.parent, inner)
-        os.execv(command[0], command)
-
     if args.memory_mb:
         limit_memory(args.memory_mb)
     from ipykernel import kernelapp

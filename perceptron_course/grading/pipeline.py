@@ -246,11 +246,20 @@ CSV_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason"
 
 
 def write_grades_csv(path: Path, outcomes: list[Outcome]) -> None:
-    """One row per submission: student, assignment, status, score, max_score, reason."""
+    """One row per submission: student, assignment, status, score, max_score, reason.
+
+    Rows of submissions not graded this time (``--student``, ``--assignment``) are kept.
+    """
+    rows = {}
+    if path.exists():
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = {(row["student"], row["assignment"]): [row[column] for column in CSV_COLUMNS]
+                    for row in csv.DictReader(handle)}
+    for o in outcomes:
+        rows[(o.student, o.assignment)] = [o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason]
     temporary = path.with_suffix(".csv.tmp")
     with temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_COLUMNS)
-        for o in sorted(outcomes, key=lambda o: (o.student, o.assignment)):
-            writer.writerow([o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason])
+        writer.writerows(rows[key] for key in sorted(rows))
     temporary.replace(path)  # never a half-written grades.csv

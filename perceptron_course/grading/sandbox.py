@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .kernel import COURSE_ROOT_VARIABLE
+from .kernel import bubblewrap_command
 
 KERNEL_NAME = "perceptron-grading"
 #: Address-space cap of a grading kernel; numpy, scipy and scikit-learn need about 1 GiB.
@@ -66,22 +66,29 @@ def choose_isolation(memory_mb: int = DEFAULT_MEMORY_MB) -> Isolation:
 
 
 @contextmanager
-def grading_kernel(course_root: Path, isolation: Isolation):
-    """Install the grading kernel spec for the duration of the block; yield nbgrader config for it."""
+def grading_kernel(course_root: Path, isolation: Isolation, workdir: Path, runtime_dir: Path):
+    """Install the grading kernel spec for one submission; yield the nbgrader config that uses it.
+
+    Parameters
+    ----------
+    course_root : the folder the sandbox hides
+    workdir : the submission's folder under ``autograded/``, where the kernel runs
+    runtime_dir : the private Jupyter runtime folder of its connection file and sockets
+    """
     from traitlets.config import Config
 
-    saved = {name: os.environ.get(name) for name in ("JUPYTER_PATH", COURSE_ROOT_VARIABLE)}
+    saved = os.environ.get("JUPYTER_PATH")
     with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir:
         spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
-        argv = [sys.executable, "-m", "perceptron_course.grading.kernel", "--memory-mb", str(isolation.memory_mb)]
-        argv += ["--sandbox"] if isolation.sandbox else []
+        argv = [sys.executable, "-m", "perceptron_course.grading.kernel", "--memory-mb", str(isolation.memory_mb),
+                "-f", "{connection_file}"]
+        if isolation.sandbox:
+            argv = bubblewrap_command(course_root, workdir, runtime_dir, argv)
         # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
-        spec = {"argv": [*argv, "-f", "{connection_file}"], "display_name": "Python 3 (grading)",
-                "language": "python", "interrupt_mode": "message"}
+        spec = {"argv": argv, "display_name": "Python 3 (grading)", "language": "python", "interrupt_mode": "message"}
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
-        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [data_dir, saved["JUPYTER_PATH"]]))
-        os.environ[COURSE_ROOT_VARIABLE] = str(course_root)
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [data_dir, saved]))
         config = Config()
         config.Execute.kernel_name = KERNEL_NAME
         if isolation.sandbox:
@@ -89,11 +96,10 @@ def grading_kernel(course_root: Path, isolation: Isolation):
         try:
             yield config
         finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
+            if saved is None:
+                os.environ.pop("JUPYTER_PATH", None)
+            else:
+                os.environ["JUPYTER_PATH"] = saved
 
 
 @contextmanager

@@ -9,7 +9,6 @@ updates: ``w(k+1)·w* >= k gamma`` and ``||w(k+1)||^2 <= k R^2``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import nnls
 
 from ._validation import check_binary_labels, check_points, check_vector
 from .geometry import augment
@@ -53,6 +52,8 @@ def max_margin(X, y) -> tuple[np.ndarray, float]:
     ValueError
         If no hyperplane through the origin separates the data strictly.
     """
+    from scipy.optimize import nnls  # imported here: scipy.optimize alone takes half a second
+
     points = check_points(X)
     labels = check_binary_labels(y, points.shape[0])
     signed_points = labels[:, None] * points  # rows z_i = y_i x_i; want z_i·v >= 1

@@ -15,10 +15,12 @@ from perceptron_course.perceptron import train  # noqa: E402
 from perceptron_course.theory import is_separable  # noqa: E402
 
 
-def test_import_does_not_load_matplotlib_or_sklearn():
-    code = "import sys, perceptron_course; print('matplotlib' in sys.modules, 'sklearn' in sys.modules)"
+def test_import_does_not_load_matplotlib_sklearn_or_scipy_optimize():
+    # every grading kernel imports the library: it must stay light
+    code = ("import sys, perceptron_course.grading.checks; "
+            "print('matplotlib' in sys.modules, 'sklearn' in sys.modules, 'scipy.optimize' in sys.modules)")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert output.split() == ["False", "False"]
+    assert output.split() == ["False", "False", "False"]
 
 
 @pytest.mark.parametrize("seed", range(5))

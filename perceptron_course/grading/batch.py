@@ -94,19 +94,20 @@ def run_jobs(
     workers: int,
     executor: Executor | None,
     max_score: Callable[[str], float],
-    on_done: Callable[[GradeJob], None] = lambda job: None,
+    on_done: Callable[[GradeJob, Outcome], None] = lambda job, outcome: None,
 ) -> dict[tuple[str, str], Outcome]:
     """Run every job; return each outcome by ``(student, assignment)``.
 
     With no executor and one worker, jobs run here, one after the other. Otherwise
     they go to ``executor`` (or to a process pool of ``workers``). Jobs lost with a
     dead worker are retried: together in a fresh pool, then one by one.
+    ``on_done(job, outcome)`` runs here, in this process, as each final outcome arrives.
     """
     if executor is None and workers <= 1:
         outcomes = {}
         for job in jobs:
             outcomes[job.key] = grade_job(job)
-            on_done(job)
+            on_done(job, outcomes[job.key])
         return outcomes
 
     outcomes: dict[tuple[str, str], Outcome] = {}
@@ -135,7 +136,7 @@ def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=
                 outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
             except Exception as error:  # noqa: BLE001 - a distributed executor's own failures
                 outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
-            on_done(job)
+            on_done(job, outcomes[job.key])
     finally:
         if executor is None:
             pool.shutdown(wait=True, cancel_futures=True)

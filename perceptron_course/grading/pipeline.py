@@ -229,12 +229,17 @@ def grade(
         batch = [GradeJob(str(course.root), str(Path(scratch) / f"job-{k}"), str(template), student, assignment,
                           isolation.sandbox, isolation.memory_mb)
                  for k, (student, assignment) in enumerate(selected)]
-        with tqdm(total=len(batch), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
-            results = run_jobs(batch, workers=jobs or default_workers(), executor=executor,
-                               max_score=max_score.__getitem__, on_done=lambda job: bar.update())
-        api = nbgrader_api(course)
-        with api.gradebook as gradebook:
-            outcomes = [merge_result(course, job, results[job.key], gradebook) for job in batch]
+        merged: dict[tuple[str, str], Outcome] = {}
+        with nbgrader_api(course).gradebook as gradebook, \
+                tqdm(total=len(batch), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
+
+            def merge(job, outcome):  # here, in the one process that writes the gradebook
+                merged[job.key] = merge_result(course, job, outcome, gradebook)
+                bar.update()
+
+            run_jobs(batch, workers=jobs or default_workers(), executor=executor,
+                     max_score=max_score.__getitem__, on_done=merge)
+        outcomes = [merged[job.key] for job in batch]
     write_grades_csv(course.grades_csv, outcomes)
     from .report import write_report
 

@@ -16,6 +16,7 @@ c.Execute.timeout = 15
 c.OverwriteCells.add_missing_cells = True
 
 # Feedback never shows hidden tests: their source is removed and their failures show only the message.
+c.GenerateFeedback.exporter_class = "perceptron_course.grading.feedback.FeedbackHTMLExporter"  # templates compiled once
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "perceptron_course.grading.feedback.HideHiddenTests",

@@ -89,9 +89,7 @@ class ConnectionCounter:
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     assert sandbox_problem() == "", f"these tests need the grading sandbox: {sandbox_problem()}"
-    course = copy_course(REPO, tmp_path_factory.mktemp("bad"))
-    with (course.root / "nbgrader_config.py").open("a") as config:
-        config.write("\nc.Execute.timeout = 8  # shorter than the course's, to keep the test quick\n")
+    course = copy_course(REPO, tmp_path_factory.mktemp("bad"))  # the course's own config, timeouts included
     build_example_class(course, FIXTURES)
     submitted_before, release_before = tree_digest(course.submitted), tree_digest(course.release)
     counter = ConnectionCounter()
@@ -180,3 +178,16 @@ def test_feedback_never_shows_hidden_tests_or_their_code(batch):
         assert "BEGIN HIDDEN TESTS" not in text and "from perceptron_course.grading.checks import" not in text, page
         shown = {line.strip() for line in text.splitlines()}
         assert not secret_lines & shown, (page, secret_lines & shown)
+
+
+def test_without_a_sandbox_grading_says_so_loudly(monkeypatch, capsys):
+    from perceptron_course.grading import sandbox
+    from perceptron_course.grading.report import isolation_line
+
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    isolation = sandbox.choose_isolation()
+    assert not isolation.sandbox and "bubblewrap is not installed" in isolation.note
+    assert "WARNING: student code will run WITHOUT a sandbox" in capsys.readouterr().err
+    assert isolation_line(isolation).startswith("**WARNING")
+    monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")
+    assert "turned off" in sandbox.sandbox_problem()

@@ -29,6 +29,17 @@ from traitlets import Integer
 
 
 KERNEL_DIED = "KernelDied"
+RELEASE_FAILED_FRAMES = """\
+import gc as _gc, sys as _sys, traceback as _traceback
+if getattr(_sys, "last_traceback", None) is not None:
+    _traceback.clear_frames(_sys.last_traceback)
+for _name in ("last_type", "last_value", "last_traceback", "last_exc"):
+    if hasattr(_sys, _name):
+        setattr(_sys, _name, None)
+del _gc.garbage[:], _name, _sys, _traceback
+_gc.collect()
+del _gc
+"""
 
 
 def _grade_id(cell) -> str | None:
@@ -77,7 +88,10 @@ class ResilientExecute(Execute):
 
     def preprocess_cell(self, cell, resources, index):
         try:
-            return super().preprocess_cell(cell, resources, index)
+            cell, resources = super().preprocess_cell(cell, resources, index)
+            if any(output.get("ename") == "MemoryError" for output in cell.get("outputs", [])):
+                self._release_failed_frames(index)
+            return cell, resources
         except DeadKernelError:
             ename, what = KERNEL_DIED, "the kernel died while running this cell (os._exit, a crash, or too much memory)"
         except CellTimeoutError:  # the interrupt did not stop it either
@@ -86,6 +100,15 @@ class ResilientExecute(Execute):
                                    evalue=f"{what}; the kernel was restarted and the earlier cells were run again")]
         self._restart_and_replay(index)
         return cell, self.resources
+
+    def _release_failed_frames(self, index: int) -> None:
+        """IPython keeps the last traceback, and with it every local of the failing frames (a
+        MemoryError's huge list, say): free them, so the next cells get their memory back."""
+        try:  # straight through the kernel client: nothing is written into the notebook
+            run_sync(self.kc.execute_interactive)(RELEASE_FAILED_FRAMES, silent=True, store_history=False,
+                                                  timeout=self.timeout, output_hook=lambda message: None)
+        except Exception:  # noqa: BLE001 - best effort; the next cell meets the same kernel and says so
+            pass
 
     def _restart_and_replay(self, index: int) -> None:
         """Start a fresh kernel and rebuild its state from the setup and solution cells before ``index``."""

@@ -179,6 +179,15 @@ def _same_array(got: Any, expected: np.ndarray, name: str, case: Case, *, exact:
         raise StudentError(f"{name} returned a wrong value: {case.behaviour}.")
 
 
+def _array_compare(name: str, *, exact: bool, what: str):
+    """A ``compare`` for functions returning one array: same shape, same values."""
+
+    def compare(got, expected, case):
+        _same_array(got, np.asarray(expected, dtype=float), name, case, exact=exact, what=what)
+
+    return compare
+
+
 def _compare_each(
     student: Callable,
     reference: Callable,
@@ -230,9 +239,7 @@ def check_augment(augment: Callable) -> None:
         Case((np.arange(6).reshape(3, 2),), "integer input must give a float array with a column of ones"),
     ]
 
-    def compare(got, expected, case):
-        _same_array(got, expected, "augment", case, exact=True, what="an array of shape (n, d + 1)")
-
+    compare = _array_compare("augment", exact=True, what="an array of shape (n, d + 1)")
     _compare_each(augment, geometry.augment, cases, "augment", compare)
 
 
@@ -275,9 +282,7 @@ def check_signed_distance(signed_distance: Callable) -> None:
         Case((np.array([2.0]), 0.0, np.array([[-1.5]])), "a single point with a single feature (n = 1, d = 1)"),
     ]
 
-    def compare(got, expected, case):
-        _same_array(got, expected, "signed_distance", case, exact=False, what="an array of shape (n,)")
-
+    compare = _array_compare("signed_distance", exact=False, what="an array of shape (n,)")
     _compare_each(signed_distance, geometry.signed_distance, cases, "signed_distance", compare)
 
 
@@ -628,10 +633,8 @@ def check_kernel_perceptron(kernel_perceptron: Callable) -> None:
         Case((np.array([[2, 1], [1, 2]]), np.array([1, -1]), 10), "integer Gram matrix"),
     ]
 
-    def compare(got, expected, case):
-        _same_array(got, expected.astype(float), "kernel_perceptron", case, exact=True,
-                    what="alpha, an array of shape (n,) counting the mistakes on each point")
-
+    compare = _array_compare("kernel_perceptron", exact=True,
+                             what="alpha, an array of shape (n,) counting the mistakes on each point")
     _compare_each(kernel_perceptron, _reference_kernel_perceptron, cases, "kernel_perceptron", compare)
 
 

@@ -16,34 +16,34 @@ c.Execute.timeout = 15
 c.OverwriteCells.add_missing_cells = True
 
 # Feedback never shows hidden tests: their source is removed and their failures show only the message.
-c.GenerateFeedback.exporter_class = "perceptron_course.grading.feedback.FeedbackHTMLExporter"  # templates compiled once
+c.GenerateFeedback.exporter_class = "perceptron_course.grading.trusted.feedback.FeedbackHTMLExporter"  # templates compiled once
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "perceptron_course.grading.feedback.HideHiddenTests",
+    "perceptron_course.grading.trusted.feedback.HideHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
 # Kernels keep no history file and stay silent (their banners and warnings would clutter the TA's terminal).
 c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=CRITICAL"]
 
-# Autograde with the course's safety nets (perceptron_course/grading/preprocessors.py):
+# Autograde with the course's safety nets (perceptron_course/grading/trusted/preprocessors.py):
 # cells pasted from elsewhere are forgotten, a kernel death costs one cell, warnings do not
 # zero a passing test, and no output grows without bound.
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "perceptron_course.grading.preprocessors.ForgetUnknownCells",
+    "perceptron_course.grading.trusted.preprocessors.ForgetUnknownCells",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "perceptron_course.grading.preprocessors.ResilientExecute",
+    "perceptron_course.grading.trusted.preprocessors.ResilientExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "perceptron_course.grading.preprocessors.LimitOutputSize",
-    "perceptron_course.grading.preprocessors.StderrAsText",
+    "perceptron_course.grading.trusted.preprocessors.LimitOutputSize",
+    "perceptron_course.grading.trusted.preprocessors.StderrAsText",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",

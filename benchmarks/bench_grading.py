@@ -23,9 +23,9 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from perceptron_course.grading.course import Course
-from perceptron_course.grading.example_class import build_submission, copy_course
-from perceptron_course.grading.pipeline import grade
+from perceptron_course.grading.trusted.course import Course
+from perceptron_course.grading.trusted.example_class import build_submission, copy_course
+from perceptron_course.grading.trusted.pipeline import grade
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = ("ada_reference", "ben_alternative", "cy_buggy", "dee_untouched")

@@ -8,8 +8,8 @@ import nbformat
 import pytest
 from nbgrader.validator import Validator
 
-from perceptron_course.grading.course import Course
-from perceptron_course.grading.pipeline import release
+from perceptron_course.grading.trusted.course import Course
+from perceptron_course.grading.trusted.pipeline import release
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,7 +86,7 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment, name):
     assert only_secret, "the source has solution or hidden lines to look for"
     leaked = [line for line in released_text.split("\n") if line.strip() in only_secret]
     assert leaked == []
-    assert "from perceptron_course.grading.checks import" not in released_text
+    assert "from perceptron_course.grading.trusted.checks import" not in released_text
 
 
 @pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)

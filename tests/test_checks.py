@@ -7,8 +7,8 @@ import nbformat
 import numpy as np
 import pytest
 
-from perceptron_course.grading import checks
-from perceptron_course.grading.course import Course
+from perceptron_course.grading.trusted import checks
+from perceptron_course.grading.trusted.course import Course
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = Course.open(REPO)

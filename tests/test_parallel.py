@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from perceptron_course.grading.batch import FAULT_VARIABLE
-from perceptron_course.grading.example_class import build_example_class, copy_course
-from perceptron_course.grading.pipeline import grade
+from perceptron_course.grading.trusted.batch import FAULT_VARIABLE
+from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.pipeline import grade
 
 REPO = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ["01_geometry", "02_algorithm"]

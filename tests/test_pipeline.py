@@ -9,10 +9,10 @@ import pytest
 
 from conftest import tree_digest
 
-from perceptron_course.grading.cli import main
-from perceptron_course.grading.course import Course
-from perceptron_course.grading.example_class import build_example_class, copy_course
-from perceptron_course.grading.pipeline import grade
+from perceptron_course.grading.trusted.cli import main
+from perceptron_course.grading.trusted.course import Course
+from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.pipeline import grade
 
 REPO = Path(__file__).resolve().parents[1]
 REPO_COURSE = Course.open(REPO)
@@ -37,7 +37,7 @@ FAILED_WITH_REASON = {
     ("eve_broken", "01_geometry"): "not a valid notebook",
     ("eve_broken", "03_worked_example"): "looks like the notebook of 02_algorithm",
 }
-FORBIDDEN_IN_FEEDBACK = ["BEGIN HIDDEN TESTS", "from perceptron_course.grading.checks import", "check_", "_compare_each", "def train("]
+FORBIDDEN_IN_FEEDBACK = ["BEGIN HIDDEN TESTS", "from perceptron_course.grading.trusted.checks import", "check_", "_compare_each", "def train("]
 
 
 @pytest.fixture(scope="module")

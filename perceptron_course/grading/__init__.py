@@ -1,8 +1,11 @@
-"""Grading: the hidden-test checks and the TA's pipeline around nbgrader.
+"""Grading: the TA's pipeline around nbgrader, split by who can be trusted.
 
-- ``checks``: what the assignments' hidden tests run (student function vs reference);
-- ``course``: the course layout on disk and nbgrader's configuration;
-- ``pipeline``: release, autograde, feedback, grades and report;
-- ``report``: the score table and figure;
-- ``cli``: the ``perceptron-course`` console script.
+- ``trusted/``: runs in the TA's process and owns every verdict: the course layout
+  (``course``), the pipeline (``pipeline``, ``batch``), the checks of each
+  assignment (``checks``), the sandbox it starts (``sandbox``), feedback, report and
+  the ``perceptron-course`` command (``cli``). Student code never runs here.
+- ``in_sandbox/``: the little that runs inside a student's sandboxed kernel (the
+  kernel launcher). It holds no reference answers and no hidden tests.
+
+Nothing in ``in_sandbox/`` imports ``trusted/``.
 """

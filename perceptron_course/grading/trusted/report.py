@@ -56,7 +56,7 @@ def plot_report(outcomes: list[Outcome], course: Course, path: Path) -> Path:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from ..plotting import OKABE_ITO
+    from ...plotting import OKABE_ITO
 
     assignments = sorted({o.assignment for o in outcomes})
     rates = cell_pass_rates(outcomes, course)

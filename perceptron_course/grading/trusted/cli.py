@@ -15,7 +15,7 @@ DEMO_MARKER = ".perceptron-course-demo"
 
 def repository_root() -> Path:
     """The course repository this package was installed from (editable install), else the current folder."""
-    candidate = Path(__file__).resolve().parents[2]
+    candidate = Path(__file__).resolve().parents[3]
     return candidate if (candidate / CONFIG_FILE).is_file() else Path.cwd()
 
 

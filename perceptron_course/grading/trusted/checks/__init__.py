@@ -31,8 +31,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .. import geometry, multiclass, perceptron, theory, variants
-from ..datasets import linearly_separable, six_point_example, two_point_example, xor
+from .... import geometry, multiclass, perceptron, theory, variants
+from ....datasets import linearly_separable, six_point_example, two_point_example, xor
 
 N_RANDOM_CASES = 20
 MAX_REPORTED = 3
@@ -104,8 +104,8 @@ def _refuse_if_tampered(name: str) -> None:
         )
 
 
-_LIBRARY = Path(__file__).resolve().parents[1]
-_GRADING = Path(__file__).resolve().parent
+_LIBRARY = Path(__file__).resolve().parents[3]
+_GRADING = Path(__file__).resolve().parents[2]
 #: Reference modules any solution may use (data and figures).
 ALWAYS_ALLOWED = ("perceptron_course.datasets", "perceptron_course.plotting")
 

@@ -11,7 +11,7 @@ for each submission, in that submission's folder under ``autograded/``:
   allocation raises ``MemoryError`` in that cell instead of taking the grader
   down, then starts ``ipykernel``.
 
-Run as ``python -m perceptron_course.grading.kernel [--memory-mb N] -f CONNECTION_FILE``.
+Run as ``python -m perceptron_course.grading.in_sandbox.kernel [--memory-mb N] -f CONNECTION_FILE``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _hidden_roots(course_root: Path) -> list[Path]:
 
 def _environment_roots() -> list[Path]:
     """What the kernel must still read inside hidden folders: Python, its packages, this library."""
-    package = Path(__file__).resolve().parents[1]
+    package = Path(__file__).resolve().parents[2]
     return sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package})
 
 

@@ -1,6 +1,6 @@
 """Where student code runs during grading: the grading kernel spec, its memory cap and its sandbox.
 
-``grading_kernel`` writes a kernel spec for ``perceptron_course.grading.kernel`` into
+``grading_kernel`` writes a kernel spec for ``perceptron_course.grading.in_sandbox.kernel`` into
 a temporary Jupyter data folder, points Jupyter at it, and returns the nbgrader
 configuration that makes autograde use it. The sandbox (bubblewrap) is used when
 it works on this machine; when it does not, grading goes on without it and says
@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .kernel import bubblewrap_command
+from ..in_sandbox.kernel import bubblewrap_command
 
 KERNEL_NAME = "perceptron-grading"
 #: Address-space cap of a grading kernel; numpy, scipy and scikit-learn need about 1 GiB.
@@ -81,7 +81,7 @@ def grading_kernel(course_root: Path, isolation: Isolation, workdir: Path, runti
     with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir:
         spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
-        argv = [sys.executable, "-m", "perceptron_course.grading.kernel", "--memory-mb", str(isolation.memory_mb),
+        argv = [sys.executable, "-m", "perceptron_course.grading.in_sandbox.kernel", "--memory-mb", str(isolation.memory_mb),
                 "-f", "{connection_file}"]
         if isolation.sandbox:
             argv = bubblewrap_command(course_root, workdir, runtime_dir, argv)

@@ -1,0 +1,1 @@
+"""The TA's side of grading: everything here runs outside the student's sandbox."""

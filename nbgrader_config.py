@@ -7,11 +7,30 @@ c.CourseDirectory.course_id = "perceptron"
 # 04_convergence, 05_multiclass, 06_limitations (nbgrader records each in the gradebook when
 # `perceptron-course release` or `grade` runs generate_assignment).
 
-# What students see in place of a solution.
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# What students see in place of a solution: a stub that names its function (NamedStubs fills {function}).
+c.ClearSolutions.code_stub = {"python": '# YOUR CODE HERE\nraise NotImplementedError("write {function}: see its docstring")'}
+c.GenerateAssignment.preprocessors = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "perceptron_course.grading.trusted.preprocessors.NamedStubs",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 
 # A cell that runs longer than this is interrupted (infinite loops); the rest of the notebook is graded.
+# The same limit holds for the hidden tests of one part (all their cases together).
 c.Execute.timeout = 15
+# The whole notebook, hidden tests, restarts and replays included, gets this many seconds; a kernel
+# that keeps dying is restarted at most this many times.
+c.ResilientExecute.time_budget = 180
+c.ResilientExecute.max_restarts = 3
 # A student who deleted a graded cell gets it back (and its points are graded), rather than a silent 0.
 c.OverwriteCells.add_missing_cells = True
 

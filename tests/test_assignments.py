@@ -90,12 +90,24 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment, name):
 
 
 @pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
-def test_every_stub_documents_its_return(assignment, name):
+def test_every_stub_documents_its_return_and_names_itself(assignment, name):
     released = nbformat.read(COURSE.release / assignment / f"{name}.ipynb", as_version=4)
     stubs = [cell for cell in released.cells if cell.metadata.get("nbgrader", {}).get("solution")]
     assert stubs
     for cell in stubs:
-        assert "Returns" in cell.source and "raise NotImplementedError()" in cell.source, cell.source[:80]
+        function = re.match(r"def (\w+)\(", cell.source).group(1)
+        assert "Returns" in cell.source, cell.source[:80]
+        assert f'raise NotImplementedError("write {function}: see its docstring")' in cell.source, cell.source[-120:]
+
+
+@pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
+def test_student_notebooks_carry_no_grading_code(assignment, name):
+    for folder in (COURSE.release, COURSE.source):
+        notebook = nbformat.read(folder / assignment / f"{name}.ipynb", as_version=4)
+        for cell in notebook.cells:
+            visible = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", cell.source, flags=re.S)
+            assert "perceptron_course.grading" not in visible, (folder.name, cell.source[:120])
+            assert "warnings.simplefilter" not in visible  # it would silence the student's own warnings
 
 
 def test_no_file_besides_notebooks_in_source():

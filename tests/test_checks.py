@@ -1,4 +1,8 @@
-"""The hidden-test checks: they pass the source solutions and catch each typical bug by name."""
+"""The hidden checks: they pass the source solutions and correct variants, and catch each bug by name.
+
+They run here in process, through the same wire format as in the grading kernel
+(``trusted/verdicts.judge_in_process``): what they decide is what the grader decides.
+"""
 
 import runpy
 from pathlib import Path
@@ -8,7 +12,10 @@ import numpy as np
 import pytest
 
 from perceptron_course.grading.trusted import checks
+from perceptron_course.grading.trusted.checks import CHECKS
+from perceptron_course.grading.trusted.checks.framework import case_generator
 from perceptron_course.grading.trusted.course import Course
+from perceptron_course.grading.trusted.verdicts import declarations, judge_in_process, split_hidden
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = Course.open(REPO)
@@ -28,95 +35,88 @@ def solution_namespace(assignment: str, overrides: dict | None = None) -> dict:
     return namespace
 
 
-# (assignment, function, check) for every graded part
-PARTS = [
-    ("01_geometry", "augment", checks.check_augment),
-    ("01_geometry", "predict", checks.check_predict),
-    ("01_geometry", "signed_distance", checks.check_signed_distance),
-    ("01_geometry", "set_margin", checks.check_set_margin),
-    ("02_algorithm", "perceptron_step", checks.check_perceptron_step),
-    ("02_algorithm", "train_perceptron", checks.check_train_perceptron),
-    ("03_worked_example", "is_mistake", checks.check_is_mistake),
-    ("03_worked_example", "perceptron_trace", checks.check_perceptron_trace),
-    ("04_convergence", "radius", checks.check_radius),
-    ("04_convergence", "proof_terms", checks.check_proof_terms),
-    ("04_convergence", "mistake_bound", checks.check_mistake_bound),
-    ("05_multiclass", "ovr_train", checks.check_ovr_train),
-    ("05_multiclass", "ovr_predict", checks.check_ovr_predict),
-    ("05_multiclass", "multiclass_train", checks.check_multiclass_train),
-    ("06_limitations", "xor_features", checks.check_xor_features),
-    ("06_limitations", "kernel_perceptron", checks.check_kernel_perceptron),
-    ("06_limitations", "averaged_perceptron", checks.check_averaged_perceptron),
-]
+def declared_parts() -> list[tuple[str, str, str]]:
+    """(assignment, graded cell, function) for every check a hidden-test region declares."""
+    parts = []
+    for assignment in COURSE.assignments():
+        for name in COURSE.notebook_names(assignment):
+            notebook = nbformat.read(COURSE.source / assignment / f"{name}.ipynb", as_version=4)
+            for cell in notebook.cells:
+                meta = cell.metadata.get("nbgrader", {})
+                if meta.get("grade") and cell.cell_type == "code":
+                    parts += [(assignment, meta["grade_id"], d.target) for d in declarations(split_hidden(cell.source)[1])]
+    return parts
 
 
-def test_every_graded_cell_has_a_check():
-    graded = {(a, cell.removeprefix("test_")) for a in COURSE.assignments() for cell in COURSE.graded_cells(a)}
-    assert graded == {(a, f) for a, f, _ in PARTS}
+PARTS = [(assignment, function) for assignment, _, function in declared_parts()]
 
 
-@pytest.mark.parametrize(("assignment", "function", "check"), PARTS, ids=[p[1] for p in PARTS])
-def test_source_solution_passes(assignment, function, check):
-    check(solution_namespace(assignment)[function])
+def check(function_name: str, function) -> None:
+    """Raise AssertionError with the student's message unless ``function`` passes its check."""
+    getattr(checks, f"check_{function_name}")(function)
 
 
-@pytest.mark.parametrize(("assignment", "function", "check"), PARTS, ids=[p[1] for p in PARTS])
-def test_alternative_correct_solution_passes(assignment, function, check):
-    check(solution_namespace(assignment, ALTERNATIVE[assignment])[function])
+def test_every_graded_code_cell_declares_exactly_its_own_check():
+    declared = declared_parts()
+    graded_code = {(a, cell) for a in COURSE.assignments() for cell in COURSE.graded_cells(a)
+                   if cell.startswith("test_")}
+    assert {(a, cell) for a, cell, _ in declared} == graded_code
+    assert all(cell == f"test_{function}" for _, cell, function in declared)
+    assert sorted(function for _, _, function in declared) == sorted(CHECKS)
 
 
-@pytest.mark.parametrize(("assignment", "function", "check"), PARTS, ids=[p[1] for p in PARTS])
-def test_a_stub_is_reported_as_not_implemented(assignment, function, check):
+@pytest.mark.parametrize(("assignment", "function"), PARTS, ids=[p[1] for p in PARTS])
+def test_source_solution_passes(assignment, function):
+    check(function, solution_namespace(assignment)[function])
+
+
+@pytest.mark.parametrize(("assignment", "function"), PARTS, ids=[p[1] for p in PARTS])
+def test_alternative_correct_solution_passes(assignment, function):
+    check(function, solution_namespace(assignment, ALTERNATIVE[assignment])[function])
+
+
+@pytest.mark.parametrize(("assignment", "function"), PARTS, ids=[p[1] for p in PARTS])
+def test_a_stub_is_reported_as_not_implemented(assignment, function):
     def stub(*args, **kwargs):
-        raise NotImplementedError()
+        raise NotImplementedError(f"write {function}: see its docstring")
 
     with pytest.raises(AssertionError, match="not implemented yet"):
-        check(stub)
+        check(function, stub)
 
 
 BUG_MESSAGES = {
-    "predict": "score of exactly 0 must predict \\+1",
-    "perceptron_step": "correctly classified point must not change",
-    "train_perceptron": "wrong bias b",
-    "is_mistake": "score 0.0, label \\+1",
-    "perceptron_trace": "same array over and over",
-    "mistake_bound": "augmented data",
-    "ovr_train": "random classes",
+    "predict": "labels other than -1 and \\+1",
+    "perceptron_step": "correctly classified point, which must not change w or b",
+    "train_perceptron": "a wrong b",
+    "is_mistake": "score 0, label \\+1",
+    "perceptron_trace": "append a copy of w",
+    "mistake_bound": "augmented points",
+    "ovr_train": "a wrong W",
     "ovr_predict": "not by thresholding",
-    "kernel_perceptron": "wrong value",
+    "kernel_perceptron": "a wrong value",
 }
 
 
 @pytest.mark.parametrize("function", sorted(BUG_MESSAGES))
 def test_each_typical_bug_is_caught_and_named(function):
-    assignment = next(a for a, f, _ in PARTS if f == function)
-    check = next(c for _, f, c in PARTS if f == function)
+    assignment = next(a for a, f in PARTS if f == function)
     namespace = solution_namespace(assignment, BUGGY[assignment])
     with pytest.raises(AssertionError, match=BUG_MESSAGES[function]):
-        check(namespace[function])
+        check(function, namespace[function])
 
 
 def test_buggy_student_keeps_every_correct_part():
-    for assignment, function, check in PARTS:
+    for assignment, function in PARTS:
         if function not in BUGGY[assignment]:
-            check(solution_namespace(assignment, BUGGY[assignment])[function])
+            check(function, solution_namespace(assignment, BUGGY[assignment])[function])
 
 
 def test_more_near_misses_are_caught():
     def sign_zero_negative(w, b, X):
         return np.where(np.asarray(X, float) @ np.asarray(w, float) + b > 0, 1, -1)
 
-    with pytest.raises(AssertionError, match="sign\\(0\\) = \\+1"):
+    with pytest.raises(AssertionError, match="score is exactly 0 and must predict \\+1"):
         checks.check_predict(sign_zero_negative)
-
-    def in_place_step(w, b, x, y):
-        if y * (w @ x + b) <= 0:
-            w += y * x
-            return w, b + y, True
-        return w, b, False
-
-    with pytest.raises(AssertionError, match="leave its arguments unchanged"):
-        checks.check_perceptron_step(in_place_step)
 
     def radius_about_the_centre(X):
         X = np.asarray(X, float)
@@ -134,6 +134,82 @@ def test_more_near_misses_are_caught():
         checks.check_averaged_perceptron(averaged_stopping_early)
 
 
+def test_changing_an_argument_in_place_is_caught_even_when_the_answer_is_right():
+    def in_place_step(w, b, x, y):
+        if y * (w @ x + b) <= 0:
+            x *= y  # the classic slip: the caller's point now has its label folded in
+            return w + x, b + y, True
+        return w, b, False
+
+    with pytest.raises(AssertionError, match="changed its argument x in place"):
+        checks.check_perceptron_step(in_place_step)
+
+    def scribbling_augment(X):
+        result = np.hstack([np.ones((len(X), 1)), np.asarray(X, dtype=float)])
+        X[:] = 0
+        return result
+
+    with pytest.raises(AssertionError, match="changed its argument X in place"):
+        checks.check_augment(scribbling_augment)
+
+
+def _train(X, y, max_epochs, *, epochs_run):
+    """A correct perceptron except for how many epochs it runs and when it says it converged."""
+    X = np.hstack([np.ones((len(X), 1)), np.asarray(X, float)])
+    w, n_mistakes, converged = np.zeros(X.shape[1]), 0, False
+    for _ in range(epochs_run(max_epochs)):
+        mistakes = 0
+        for x, label in zip(X, y):
+            if label * (w @ x) <= 0:
+                w, mistakes = w + label * x, mistakes + 1
+        n_mistakes += mistakes
+        if mistakes == 0:
+            converged = True
+            break
+    return w[1:], float(w[0]), n_mistakes, converged
+
+
+def failed_behaviours(function_name: str, function) -> str:
+    """Every failure message of a check, not only the ones a student is shown."""
+    return "\n".join(judge_in_process(CHECKS[function_name], function, secret=b"test secret 0123", student="t").failures)
+
+
+def test_an_epoch_cap_off_by_one_is_caught_by_the_cases_on_the_boundary():
+    checks.check_train_perceptron(lambda X, y, max_epochs: _train(X, y, max_epochs, epochs_run=lambda cap: cap))
+    one_too_few = failed_behaviours("train_perceptron", lambda X, y, cap: _train(X, y, cap, epochs_run=lambda c: c - 1))
+    assert "converges exactly on its last allowed epoch" in one_too_few
+    one_too_many = failed_behaviours("train_perceptron", lambda X, y, cap: _train(X, y, cap, epochs_run=lambda c: c + 1))
+    assert "needs one epoch more than allowed" in one_too_many
+
+
+def test_other_correct_styles_keep_full_marks():
+    checks.check_is_mistake(lambda score, label, rule: np.bool_(label * score <= 0) if rule == "margin"
+                            else np.bool_((1 if score >= 0 else -1) != label))
+    checks.check_augment(lambda X: [[1.0, *row] for row in np.asarray(X, float).tolist()])  # a list of lists
+    checks.check_radius(lambda X: np.max(np.sqrt(np.sum(np.asarray(X, float) ** 2, axis=1))))  # a NumPy scalar
+    correct_step = solution_namespace("02_algorithm")["perceptron_step"]
+    checks.check_perceptron_step(lambda w, b, x, y: list(correct_step(w, b, x, y)))  # a list, not a tuple
+
+
+def test_a_type_that_matters_is_named_in_its_own_message():
+    with pytest.raises(AssertionError, match="wrap the test in bool"):
+        checks.check_is_mistake(lambda score, label, rule: int(label * score <= 0))
+
+
+def test_a_failed_case_shows_the_call_expected_and_received():
+    wrong = solution_namespace("01_geometry", BUGGY["01_geometry"])["predict"]
+    with pytest.raises(AssertionError) as failure:
+        checks.check_predict(wrong)
+    message = str(failure.value)
+    call = next(line.strip() for line in message.splitlines() if line.strip().startswith("predict("))
+    namespace = {"np": np}
+    received = eval(call, namespace, {"predict": wrong})  # the call in the message can be pasted and run
+    expected_line = next(line for line in message.splitlines() if line.strip().startswith("expected:"))
+    received_line = next(line for line in message.splitlines() if line.strip().startswith("received:"))
+    assert np.array_equal(eval(received_line.split(":", 1)[1], namespace), received)
+    assert not np.array_equal(eval(expected_line.split(":", 1)[1], namespace), received)
+
+
 def test_hidden_checks_emit_nothing_on_stderr(capfd):
     def noisy_but_correct(w, b, X):
         with np.errstate(all="warn"):
@@ -144,62 +220,29 @@ def test_hidden_checks_emit_nothing_on_stderr(capfd):
     assert capfd.readouterr().err == ""
 
 
-def test_checks_never_mutate_the_callers_data():
-    seen = []
+def test_the_secret_and_the_student_draw_the_cases():
+    check_ = CHECKS["train_perceptron"]
 
-    def recording_augment(X):
-        seen.append(X)
-        X[:] = 0  # a student who scribbles on the input must not corrupt later cases
-        return np.hstack([np.ones((X.shape[0], 1)), X])
+    def random_inputs(secret: bytes, student: str) -> list:
+        return [case.args[0] for case in check_.cases(case_generator(secret, check_.function, student)) if case.is_random]
 
-    with pytest.raises(AssertionError):
-        checks.check_augment(recording_augment)
-    assert len(seen) >= 1
-
-
-# ------------------------------------------------------------------ shortcuts and tampering
+    same = random_inputs(b"course secret one", "ada"), random_inputs(b"course secret one", "ada")
+    assert all(np.array_equal(a, b) for a, b in zip(*same))
+    other_secret = random_inputs(b"course secret two", "ada")
+    other_student = random_inputs(b"course secret one", "ben")
+    assert not any(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(same[0], other_secret))
+    assert not any(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(same[0], other_student))
 
 
-def test_calling_the_reference_scores_zero_under_any_name():
-    from perceptron_course.perceptron import predict as borrowed
+def test_a_verdict_comes_from_returned_data_only():
+    class Liar:
+        """An object that claims to equal anything: the grader never asks it."""
 
-    def predict(w, b, X):
-        return borrowed(w, b, X)
+        def __eq__(self, other):
+            return True
 
-    with pytest.raises(AssertionError, match="calls the reference library \\(perceptron_course.perceptron.predict\\)"):
-        checks.check_predict(predict)
+        def __array__(self, *args, **kwargs):
+            raise RuntimeError("never called on the trusted side")
 
-    import perceptron_course.geometry as g
-
-    with pytest.raises(AssertionError, match="reference library"):
-        checks.check_augment(lambda X: g.augment(X))
-
-
-def test_allowed_helpers_stay_allowed():
-    namespace = solution_namespace("04_convergence")  # its mistake_bound calls theory.max_margin
-    checks.check_mistake_bound(namespace["mistake_bound"])
-
-    from perceptron_course.theory import mistake_bound as borrowed
-
-    with pytest.raises(AssertionError, match="perceptron_course.theory.mistake_bound"):
-        checks.check_mistake_bound(lambda X, y: borrowed(X, y))
-
-
-@pytest.mark.parametrize(
-    ("module", "attribute"),
-    [(np, "allclose"), (np, "array_equal"), (np.linalg, "norm"), (__import__("builtins"), "isinstance")],
-)
-def test_replacing_what_the_checks_use_is_detected(monkeypatch, module, attribute):
-    original = getattr(module, attribute)
-    monkeypatch.setattr(module, attribute, lambda *args, **kwargs: original(*args, **kwargs))
-    with pytest.raises(AssertionError, match=f"your code replaced .*{attribute}"):
-        checks.check_set_margin(solution_namespace("01_geometry")["set_margin"])
-
-
-def test_patching_the_reference_is_detected(monkeypatch):
-    import perceptron_course.perceptron as reference
-
-    wrong = solution_namespace("01_geometry", BUGGY["01_geometry"])["predict"]
-    monkeypatch.setattr(reference, "predict", wrong)  # make the reference agree with a wrong answer
-    with pytest.raises(AssertionError, match="replaced perceptron_course.perceptron.predict"):
-        checks.check_predict(wrong)
+    verdict = judge_in_process(CHECKS["augment"], lambda X: Liar(), secret=b"s" * 16, student="x")
+    assert not verdict.passed and "an object of type Liar" in verdict.message()

@@ -28,6 +28,7 @@ from typing import Callable
 from .course import Course, nbgrader_api
 from .pipeline import FAILED, GRADED, Outcome, grade_submission, quiet_nbgrader_warnings
 from .sandbox import Isolation, grading_kernel, private_runtime_dir
+from .secret import SECRET_FILE, read_secret
 
 #: Fault injection for tests: ``kill-worker:<student>/<assignment>`` makes the worker grading
 #: that submission die, as an out-of-memory kill would.
@@ -78,6 +79,7 @@ def grade_job(job: GradeJob) -> Outcome:
     workdir = course.root / "autograded" / job.student / job.assignment
     workdir.mkdir(parents=True)  # the sandbox binds it before nbgrader writes into it
     with private_runtime_dir() as runtime, grading_kernel(Path(job.course_root), isolation, workdir, runtime) as config:
+        config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         api = nbgrader_api(course, config)
         return grade_submission(api, course, job.student, job.assignment)
 

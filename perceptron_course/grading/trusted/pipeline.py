@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .course import Course, CourseError, nbgrader_api
 from .sandbox import choose_isolation
+from .secret import load_or_create_secret
 
 GRADED, FAILED = "graded", "failed"
 
@@ -221,6 +222,7 @@ def grade(
     _check_writable(course)
     selected = select_submissions(course, assignments, students)
     record_source_cells(course, sorted({assignment for _, assignment in selected}))
+    load_or_create_secret(course.root)  # here, once: workers only read it
     isolation = choose_isolation()
     max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
     with tempfile.TemporaryDirectory(dir=course.root, prefix=".grading-") as scratch:

@@ -1,31 +1,48 @@
-"""nbgrader preprocessors that keep one bad submission from spoiling its grade or the batch.
+"""nbgrader preprocessors: the verdicts, and what keeps one bad submission from spoiling its grade or the batch.
 
 They are plugged into nbgrader's autograde by ``nbgrader_config.py``:
 
 - ``ForgetUnknownCells`` (sanitising): a cell whose ``grade_id`` the gradebook does not
   know (pasted from another notebook), or a duplicate that ``DeduplicateIds`` emptied,
   becomes an ordinary cell; nbgrader 0.9 would crash on it.
-- ``ResilientExecute`` (executing): when a cell kills the kernel (``os._exit``, a
-  segfault) or hangs beyond an interrupt, that cell gets an error, the kernel is
-  restarted, the earlier non-test cells are run again, and grading goes on.
-- ``StderrAsText``: text a passing test cell wrote to stderr (a warning) is kept
-  but shown as ordinary output, so nbgrader does not score the cell 0 for it.
-- ``LimitOutputSize``: no output keeps more than ``max_chars`` characters.
+- ``ResilientExecute`` (executing): runs the notebook in the sandboxed grading kernel.
+  A graded test cell runs there without its hidden-test region; then each check that
+  region declares runs the student's function on the cases through the harness, and
+  the verdict, decided here from the returned data, becomes the cell's last output
+  (an error when it fails, so nbgrader scores it 0). The visible tests' own errors are
+  kept as text: hints, not the grade. A cell that kills the kernel costs that cell
+  only (restart, replay of the earlier cells that had worked, at most
+  ``max_restarts`` times); a time budget bounds the whole notebook, replays included;
+  every output is capped while it arrives.
+- ``StderrAsText``: text a test cell wrote to stderr (a warning) is kept but shown as
+  ordinary output, so nbgrader does not score the cell 0 for it.
+- ``LimitOutputSize``: no output keeps more than ``max_chars`` characters of text,
+  or a rich (image, HTML, ...) value bigger than ``max_rich_chars``.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 import uuid
 from pathlib import Path
+from time import monotonic
 
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from nbformat.v4 import new_output
+from nbformat.v4 import new_code_cell, new_output
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Integer
+from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor
+from traitlets import Bool, Integer, Unicode
+
+from .checks.framework import Verdict, case_generator, judge_replies
+from .sandbox import KERNEL_NAME
+from .secret import SECRET_FILE, read_secret
+from .verdicts import (
+    Declaration, DeclarationError, declarations, harness_code, harness_request, new_marker, read_replies, split_hidden,
+    verdict_output,
+)
 
 
 KERNEL_DIED = "KernelDied"
@@ -72,12 +89,21 @@ class ForgetUnknownCells(NbGraderPreprocessor):
 
 
 class ResilientExecute(Execute):
-    """nbgrader's ``Execute``, but a cell that kills the kernel costs only that cell.
+    """nbgrader's ``Execute`` that grades test cells on the trusted side and survives a dying kernel.
 
     Its kernel's connection file (and, with the sandbox's IPC transport, its sockets)
     lives in the Jupyter runtime folder, which the grader makes private to each
     submission, rather than in the shared temporary folder.
     """
+
+    grading_secret = Unicode("", help="the course secret (hex) the cases are drawn from").tag(config=True)
+    secret_file = Unicode(SECRET_FILE, help="where to read the course secret when grading_secret is not set "
+                                           "(relative to the working folder)").tag(config=True)
+    time_budget = Integer(180, help="seconds for the whole notebook: cells, checks, restarts and replays").tag(config=True)
+    max_restarts = Integer(3, help="kernel restarts after deaths before the remaining cells are given up").tag(config=True)
+    max_cell_output_chars = Integer(2_000_000, help="characters of output kept per cell while it runs").tag(config=True)
+    require_grading_kernel = Bool(True, help="refuse to run student code in any kernel but the sandboxed "
+                                             "grading kernel that perceptron-course grade starts").tag(config=True)
 
     def create_kernel_manager(self):
         manager = super().create_kernel_manager()
@@ -86,22 +112,123 @@ class ResilientExecute(Execute):
         manager.connection_file = str(runtime / f"kernel-{uuid.uuid4()}.json")
         return manager
 
+    # ------------------------------------------------------------------ the whole notebook
+
+    def preprocess(self, nb, resources=None, km=None):
+        if self.require_grading_kernel and self.kernel_name != KERNEL_NAME:
+            raise RuntimeError("grade with `perceptron-course grade`: it starts the sandboxed grading kernel, which "
+                               "nbgrader's own autograde does not")
+        self._secret = bytes.fromhex(self.grading_secret) if self.grading_secret else read_secret(Path(self.secret_file))
+        self._student = ((resources or {}).get("nbgrader") or {}).get("student", "")
+        self._deadline = monotonic() + self.time_budget
+        self._restarts = 0
+        self._gave_up = ""
+        self._worked: set[int] = set()  # cells that ran without error: what a replay runs again
+        self._output_chars: dict[int, int] = {}
+        self.timeout_func = self._remaining_timeout
+        return super().preprocess(nb, resources, km)
+
+    def _remaining_timeout(self, cell) -> int:
+        return max(1, min(self.timeout or self.time_budget, int(self._deadline - monotonic()) + 1))
+
     def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code" or not cell.source.strip():
+            return cell, resources
+        self._output_chars[index] = 0
+        skipped = self._reason_to_skip()
+        if skipped:
+            cell.outputs = [_error("NotRun", skipped)]
+            return cell, resources
+        if _is_test_cell(cell):
+            return self._grade_test_cell(cell, resources, index)
+        cell, resources = self._run(cell, resources, index)
+        if not any(output.get("output_type") == "error" for output in cell.get("outputs", [])):
+            self._worked.add(index)
+        return cell, resources
+
+    def _reason_to_skip(self) -> str:
+        if self._gave_up:
+            return self._gave_up
+        if monotonic() >= self._deadline:
+            return (f"this cell was not run: the grader's time budget for the notebook ({self.time_budget} s, "
+                    "restarts and replays included) ran out")
+        return ""
+
+    # ------------------------------------------------------------------ one cell
+
+    def _run(self, cell, resources, index):
+        """Execute one cell; a dead or unstoppable kernel costs this cell and is restarted."""
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
             if any(output.get("ename") == "MemoryError" for output in cell.get("outputs", [])):
-                self._release_failed_frames(index)
+                self._release_failed_frames()
             return cell, resources
         except DeadKernelError:
             ename, what = KERNEL_DIED, "the kernel died while running this cell (os._exit, a crash, or too much memory)"
         except CellTimeoutError:  # the interrupt did not stop it either
             ename, what = "CellTimeoutError", f"this cell ran longer than {self.timeout} s and could not be interrupted"
-        cell.outputs = [new_output("error", ename=ename, traceback=[f"{ename}: {what}"],
-                                   evalue=f"{what}; the kernel was restarted and the earlier cells were run again")]
+        cell.outputs = [_error(ename, f"{what}; the kernel was restarted and the earlier cells were run again")]
         self._restart_and_replay(index)
         return cell, self.resources
 
-    def _release_failed_frames(self, index: int) -> None:
+    def _grade_test_cell(self, cell, resources, index):
+        """Run the visible tests in the kernel, then judge every declared check here."""
+        source = cell.source
+        visible, hidden = split_hidden(source)
+        try:
+            declared = declarations(hidden)
+        except DeclarationError as error:
+            declared, problem = [], f"the grader could not read this cell's hidden tests ({error}); tell your TA"
+        else:
+            problem = ""
+        cell.source = visible
+        try:
+            if visible.strip():
+                cell, resources = self._run(cell, resources, index)
+        finally:
+            cell.source = source
+        if not declared and not problem:
+            return cell, resources  # a cell without checks is graded by what ran (the course's tests forbid it)
+        outputs = [_as_hint(output) for output in cell.get("outputs", [])]
+        if problem:
+            outputs.append(_error("GraderError", problem))
+        for declaration in declared:
+            outputs.append(verdict_output(self._judge_in_kernel(declaration, index)))
+        cell.outputs = outputs
+        return cell, self.resources
+
+    def _judge_in_kernel(self, declaration: Declaration, index: int) -> Verdict:
+        """Call the student's function on the cases in the kernel; judge the replies here."""
+        check = declaration.check
+        cases = check.cases(case_generator(self._secret, check.function, self._student))
+        skipped = self._reason_to_skip()
+        if skipped:
+            return Verdict(check.function, len(cases), [f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"])
+        marker = new_marker()
+        probe = new_code_cell(harness_code(harness_request(declaration, cases, marker)))
+        original = self.nb.cells[index]
+        self._output_chars[index] = 0
+        stopped = ""
+        try:
+            probe = self.execute_cell(probe, index, store_history=False)
+        except DeadKernelError:
+            stopped = "made the kernel die (os._exit, a crash, or too much memory)"
+        except CellTimeoutError:
+            stopped = f"did not return within {self.timeout} s (and could not be interrupted)"
+        finally:
+            self.nb.cells[index] = original  # execute_cell put the probe in its place
+        text = "".join(output.get("text", "") for output in probe.get("outputs", [])
+                       if output.get("output_type") == "stream" and output.get("name") == "stdout")
+        replies, problem = read_replies(text, marker, len(cases))
+        if not stopped:
+            stopped = problem or _why_calls_stopped(probe, self.timeout)
+        if stopped.startswith("made the kernel die") or stopped.endswith("could not be interrupted)"):
+            self._restart_and_replay(index + 1)
+        return judge_replies(check, cases, replies, stopped)
+
+    # ------------------------------------------------------------------ kernel deaths
+
+    def _release_failed_frames(self) -> None:
         """IPython keeps the last traceback, and with it every local of the failing frames (a
         MemoryError's huge list, say): free them, so the next cells get their memory back."""
         try:  # straight through the kernel client: nothing is written into the notebook
@@ -111,19 +238,87 @@ class ResilientExecute(Execute):
             pass
 
     def _restart_and_replay(self, index: int) -> None:
-        """Start a fresh kernel and rebuild its state from the setup and solution cells before ``index``."""
+        """Start a fresh kernel and rebuild its state from the earlier cells that had worked.
+
+        After ``max_restarts`` restarts, or when the time budget is spent, the remaining
+        cells are given up instead: a notebook that keeps killing its kernel cannot make
+        the grader run its slow cells again and again.
+        """
+        self._restarts += 1
+        if self._restarts > self.max_restarts:
+            self._gave_up = (f"this cell was not run: the kernel died {self._restarts} times, and the grader gives up "
+                             f"after {self.max_restarts} restarts")
+            return
         run_sync(self.km.restart_kernel)(now=True)
         self.kc.stop_channels()
         self.start_new_kernel_client()
-        for earlier_index, earlier in enumerate(self.nb.cells[:index]):
-            if earlier.cell_type == "code" and not _is_test_cell(earlier):
-                try:
-                    self.execute_cell(copy.deepcopy(earlier), earlier_index, store_history=False)
-                except (DeadKernelError, CellTimeoutError):  # it failed again: go on without the rest of the state
-                    run_sync(self.km.restart_kernel)(now=True)
-                    self.kc.stop_channels()
-                    self.start_new_kernel_client()
-                    return
+        for earlier_index in sorted(self._worked):
+            if earlier_index >= index or self._reason_to_skip():
+                break
+            original = self.nb.cells[earlier_index]
+            try:  # a copy: the notebook keeps the outputs of the first run
+                self.execute_cell(copy.deepcopy(original), earlier_index, store_history=False)
+            except (DeadKernelError, CellTimeoutError):  # it failed again: go on without the rest of the state
+                run_sync(self.km.restart_kernel)(now=True)
+                self.kc.stop_channels()
+                self.start_new_kernel_client()
+                return
+            finally:
+                self.nb.cells[earlier_index] = original
+
+    # ------------------------------------------------------------------ what the kernel sends
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Keep an output only while the cell's outputs stay under ``max_cell_output_chars``."""
+        out = super().output(outs, msg, display_id, cell_index)
+        if out is None:
+            return None
+        limit_output(out, MAX_TEXT_CHARS, MAX_RICH_CHARS)
+        used = self._output_chars.get(cell_index, 0)
+        size = output_chars(out)
+        self._output_chars[cell_index] = used + size
+        if used + size > self.max_cell_output_chars:
+            outs.remove(out)
+            if used <= self.max_cell_output_chars:
+                outs.append(new_output("stream", name="stdout",
+                                       text=f"\n... [further output cut by the grader: over {self.max_cell_output_chars:,} characters]\n"))
+            return None
+        return out
+
+    def handle_comm_msg(self, outs, msg, cell_index):
+        """Widgets and comms are ignored: their state would flow into the notebook unchecked."""
+
+    def _update_display_id(self, display_id, msg):
+        """Display updates are ignored: they would rewrite earlier outputs past the caps."""
+
+
+def _error(ename: str, evalue: str):
+    return new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _as_hint(output):
+    """A visible test's error, kept as text: it is a hint, and the hidden tests decide the grade."""
+    if output.get("output_type") != "error":
+        return output
+    if output.get("ename") == "NotImplementedError":
+        return new_output("stream", name="stdout", text=f"Not implemented yet: {output.get('evalue', '')}\n")
+    lines = [_ANSI.sub("", line) for line in output.get("traceback", [])] or [f"{output.get('ename')}: {output.get('evalue')}"]
+    text = "A visible test failed (the hidden tests below decide the grade):\n" + "\n".join(lines) + "\n"
+    return new_output("stream", name="stdout", text=text)
+
+
+def _why_calls_stopped(probe, timeout) -> str:
+    """Why the harness ended before answering every case, from its error output (or ``""``)."""
+    for output in probe.get("outputs", []):
+        if output.get("output_type") != "error":
+            continue
+        if output.get("ename") in ("CellTimeoutError", "KeyboardInterrupt"):
+            return f"did not return within {timeout} s (an infinite loop?)"
+        return f"could not be called by the grader ({output.get('ename')}: {str(output.get('evalue', ''))[:200]})"
+    return ""
 
 
 class StderrAsText(NbGraderPreprocessor):
@@ -138,21 +333,67 @@ class StderrAsText(NbGraderPreprocessor):
         return cell, resources
 
 
+MAX_TEXT_CHARS = 20_000
+MAX_RICH_CHARS = 1_000_000
+
+
+def output_chars(output) -> int:
+    """Characters an output holds (text, every MIME value, traceback)."""
+    size = len(output.get("text", "")) + sum(len(line) for line in output.get("traceback", []))
+    return size + sum(len(value) if isinstance(value, str) else len(str(value)) for value in output.get("data", {}).values())
+
+
+def limit_output(output, max_chars: int, max_rich_chars: int) -> None:
+    """Cut the text of ``output`` to ``max_chars``; replace a rich value over ``max_rich_chars`` by a note."""
+    if isinstance(output.get("text"), str):
+        output["text"] = _cut(output["text"], max_chars)
+    data = output.get("data", {})
+    for mime in list(data):
+        value = data[mime] if isinstance(data[mime], str) else str(data[mime])
+        if mime.startswith("text/"):
+            data[mime] = _cut(value, max_chars)
+        elif len(value) > max_rich_chars:
+            del data[mime]
+            data["text/plain"] = f"[a {mime} output of {len(value):,} characters, removed by the grader: over {max_rich_chars:,}]"
+    if "traceback" in output:
+        output["traceback"] = [_cut(line, max_chars) for line in output["traceback"][-100:]]
+
+
+def _cut(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars] + f"\n... [{len(text) - max_chars} more characters cut by the grader]"
+
+
 class LimitOutputSize(NbGraderPreprocessor):
-    """Cut every text output to ``max_chars`` characters (one huge line passes nbgrader's line limit)."""
+    """Cut every output: text to ``max_chars`` characters, rich values (images, ...) to ``max_rich_chars``."""
 
-    max_chars = Integer(20_000, help="characters kept per output").tag(config=True)
-
-    def _cut(self, text: str) -> str:
-        if len(text) <= self.max_chars:
-            return text
-        return text[: self.max_chars] + f"\n... [{len(text) - self.max_chars} more characters cut by the grader]"
+    max_chars = Integer(MAX_TEXT_CHARS, help="characters kept per text output").tag(config=True)
+    max_rich_chars = Integer(MAX_RICH_CHARS, help="largest rich (image, HTML, ...) value kept").tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         for output in cell.get("outputs", []):
-            if "text" in output:
-                output["text"] = self._cut(output["text"])
-            for mime, value in output.get("data", {}).items():
-                if mime.startswith("text/") and isinstance(value, str):
-                    output["data"][mime] = self._cut(value)
+            limit_output(output, self.max_chars, self.max_rich_chars)
         return cell, resources
+
+
+class NamedStubs(ClearSolutions):
+    """nbgrader's ``ClearSolutions`` with stubs that name their function.
+
+    ``{function}`` in ``ClearSolutions.code_stub`` becomes the name of the ``def``
+    the solution region sits in, so an untouched stub says what to write.
+    """
+
+    def _replace_solution_region(self, cell, language):
+        replaced = super()._replace_solution_region(cell, language)
+        if replaced and "{function}" in cell.source:
+            lines = cell.source.split("\n")
+            for number, line in enumerate(lines):
+                if "{function}" in line:
+                    enclosing = [match.group(1) for earlier in lines[:number] if (match := _DEF.match(earlier))]
+                    lines[number] = line.replace("{function}", enclosing[-1] if enclosing else "this function")
+            cell.source = "\n".join(lines)
+        return replaced
+
+
+_DEF = re.compile(r"\s*def\s+(\w+)\s*\(")

@@ -1,0 +1,133 @@
+"""The call harness: runs a student's function on the grader's cases, inside the student's kernel.
+
+The trusted side sends this file's source to the sandboxed kernel together with the
+cases (plain data), right after a graded test cell. ``call_all`` looks the student's
+function up, calls it once per case, and writes one line per call on stdout: a
+marker, then JSON in the grader's wire format (numbers, strings, booleans, arrays of
+numbers or strings, and lists/tuples/dicts of these). It decides nothing: the
+comparison with the reference happens outside the kernel, on whatever comes back.
+Code that tampers with this harness can only change the data it returns, which
+is then judged like any other answer.
+
+It depends on nothing but the standard library and NumPy, keeps its names out of
+the student's namespace, and never imports the grader.
+
+Wire format: every value is a two-item list ``[tag, payload]``:
+``["none", null]``, ``["bool", true]``, ``["int", 3]``, ``["float", 1.5]``,
+``["str", "a"]``, ``["np.bool", true]``, ``["np.int", 3]``, ``["np.float", 1.5]``,
+``["ndarray", {"dtype": "float64", "shape": [2], "data": [1.0, 2.0]}]``,
+``["list", [...]]``, ``["tuple", [...]]``, ``["dict", [["key", value], ...]]``,
+and ``["other", "TypeName"]`` for anything else. Floats may be NaN or infinite.
+"""
+
+import json
+import sys
+import warnings
+
+import numpy
+
+#: Array dtypes that cross the boundary (kind letters of numpy dtypes).
+ARRAY_KINDS = "biufU"
+MAX_DEPTH = 6
+
+
+def encode(value, depth=0):
+    """The wire form of ``value`` (see the module docstring); never calls a method of a student's object."""
+    kind = type(value)
+    if depth > MAX_DEPTH:
+        return ["other", "a value nested more than %d levels deep" % MAX_DEPTH]
+    if value is None:
+        return ["none", None]
+    if kind is bool:
+        return ["bool", value]
+    if kind is int:
+        return ["int", value]
+    if kind is float:
+        return ["float", value]
+    if kind is str:
+        return ["str", value]
+    if kind is numpy.bool_:
+        return ["np.bool", bool(value)]
+    if isinstance(value, numpy.generic) and kind.__module__ == "numpy":
+        if value.dtype.kind in "iu":
+            return ["np.int", int(value)]
+        if value.dtype.kind == "f":
+            return ["np.float", float(value)]
+        if value.dtype.kind == "U":
+            return ["str", str(value)]
+    if kind is numpy.ndarray and value.dtype.kind in ARRAY_KINDS:
+        flat = value.ravel().tolist()
+        return ["ndarray", {"dtype": value.dtype.str, "shape": list(value.shape), "data": flat}]
+    if kind is list or kind is tuple:
+        return ["list" if kind is list else "tuple", [encode(item, depth + 1) for item in value]]
+    if kind is dict and all(type(key) is str for key in value):
+        return ["dict", [[key, encode(item, depth + 1)] for key, item in value.items()]]
+    if kind is numpy.ndarray:
+        return ["other", "an array of dtype %s" % value.dtype]
+    return ["other", kind.__name__]
+
+
+def decode(wire):
+    """The value a wire form stands for (arguments sent by the grader)."""
+    tag, payload = wire
+    if tag in ("none", "bool", "int", "float", "str"):
+        return payload
+    if tag == "ndarray":
+        data = numpy.array(payload["data"], dtype=numpy.dtype(payload["dtype"]))
+        return data.reshape(payload["shape"])
+    if tag in ("list", "tuple"):
+        items = [decode(item) for item in payload]
+        return items if tag == "list" else tuple(items)
+    if tag == "dict":
+        return {key: decode(item) for key, item in payload}
+    if tag == "np.bool":
+        return numpy.bool_(payload)
+    if tag == "np.int":
+        return numpy.int64(payload)
+    if tag == "np.float":
+        return numpy.float64(payload)
+    raise ValueError("unknown wire tag %r" % tag)
+
+
+def _error_text(error):
+    try:
+        message = str(error)
+    except BaseException:  # noqa: BLE001 - a student's exception whose __str__ fails
+        message = ""
+    return type(error).__name__, message[:500]
+
+
+def call_all(namespace, request, emit=None):
+    """Call ``namespace[request["function"]]`` on every case of ``request``; emit one JSON line per call.
+
+    ``request``: ``{"function": name, "marker": str, "calls": [{"args": [...], "kwargs": {...}}]}``
+    with arguments in wire form. Each line is the marker followed by
+    ``{"index": i, "result": wire}`` and ``"args_after"`` (the arguments after the
+    call, to see whether they were changed in place), or ``{"index": i, "error": [type, message]}``.
+    A missing function gives one line ``{"missing": true}``.
+    """
+    write = emit or (lambda line: (sys.stdout.write("\n" + line + "\n"), sys.stdout.flush()))
+    marker = request["marker"]
+    function = namespace.get(request["function"])
+    if not callable(function):
+        write(marker + json.dumps({"missing": True, "found": type(function).__name__}))
+        return
+    for index, call in enumerate(request["calls"]):
+        args = [decode(item) for item in call["args"]]
+        kwargs = {key: decode(item) for key, item in call["kwargs"].items()}
+        try:
+            with warnings.catch_warnings(), numpy.errstate(all="ignore"):
+                warnings.simplefilter("ignore")  # a warning is not an answer; the visible tests show them
+                result = function(*args, **kwargs)
+        except KeyboardInterrupt:  # the grader's timeout: stop here, the grader knows which call hung
+            raise
+        except BaseException as error:  # noqa: BLE001 - SystemExit and friends are answers too
+            reply = {"index": index, "error": _error_text(error)}
+        else:
+            reply = {"index": index, "result": encode(result),
+                     "args_after": [encode(item) for item in args] + [encode(kwargs[key]) for key in sorted(kwargs)]}
+        try:
+            line = json.dumps(reply, allow_nan=True)
+        except (TypeError, ValueError, RecursionError, OverflowError) as error:
+            line = json.dumps({"index": index, "error": ["UnencodableResult", _error_text(error)[1]]})
+        write(marker + line)

@@ -1,0 +1,344 @@
+"""How a graded part is checked: cases, the reference, comparisons, and the verdict's message.
+
+A ``Check`` names the student's function, draws its cases (the named edge cases,
+the visible tests' cases, then random ones from a generator seeded by the course
+secret), and compares each returned value with the reference's answer. The calls
+themselves happen elsewhere (in the sandboxed kernel through the harness, or in
+this process for an instructor's own notebook): a check only sees the ``Reply``
+of each call, plain data, and decides here, on the trusted side.
+
+A failed case says what differed, expected against received, and on which call,
+written as Python a student can paste into a cell.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..wire import Reply, Unsupported, python_literal
+
+#: Random cases per check, besides the named ones.
+N_RANDOM_CASES = 20
+#: Failed cases shown in full in one verdict.
+MAX_SHOWN = 2
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call: its arguments, and the behaviour a wrong answer on it reveals."""
+
+    args: tuple
+    behaviour: str
+    kwargs: dict = field(default_factory=dict)
+    context: Any = None  #: what a ``judge`` needs besides the arguments (never sent to the kernel)
+
+    @property
+    def is_random(self) -> bool:
+        return self.behaviour.startswith("random")
+
+    def size(self) -> int:
+        """How big the input is (numbers in it), to show the smallest failing call first."""
+        return sum(np.size(value) for value in (*self.args, *self.kwargs.values()))
+
+
+@dataclass(frozen=True)
+class Difference:
+    """What a returned value got wrong."""
+
+    what: str  #: e.g. "a wrong value", "n_mistakes (the 3rd value returned) is wrong"
+    expected: str = ""
+    received: str = ""
+    hint: str = ""  #: what to do about it, when it is not obvious
+    detail: str = ""  #: where exactly, e.g. the first differing entry
+
+
+Compare = Callable[[Any, Any], "Difference | None"]  # (received, expected)
+
+
+@dataclass(frozen=True)
+class Check:
+    """The hidden tests of one graded part.
+
+    Parameters
+    ----------
+    function : the student's function, by name
+    parameters : its parameter names, in order (for messages)
+    cases : ``rng -> list[Case]``: named edge cases first, then random ones drawn from ``rng``
+    reference : computes the expected answer from a case's arguments
+    compare : ``(received, expected) -> Difference | None``
+    judge : replaces the case-by-case comparison for a check without a single right answer
+        (``(cases, replies) -> list of failure messages``)
+    """
+
+    function: str
+    parameters: tuple[str, ...]
+    cases: Callable[[np.random.Generator], list[Case]]
+    reference: Callable[..., Any] | None = None
+    compare: Compare | None = None
+    judge: Callable[[list[Case], list[Reply]], list[str]] | None = None
+
+
+@dataclass
+class Verdict:
+    """The outcome of one check on one student function."""
+
+    function: str
+    n_cases: int
+    failures: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def message(self) -> str:
+        """For the student: why the part failed, or that it passed."""
+        if self.passed:
+            return f"{self.function}: the hidden tests pass ({self.n_cases} cases)."
+        shown = self.failures[:MAX_SHOWN]
+        more = len(self.failures) - len(shown)
+        tail = f"\n\n(and {more} more failed case{'s' * (more > 1)} of {self.n_cases})" if more > 0 else ""
+        return "\n\n".join(shown) + tail
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+def case_generator(secret: bytes, function: str, student: str) -> np.random.Generator:
+    """The random generator of one student's cases for one function.
+
+    Derived from the course secret, so nobody without it can know the cases, and
+    from the student, so one student's cases tell nothing about another's. The
+    same three always give the same cases: a regrade is identical.
+    """
+    digest = hashlib.sha256(b"\0".join([secret, function.encode(), student.encode()])).digest()
+    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(digest[:16], "little")))
+
+
+def random_points(rng: np.random.Generator) -> np.ndarray:
+    n, d = int(rng.integers(1, 30)), int(rng.integers(1, 6))
+    return rng.normal(size=(n, d))
+
+
+def random_labels(rng: np.random.Generator, n: int) -> np.ndarray:
+    return np.where(rng.random(n) < 0.5, -1, 1)
+
+
+def call_text(check: Check, case: Case) -> str:
+    """The call of ``case`` as Python a student can paste."""
+    arguments = [python_literal(value) for value in case.args]
+    arguments += [f"{key}={python_literal(value)}" for key, value in case.kwargs.items()]
+    return f"{check.function}({', '.join(arguments)})"
+
+
+def expected_answer(check: Check, case: Case) -> Any:
+    """The reference's answer on (copies of) the case's arguments, quietly."""
+    assert check.reference is not None
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return check.reference(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
+
+
+# ----------------------------------------------------------------------------- judging
+
+
+def not_implemented_message(function: str) -> str:
+    return f"{function} is not implemented yet (it raises NotImplementedError): write it, then run its tests again."
+
+
+def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply | dict], stopped: str = "") -> Verdict:
+    """The verdict on a student's function from its replies, in the order of ``cases``.
+
+    ``replies`` may be shorter than ``cases`` when the calls stopped early
+    (``stopped`` says why, e.g. a timeout on the next call), or be a single
+    ``{"missing": True}`` notice when the function does not exist.
+    """
+    cases = list(cases)
+    if replies and isinstance(replies[0], dict):
+        found = replies[0].get("found", "")
+        what = "is not defined" if found in ("", "NoneType") else f"is not a function (it is a {found})"
+        return Verdict(check.function, len(cases), [f"{check.function} {what}: run the cell that defines it."])
+    for reply in replies:
+        if not reply.returned and reply.error[0] == "NotImplementedError":
+            return Verdict(check.function, len(cases), [not_implemented_message(check.function)])
+    if check.judge is not None:
+        failures = check.judge(cases, list(replies))
+    else:
+        failures = _compare_each(check, cases, replies)
+    if stopped and len(replies) < len(cases):
+        failures.insert(0, f"{check.function} {stopped} on this call:\n    {call_text(check, cases[len(replies)])}")
+    return Verdict(check.function, len(cases), failures)
+
+
+def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply]) -> list[str]:
+    failed: list[tuple[Case, str]] = []
+    for case, reply in zip(cases, replies):
+        message = case_failure(check, case, reply)
+        if message:
+            failed.append((case, message))
+    # Named edge cases say most about a bug; among random cases the smallest input reads best.
+    failed.sort(key=lambda item: (item[0].is_random, item[0].size() if item[0].is_random else 0))
+    return [message for _, message in failed]
+
+
+def case_failure(check: Check, case: Case, reply: Reply) -> str:
+    """Why the reply to one case is wrong, or ``""``."""
+    call = call_text(check, case)
+    if not reply.returned:
+        kind, message = reply.error
+        detail = f"{kind}: {message}" if message else kind
+        return f"{check.function} raised {detail}\n  on {case.behaviour}:\n    {call}"
+    changed = changed_arguments(check, case, reply.args_after)
+    if changed:
+        return (f"{check.function} changed its argument {changed} in place on {case.behaviour}: work on a copy "
+                f"(e.g. w = w + y * x, not w += y * x):\n    {call}")
+    assert check.compare is not None
+    difference = check.compare(reply.result, expected_answer(check, case))
+    if difference is None:
+        return ""
+    lines = [f"{check.function} returned {difference.what} on {case.behaviour}:", f"    {call}"]
+    if difference.expected or difference.received:
+        lines += [f"  expected: {difference.expected}", f"  received: {difference.received}"]
+    if difference.detail:
+        lines.append(f"  {difference.detail}")
+    if difference.hint:
+        lines.append(f"  hint: {difference.hint}")
+    return "\n".join(lines)
+
+
+def changed_arguments(check: Check, case: Case, args_after: list) -> str:
+    """The name of the first argument the call changed in place, or ``""``."""
+    sent = list(case.args) + [case.kwargs[key] for key in sorted(case.kwargs)]
+    names = list(check.parameters[: len(case.args)]) + sorted(case.kwargs)
+    for name, before, after in zip(names, sent, args_after):
+        if isinstance(before, np.ndarray) and not (
+            isinstance(after, np.ndarray) and after.shape == before.shape and np.array_equal(after, before, equal_nan=before.dtype.kind == "f")
+        ):
+            return name
+    return ""
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def as_float_array(value: Any) -> np.ndarray | None:
+    """``value`` as a float array, or ``None`` if it is not made of numbers."""
+    if isinstance(value, (Unsupported, str, dict)) or value is None:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return array
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Unsupported):
+        return f"an object of type {value.type_name}"
+    return python_literal(value, limit=1500)
+
+
+def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> Compare:
+    """Same shape and same values (exactly, or within ``rtol``/``atol``); ``what`` describes the expected return."""
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        want = np.asarray(expected, dtype=float)
+        shown = python_literal(np.asarray(expected), limit=1500)
+        got = as_float_array(received)
+        if got is None:
+            return Difference(f"something that is not {what}", shown, _describe(received))
+        if got.shape != want.shape:
+            return Difference(f"an array of the wrong shape {got.shape} (expected {want.shape}, {what})",
+                              shown, python_literal(received, limit=1500))
+        close = got == want if exact else np.isclose(got, want, rtol=rtol, atol=atol)
+        if np.all(close):
+            return None
+        first = tuple(int(i) for i in np.argwhere(~close)[0])
+        where = (f"first difference at index {first if len(first) != 1 else first[0]}: "
+                 f"expected {float(want[first])!r}, received {float(got[first])!r}") if first else ""
+        return Difference("a wrong value", shown, python_literal(received, limit=1500), detail=where)
+
+    return compare
+
+
+def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a number") -> Compare:
+    """One number (a Python or NumPy scalar, or an array of size 1), within tolerance."""
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        got = as_float_array(received)
+        if got is None or got.size != 1:
+            shape = f" of shape {got.shape}" if got is not None else ""
+            return Difference(f"something{shape} that is not {what}", repr(float(expected)), _describe(received))
+        value = float(got.ravel()[0])
+        if np.isclose(value, float(expected), rtol=rtol, atol=atol):
+            return None
+        return Difference("a wrong value", repr(float(expected)), repr(value))
+
+    return compare
+
+
+def compare_count(what: str = "a count") -> Compare:
+    """A whole number (any integer type; a float only if it is whole)."""
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        got = as_float_array(received)
+        if got is None or got.size != 1 or isinstance(received, bool):
+            return Difference(f"something that is not {what}", repr(int(expected)), _describe(received))
+        if float(got.ravel()[0]) == int(expected):
+            return None
+        return Difference("a wrong count", repr(int(expected)), _describe(received))
+
+    return compare
+
+
+def compare_bool(what: str = "True or False") -> Compare:
+    """A Python or NumPy bool."""
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        if not isinstance(received, (bool, np.bool_)):
+            return Difference("something that is not a bool", repr(bool(expected)), _describe(received),
+                              hint=f"return {what} (a bool), e.g. wrap the test in bool(...)")
+        if bool(received) == bool(expected):
+            return None
+        return Difference("the wrong truth value", repr(bool(expected)), repr(bool(received)))
+
+    return compare
+
+
+def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
+    """Labels -1/+1, exactly."""
+    values = compare_arrays(exact=True, what=what)
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        got = as_float_array(received)
+        if got is not None and got.shape == np.shape(expected) and not np.all(np.isin(got, (-1, 1))):
+            return Difference("labels other than -1 and +1", python_literal(np.asarray(expected)), python_literal(got, limit=1500),
+                              hint="a score of exactly 0 predicts +1; np.sign(0) is 0")
+        return values(received, expected)
+
+    return compare
+
+
+def compare_tuple(names: Sequence[str], parts: Sequence[Compare]) -> Compare:
+    """A tuple (or list) of ``len(names)`` values, each compared by its own ``Compare``."""
+    ordinals = ["1st", "2nd", "3rd", "4th", "5th", "6th"]
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        if not isinstance(received, (tuple, list)) or len(received) != len(names):
+            return Difference(f"something that is not a tuple ({', '.join(names)})", "", _describe(received))
+        for position, (name, part, got, want) in enumerate(zip(names, parts, received, expected)):
+            difference = part(got, want)
+            if difference is not None:
+                what = (f"a wrong {name} (the {ordinals[position]} value returned)" if difference.what.startswith(("a wrong", "the wrong"))
+                        else f"{difference.what} as {name} (the {ordinals[position]} value returned)")
+                return Difference(what, difference.expected, difference.received, difference.hint, difference.detail)
+        return None
+
+    return compare

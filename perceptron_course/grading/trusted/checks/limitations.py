@@ -1,0 +1,132 @@
+"""Checks of assignment 06_limitations: xor_features, kernel_perceptron and averaged_perceptron."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .... import theory, variants
+from ....datasets import linearly_separable, xor
+from ..wire import Reply, python_literal
+from .algorithm import boundary_cases
+from .framework import (
+    N_RANDOM_CASES, Case, Check, as_float_array, call_text, case_failure, compare_arrays, compare_number, compare_tuple,
+    random_labels,
+)
+
+# ----------------------------------------------------------------------------- xor_features
+
+
+def _xor_feature_cases(rng: np.random.Generator) -> list[Case]:
+    """Whole noisy XOR samples (the labels ride along as context), then each of their points alone."""
+    corners, corner_labels = xor()
+    samples = [(corners, corner_labels, "the visible test's four corners")]
+    for _ in range(N_RANDOM_CASES):
+        X, y = xor(3, noise=0.15, seed=int(rng.integers(1 << 30)))
+        samples.append((X, y, "random noisy XOR clusters (12 points around the corners)"))
+    cases = [Case((X,), what, context=("sample", y)) for X, y, what in samples]
+    cases += [Case((X[i : i + 1],), "one point of a noisy XOR sample, alone", context=("point", k, i))
+              for k, (X, _, _) in enumerate(samples) for i in range(len(X))]
+    return cases
+
+
+def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[str]:
+    failures = []
+    mapped: dict[int, np.ndarray] = {}
+    for k, (case, reply) in enumerate(zip(cases, replies)):
+        if not reply.returned:
+            failures.append(case_failure(XOR_FEATURES, case, reply))
+            continue
+        features = as_float_array(reply.result)
+        call = call_text(XOR_FEATURES, case)
+        n = len(case.args[0])
+        if features is None or features.ndim != 2 or features.shape[0] != n:
+            shape = "" if features is None else f" of shape {features.shape}"
+            failures.append(f"xor_features must return one row of features per point, shape ({n}, k); it returned "
+                            f"something{shape} on {case.behaviour}:\n    {call}")
+            continue
+        if not np.all(np.isfinite(features)):
+            failures.append(f"xor_features returned NaN or infinite features on {case.behaviour}:\n    {call}")
+            continue
+        if case.context[0] == "sample":
+            mapped[k] = features
+            if not theory.is_separable(features, case.context[1], bias=True):
+                failures.append(f"the mapped points are not linearly separable on {case.behaviour}:\n    {call}\n"
+                                f"  labels: {python_literal(case.context[1])}\n  received: {python_literal(features, limit=1500)}")
+        else:
+            _, sample, row = case.context
+            whole = mapped.get(sample)
+            if whole is not None and (whole.shape[1] != features.shape[1] or not np.allclose(whole[row], features[0])):
+                failures.append("xor_features must map each point on its own: a row must not depend on the other rows "
+                                f"(the point alone gave {python_literal(features[0])}, within its sample "
+                                f"{python_literal(whole[row])}):\n    {call}")
+    return list(dict.fromkeys(failures))
+
+
+XOR_FEATURES = Check("xor_features", ("X",), _xor_feature_cases, judge=_judge_xor_features)
+
+# ----------------------------------------------------------------------------- kernel_perceptron
+
+
+def _reference_kernel_perceptron(K, y, max_epochs):
+    index_points = np.arange(len(y), dtype=float)[:, None]
+
+    def precomputed(A, B):
+        return np.asarray(K, dtype=float)[np.ix_(A[:, 0].astype(int), B[:, 0].astype(int))]
+
+    return variants.train_kernel(index_points, y, kernel=precomputed, bias=False, max_epochs=max_epochs).alpha
+
+
+def _kernel_cases(rng: np.random.Generator) -> list[Case]:
+    corners, corner_labels = xor()
+    visible_K = (corners @ corners.T + 1.0) ** 2
+    boundary_X, boundary_y = linearly_separable(12, 2, margin=0.05, bias=False, seed=5)
+    cases = [
+        Case((visible_K, corner_labels, 20), "the visible test's XOR corners with the kernel (x·z + 1)^2"),
+        Case((variants.linear_kernel(corners, corners), corner_labels, 4), "non-separable (linear kernel on XOR): stop after max_epochs"),
+        Case((np.array([[4.0]]), np.array([1]), 5), "a single point: a score of exactly 0 at the start is a mistake"),
+        Case((np.array([[2, 1], [1, 2]]), np.array([1, -1]), 10), "an integer Gram matrix"),
+    ]
+    linear = variants.linear_kernel(boundary_X, boundary_X)
+    cases += [Case((linear, boundary_y, cap), what) for cap, what in
+              boundary_cases(boundary_X, boundary_y, "a linear kernel on separable data", bias=False)]
+    for _ in range(N_RANDOM_CASES):
+        seed = int(rng.integers(1 << 30))
+        X, y = xor(2, noise=0.2, seed=seed) if rng.random() < 0.5 else linearly_separable(15, 2, margin=0.05, seed=seed)
+        kernel = variants.polynomial_kernel if rng.random() < 0.6 else (lambda A, B: variants.rbf_kernel(A, B, gamma=0.5))
+        cases.append(Case((kernel(X, X), y, int(rng.choice([3, 30]))), "random data with a polynomial or RBF kernel"))
+    return cases
+
+
+KERNEL_PERCEPTRON = Check(
+    "kernel_perceptron", ("K", "y", "max_epochs"), _kernel_cases, _reference_kernel_perceptron,
+    compare_arrays(exact=True, what="alpha, an array of shape (n,) counting the mistakes on each point"),
+)
+
+# ----------------------------------------------------------------------------- averaged_perceptron
+
+
+def _reference_averaged(X, y, epochs):
+    return variants.averaged_weights(variants.train_voted(X, y, epochs=epochs))
+
+
+def _averaged_cases(rng: np.random.Generator) -> list[Case]:
+    cases = [
+        Case((np.array([[1.0, 0.0]]), np.array([1]), 2), "the visible test's single point over two epochs"),
+        Case((np.array([[1.0], [-1.0]]), np.array([1, 1]), 1), "the visible test's two points (a score of 0 is a mistake)"),
+        Case((*linearly_separable(10, 2, margin=0.2, seed=3), 20),
+             "separable data: the average keeps counting after convergence, for all epochs"),
+        Case((np.array([[1, 1], [-1, 2]]), np.array([1, -1]), 3), "integer input"),
+    ]
+    for _ in range(N_RANDOM_CASES):
+        n, d = int(rng.integers(2, 30)), int(rng.integers(1, 5))
+        X = rng.normal(size=(n, d))
+        cases.append(Case((X, random_labels(rng, n), int(rng.integers(1, 10))), "random, mostly non-separable data"))
+    return cases
+
+
+AVERAGED_PERCEPTRON = Check(
+    "averaged_perceptron", ("X", "y", "epochs"), _averaged_cases, _reference_averaged,
+    compare_tuple(("w_avg", "b_avg"), (compare_arrays(exact=False, what="weights of shape (d,)"), compare_number())),
+)
+
+CHECKS = (XOR_FEATURES, KERNEL_PERCEPTRON, AVERAGED_PERCEPTRON)

@@ -1,0 +1,115 @@
+"""Checks of assignment 05_multiclass: ovr_train, ovr_predict and multiclass_train."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .... import multiclass
+from ..wire import python_literal
+from .framework import N_RANDOM_CASES, Case, Check, Difference, compare_arrays, compare_tuple
+
+
+def _class_data(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    k, d = int(rng.integers(2, 5)), int(rng.integers(1, 4))
+    n = int(rng.integers(k, 40))
+    centres = rng.normal(scale=4, size=(k, d))
+    labels = rng.integers(0, k, size=n)
+    labels[:k] = np.arange(k)
+    X = centres[labels] + rng.normal(size=(n, d))
+    names = np.array(["cat", "dog", "emu", "fox"])[labels] if rng.random() < 0.3 else labels * 2 + 1
+    return X, names
+
+
+def _trainer_cases(trainer: Callable, visible: list[Case]) -> Callable[[np.random.Generator], list[Case]]:
+    """Cases of a ``(X, y, max_epochs) -> (W, b)`` trainer: the visible ones, edge cases, random classes.
+
+    Random cases get a cap of 30, or the last epoch in which the reference still
+    updates (so one epoch too few or too many shows).
+    """
+
+    def cases(rng: np.random.Generator) -> list[Case]:
+        named = list(visible) + [
+            Case((np.array([[1, 0], [0, 1], [-1, -1], [2, 2]]), np.array([0, 1, 2, 0])), "integer input", {"max_epochs": 20}),
+            Case((np.array([[1.0], [2.0], [3.0]]), np.array([2, 0, 1])), "a single feature (d = 1), one point per class",
+                 {"max_epochs": 10}),
+            Case((np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]), np.array(["b", "b", "a", "a"])),
+                 "string labels on non-separable data (XOR), which must stop after max_epochs", {"max_epochs": 4}),
+        ]
+        for _ in range(N_RANDOM_CASES):
+            X, y = _class_data(rng)
+            epochs = int(np.max(trainer(X, y, max_epochs=40).epochs))
+            cap = int(rng.choice([30, max(epochs - 1, 1), epochs]))
+            named.append(Case((X, y), f"random classes (labels any sortable values; max_epochs = {cap})", {"max_epochs": cap}))
+        return named
+
+    return cases
+
+
+def _weights_of(trainer: Callable) -> Callable[..., Any]:
+    def reference(X, y, max_epochs):
+        model = trainer(X, y, max_epochs=max_epochs)
+        return model.W, model.b
+
+    return reference
+
+
+_MATRICES = compare_tuple(("W", "b"), (compare_arrays(exact=False, what="W of shape (K, d)"),
+                                         compare_arrays(exact=False, what="b of shape (K,)")))
+
+_SIX_X = np.array([[0.0, 3.0], [3.0, 0.0], [-3.0, -3.0], [0.0, 4.0], [4.0, 0.0], [-4.0, -4.0]])
+OVR_TRAIN = Check(
+    "ovr_train", ("X", "y"),
+    _trainer_cases(multiclass.train_one_vs_rest,
+                   [Case((_SIX_X, np.array([0, 1, 2, 0, 1, 2])), "the visible test's six points", {"max_epochs": 50})]),
+    _weights_of(multiclass.train_one_vs_rest), _MATRICES,
+)
+
+MULTICLASS_TRAIN = Check(
+    "multiclass_train", ("X", "y"),
+    _trainer_cases(multiclass.train_multiclass,
+                   [Case((_SIX_X[:3], np.array([0, 1, 2])), "the visible test's three points", {"max_epochs": 50})]),
+    _weights_of(multiclass.train_multiclass), _MATRICES,
+)
+
+
+def _reference_predict(W, b, classes, X):
+    model = multiclass.LinearMulticlass(np.asarray(classes), np.asarray(W, float), np.asarray(b, float), 0, 0, False)
+    return multiclass.predict_multiclass(model, X)
+
+
+def _compare_predicted(received: Any, expected: np.ndarray) -> Difference | None:
+    got = np.asarray(received) if isinstance(received, (list, tuple, np.ndarray)) else None
+    if got is None or got.shape != expected.shape:
+        return Difference(f"something that is not an array of shape {expected.shape} of labels",
+                          python_literal(expected, limit=1500), python_literal(received, limit=1500))
+    try:
+        equal = got.astype(expected.dtype) == expected
+    except (TypeError, ValueError):
+        equal = np.zeros(expected.shape, dtype=bool)
+    if np.all(equal):
+        return None
+    return Difference("wrong labels", python_literal(expected, limit=1500), python_literal(got, limit=1500))
+
+
+def _predict_cases(rng: np.random.Generator) -> list[Case]:
+    cases = [
+        Case((np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([-5.0, -5.0]), np.array(["cat", "dog"]),
+              np.array([[2.0, 1.0], [0.0, 3.0]])), "the visible test's points (every score negative)"),
+        Case((np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]), np.array([-5.0, -4.0, -6.0]), np.array([0, 1, 2]),
+              np.array([[0.5, 0.2], [0.1, 0.3]])),
+             "every score negative: predict the class with the largest raw score (argmax), not by thresholding"),
+        Case((np.zeros((3, 2)), np.zeros(3), np.array(["a", "b", "c"]), np.array([[1.0, 2.0]])),
+             "a tie, which goes to the first class (numpy's argmax)"),
+    ]
+    for _ in range(N_RANDOM_CASES):
+        k, d, n = int(rng.integers(2, 6)), int(rng.integers(1, 5)), int(rng.integers(1, 30))
+        cases.append(Case((rng.normal(size=(k, d)), rng.normal(size=k), np.arange(k) * 10, rng.normal(size=(n, d))),
+                          "random weights"))
+    return cases
+
+
+OVR_PREDICT = Check("ovr_predict", ("W", "b", "classes", "X"), _predict_cases, _reference_predict, _compare_predicted)
+
+CHECKS = (OVR_TRAIN, OVR_PREDICT, MULTICLASS_TRAIN)

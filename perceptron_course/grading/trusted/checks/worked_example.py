@@ -1,0 +1,79 @@
+"""Checks of assignment 03_worked_example: is_mistake and perceptron_trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .... import perceptron
+from ....datasets import linearly_separable, six_point_example, two_point_example, xor
+from ..wire import python_literal
+from .algorithm import boundary_cases, training_cases
+from .framework import Case, Check, Difference, as_float_array, compare_arrays, compare_bool
+
+
+def _is_mistake_cases(rng: np.random.Generator) -> list[Case]:
+    visible = [Case((0.0, 1, "margin"), "the visible test: rule 'margin', score 0, label +1"),
+               Case((0.0, 1, "sign"), "the visible test: rule 'sign', score 0, label +1"),
+               Case((0.0, -1, "sign"), "the visible test: rule 'sign', score 0, label -1"),
+               Case((-2.0, -1, "margin"), "the visible test: rule 'margin', score -2, label -1")]
+    grid = [
+        Case((score, label, rule), f"rule {rule!r}, score {score}, label {label:+d}"
+             + (" (a score of exactly 0 is the case that separates the rules)" if score == 0 else ""))
+        for rule in ("margin", "sign")
+        for label in (-1, 1)
+        for score in (-2.5, -1e-12, 0.0, -0.0, 1e-12, 3.0)
+    ]
+    return visible + grid
+
+
+IS_MISTAKE = Check("is_mistake", ("score", "label", "rule"), _is_mistake_cases, perceptron.is_mistake, compare_bool())
+
+
+def _reference_trace(X, y, rule, max_epochs):
+    return list(perceptron.train(X, y, bias=False, rule=rule, max_epochs=max_epochs).weight_history)
+
+
+def _compare_trace(received: Any, expected: Any) -> Difference | None:
+    if not isinstance(received, (list, tuple)):
+        return Difference("something that is not a list of weight vectors", "", python_literal(received, limit=300))
+    steps = [as_float_array(step) for step in received]
+    if any(step is None for step in steps):
+        return Difference("a list holding something that is not a weight vector", "", python_literal(received, limit=300))
+    if len(steps) != len(expected):
+        return Difference(f"{len(steps)} weight vectors instead of {len(expected)} (the zero start plus one per update)",
+                          python_literal([np.asarray(w) for w in expected], limit=1500), python_literal(steps, limit=1500))
+    shapes = {step.shape for step in steps}
+    if len(shapes) > 1:
+        return Difference("weight vectors of different shapes", "", python_literal(steps, limit=1500))
+    difference = compare_arrays(exact=False, what="weight vectors")(np.array(steps), np.array(expected))
+    if difference is None:
+        return None
+    same_array_again = len(steps) > 2 and all(np.array_equal(step, steps[-1]) for step in steps[1:])
+    hint = "every vector equals the last one: append a copy of w (w.copy()) after each update" if same_array_again else ""
+    return Difference(difference.what, difference.expected, difference.received, hint,
+                      difference.detail.replace("at index (", "at (weight vector, coordinate) ("))
+
+
+def _trace_cases(rng: np.random.Generator) -> list[Case]:
+    two_X, two_y = two_point_example()
+    boundary_X, boundary_y = linearly_separable(10, 2, margin=0.05, bias=False, seed=11)
+    cases = [
+        Case((two_X, two_y, "sign", 10), "the lecture's 2-point example with the sign rule"),
+        Case((two_X, two_y, "margin", 10), "the 2-point example with the margin rule (a score of 0 at the start is a mistake)"),
+        Case((*six_point_example(), "sign", 10), "the lecture's 6-point example"),
+        Case((*xor(), "margin", 3), "non-separable data (XOR): stop after max_epochs"),
+    ]
+    cases += [Case((boundary_X, boundary_y, "margin", cap), what)
+              for cap, what in boundary_cases(boundary_X, boundary_y, "separable data", bias=False)]
+    for case in training_cases(rng, visible=[]):
+        if case.is_random:
+            X, y = case.args
+            cases.append(Case((np.hstack([np.ones((len(X), 1)), X]), y, "margin", case.kwargs["max_epochs"]), case.behaviour))
+    return cases
+
+
+PERCEPTRON_TRACE = Check("perceptron_trace", ("X", "y", "rule", "max_epochs"), _trace_cases, _reference_trace, _compare_trace)
+
+CHECKS = (IS_MISTAKE, PERCEPTRON_TRACE)

@@ -1,0 +1,160 @@
+"""From a test cell to a verdict: what it declares, what to send the kernel, how to read the answer.
+
+A graded test cell of ``source/`` holds visible tests (quick hints, run in the
+student's kernel) and a hidden-test region that only declares checks::
+
+    ### BEGIN HIDDEN TESTS
+    from perceptron_course.grading.trusted.checks import check_augment
+    check_augment(augment)
+    ### END HIDDEN TESTS
+
+The region never reaches the kernel. The grader reads its declarations here,
+sends the harness and the cases (plain data) to the kernel, reads the replies
+back with the strict parser of ``wire``, and judges them with the check: the
+verdict is decided in this process.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from nbformat.v4 import new_output
+
+from ..in_sandbox import harness
+from .checks import CHECKS
+from .checks.framework import Case, Check, Verdict, case_generator, judge_replies
+from .wire import Reply, WireError, encode, parse_reply
+
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+#: ``ename`` of the error output that carries a failed verdict.
+VERDICT_ERROR = "HiddenTestsFailed"
+HARNESS_SOURCE = Path(harness.__file__).read_text(encoding="utf-8")
+
+
+class DeclarationError(ValueError):
+    """A hidden-test region that is not a list of ``check_<function>(<function>)`` calls."""
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One declared check: which check, on which name of the student's namespace."""
+
+    check: Check
+    target: str
+
+
+def split_hidden(source: str) -> tuple[str, str]:
+    """``(visible part, hidden part)`` of a test cell's source (delimiter lines dropped).
+
+    An unterminated region hides everything after its start (fail closed).
+    """
+    visible, hidden, inside = [], [], False
+    for line in source.split("\n"):
+        if BEGIN_HIDDEN in line:
+            inside = True
+        elif END_HIDDEN in line and inside:
+            inside = False
+        else:
+            (hidden if inside else visible).append(line)
+    return "\n".join(visible).rstrip() + "\n", "\n".join(hidden)
+
+
+def declarations(hidden: str) -> list[Declaration]:
+    """The checks a hidden-test region declares, in order.
+
+    Only imports and calls ``check_<name>(<identifier>)`` of known checks are
+    allowed: the region is read, never run.
+    """
+    try:
+        tree = ast.parse(hidden)
+    except SyntaxError as error:
+        raise DeclarationError(f"the hidden-test region does not parse: {error}") from None
+    found = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            continue
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id.startswith("check_")
+                and len(call.args) == 1 and isinstance(call.args[0], ast.Name) and not call.keywords):
+            raise DeclarationError(f"line {statement.lineno}: a hidden-test region may only call check_<function>(<function>)")
+        name = call.func.id.removeprefix("check_")
+        if name not in CHECKS:
+            raise DeclarationError(f"line {statement.lineno}: no check named {call.func.id} (known: {', '.join(CHECKS)})")
+        found.append(Declaration(CHECKS[name], call.args[0].id))
+    return found
+
+
+def harness_request(declaration: Declaration, cases: list[Case], marker: str) -> dict:
+    """The plain-data request for the harness: the function's name and every case's arguments."""
+    calls = [{"args": [encode(value) for value in case.args],
+              "kwargs": {key: encode(value) for key, value in case.kwargs.items()}} for case in cases]
+    return {"function": declaration.target, "marker": marker, "calls": calls}
+
+
+def harness_code(request: dict) -> str:
+    """Code for the kernel: load the harness in a namespace of its own and run the request.
+
+    Only the harness's entry point touches the student's namespace, and nothing is left in it.
+    """
+    payload = json.dumps(request, allow_nan=True)
+    return (
+        "def __perceptron_course_harness(request):\n"
+        "    scope = {'__name__': 'perceptron_course_harness'}\n"
+        f"    exec(compile({HARNESS_SOURCE!r}, '<grader harness>', 'exec'), scope)\n"
+        "    scope['call_all'](globals(), request)\n"
+        f"__perceptron_course_harness(__import__('json').loads({payload!r}))\n"
+        "del __perceptron_course_harness\n"
+    )
+
+
+def new_marker() -> str:
+    """A fresh marker that starts the harness's lines (student output cannot be mistaken for them by accident)."""
+    return f"@@perceptron-course-{secrets.token_hex(8)}@@"
+
+
+def read_replies(text: str, marker: str, n_cases: int) -> tuple[list[Reply | dict], str]:
+    """The replies found in the kernel's stdout, in case order, and why they stop early (or ``""``).
+
+    Only lines that start with ``marker`` count; each must parse strictly. The first
+    malformed line ends the replies, with the reason.
+    """
+    replies: list[Reply | dict] = []
+    for line in text.split("\n"):
+        if not line.startswith(marker):
+            continue
+        try:
+            reply = parse_reply(line[len(marker):])
+        except WireError as error:
+            return replies, f"returned something the grader cannot accept as data ({error})"
+        if isinstance(reply, dict):
+            return [reply], ""
+        if reply.index != len(replies):
+            return replies, "answered out of order"
+        replies.append(reply)
+        if len(replies) == n_cases:
+            break
+    return replies, ""
+
+
+def judge_in_process(check: Check, function: Callable, *, secret: bytes, student: str) -> Verdict:
+    """Judge ``function`` in this process, through the same request, harness and parser as the kernel."""
+    cases = check.cases(case_generator(secret, check.function, student))
+    declaration = Declaration(check, check.function)
+    marker = new_marker()
+    lines: list[str] = []
+    harness.call_all({check.function: function}, harness_request(declaration, cases, marker), emit=lines.append)
+    replies, problem = read_replies("\n".join(lines), marker, len(cases))
+    return judge_replies(check, cases, replies, problem)
+
+
+def verdict_output(verdict: Verdict):
+    """The output a verdict adds to its test cell: text when it passed, an error (scored 0) when not."""
+    if verdict.passed:
+        return new_output("stream", name="stdout", text=verdict.message() + "\n")
+    message = verdict.message()
+    return new_output("error", ename=VERDICT_ERROR, evalue=message, traceback=[f"{VERDICT_ERROR}: {message}"])

@@ -1,0 +1,205 @@
+"""Plain data across the sandbox boundary: strict parsing of what the kernel sends back.
+
+The kernel's harness (``in_sandbox/harness.py``) writes one JSON line per call in a
+tagged wire format. Here, on the trusted side, a line becomes a ``Reply`` only if it
+is small enough and every value is plain data of an allowed type and size: never an
+object with methods, never pickle. Anything else is a ``WireError`` whose message
+says what was wrong, which the grader reports as a failed case.
+
+``python_literal`` turns a value into text a student can paste into a cell.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..in_sandbox.harness import encode
+
+__all__ = ["MAX_REPLY_CHARS", "Reply", "Unsupported", "WireError", "decode_value", "encode", "parse_reply", "python_literal"]
+
+#: Longest reply line accepted for one call (characters of JSON).
+MAX_REPLY_CHARS = 2_000_000
+#: Most numbers (array items and scalars together) accepted in one reply.
+MAX_ITEMS = 250_000
+MAX_DEPTH = 8
+MAX_STRING = 10_000
+_ARRAY_DTYPES = {np.dtype(name).str for name in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64")}
+
+
+class WireError(ValueError):
+    """A reply that is not plain data of the expected form; the message is for the student."""
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """A returned value the grader does not accept as data (an object, a function, ...)."""
+
+    type_name: str
+
+
+@dataclass
+class Reply:
+    """What one call of the student's function gave.
+
+    Exactly one of ``result`` (with ``returned=True``) and ``error`` is meaningful.
+    """
+
+    index: int
+    returned: bool
+    result: Any = None
+    error: tuple[str, str] = ("", "")  #: exception type name and message
+    args_after: list = field(default_factory=list)
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.items = 0
+
+    def spend(self, count: int) -> None:
+        self.items += count
+        if self.items > MAX_ITEMS:
+            raise WireError(f"the returned value is too large (more than {MAX_ITEMS} numbers)")
+
+
+def _array(payload: Any, budget: _Budget) -> np.ndarray:
+    if not isinstance(payload, dict) or set(payload) != {"dtype", "shape", "data"}:
+        raise WireError("a malformed array")
+    dtype, shape, data = payload["dtype"], payload["shape"], payload["data"]
+    if not isinstance(dtype, str) or not (dtype in _ARRAY_DTYPES or _is_short_unicode(dtype)):
+        raise WireError(f"an array of an unsupported dtype {str(dtype)[:40]!r}")
+    if not isinstance(shape, list) or len(shape) > MAX_DEPTH or not all(type(n) is int and n >= 0 for n in shape):
+        raise WireError("an array with a malformed shape")
+    if not isinstance(data, list) or len(data) != math.prod(shape):
+        raise WireError("an array whose data does not match its shape")
+    budget.spend(len(data))
+    kind = np.dtype(dtype).kind
+    allowed = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,)}[kind]
+    if not all(type(item) in allowed and not (type(item) is bool and kind != "b") for item in data):
+        raise WireError("an array holding values of another type than its dtype")
+    try:
+        return np.array(data, dtype=dtype).reshape(shape)
+    except (OverflowError, ValueError) as error:
+        raise WireError(f"an array that cannot be rebuilt ({error})") from None
+
+
+def _is_short_unicode(dtype: str) -> bool:
+    return dtype.startswith(("<U", ">U")) and dtype[2:].isdigit() and 0 < int(dtype[2:]) <= 1000
+
+
+def decode_value(wire: Any, budget: _Budget | None = None, depth: int = 0) -> Any:
+    """The value of one wire form, checked strictly; raises ``WireError``."""
+    budget = budget or _Budget()
+    if depth > MAX_DEPTH:
+        raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
+    if not isinstance(wire, list) or len(wire) != 2 or not isinstance(wire[0], str):
+        raise WireError("a malformed value")
+    tag, payload = wire
+    budget.spend(1)
+    expected_types = {"none": (type(None),), "bool": (bool,), "np.bool": (bool,), "int": (int,), "np.int": (int,),
+                      "float": (float, int), "np.float": (float, int), "str": (str,), "other": (str,)}
+    if tag in expected_types:
+        if type(payload) not in expected_types[tag] or (type(payload) is bool and tag not in ("bool", "np.bool")):
+            raise WireError(f"a malformed {tag} value")
+        if type(payload) is str and len(payload) > MAX_STRING:
+            raise WireError("a string longer than 10,000 characters")
+        if type(payload) is int and abs(payload) > 2**63:
+            raise WireError("an integer too large for int64")
+        return _scalar(tag, payload)
+    if tag == "ndarray":
+        return _array(payload, budget)
+    if tag in ("list", "tuple"):
+        if not isinstance(payload, list):
+            raise WireError(f"a malformed {tag}")
+        items = [decode_value(item, budget, depth + 1) for item in payload]
+        return items if tag == "list" else tuple(items)
+    if tag == "dict":
+        if not isinstance(payload, list) or not all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+                                                    for pair in payload):
+            raise WireError("a malformed dict")
+        return {key: decode_value(item, budget, depth + 1) for key, item in payload}
+    raise WireError(f"an unknown kind of value {tag[:40]!r}")
+
+
+def _scalar(tag: str, payload: Any) -> Any:
+    if tag == "np.bool":
+        return np.bool_(payload)
+    if tag == "np.int":
+        return np.int64(payload)
+    if tag == "np.float":
+        return np.float64(payload)
+    if tag == "float":
+        return float(payload)
+    if tag == "other":
+        return Unsupported(payload[:100])
+    return payload
+
+
+def parse_reply(line: str) -> Reply | dict:
+    """One harness line (without its marker) as a ``Reply``, or the ``{"missing": ...}`` notice.
+
+    Raises ``WireError`` for anything that is not a well-formed reply.
+    """
+    if len(line) > MAX_REPLY_CHARS:
+        raise WireError(f"the returned value is too large ({len(line):,} characters of data)")
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        raise WireError("the grader could not read what your function returned") from None
+    if not isinstance(message, dict):
+        raise WireError("a malformed reply")
+    if message.get("missing") is True:
+        return {"missing": True, "found": str(message.get("found", ""))[:100]}
+    index = message.get("index")
+    if type(index) is not int or index < 0:
+        raise WireError("a malformed reply")
+    if "error" in message:
+        error = message["error"]
+        if not (isinstance(error, list) and len(error) == 2 and all(isinstance(part, str) for part in error)):
+            raise WireError("a malformed error reply")
+        return Reply(index, returned=False, error=(error[0][:100], error[1][:500]))
+    budget = _Budget()
+    result = decode_value(message.get("result"), budget)
+    after = message.get("args_after")
+    if not isinstance(after, list):
+        raise WireError("a malformed reply")
+    return Reply(index, returned=True, result=result, args_after=[decode_value(item, budget) for item in after])
+
+
+def python_literal(value: Any, *, limit: int = 6000) -> str:
+    """``value`` as Python source a student can paste into a cell (``np.array([...])`` for arrays).
+
+    Longer than ``limit`` characters, the text is cut and says so.
+    """
+    text = _literal(value)
+    if len(text) > limit:
+        return text[:limit] + f" ... [{len(text) - limit} more characters]"
+    return text
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        body = _literal(value.tolist()) if value.ndim else _literal(value.item())
+        needs_dtype = value.size == 0 or (value.dtype.kind in "iu" and value.dtype != np.int64) or value.dtype.kind == "f" and value.dtype != np.float64
+        return f"np.array({body}, dtype=np.{value.dtype.name})" if needs_dtype else f"np.array({body})"
+    if isinstance(value, tuple):
+        inner = ", ".join(_literal(item) for item in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key!r}: {_literal(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, Unsupported):
+        return f"<an object of type {value.type_name}>"
+    if isinstance(value, np.bool_):
+        return "np.True_" if value else "np.False_"
+    if isinstance(value, np.generic):
+        return f"np.{type(value).__name__}({_literal(value.item())})"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "np.nan" if math.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
+    return repr(value)

@@ -246,3 +246,12 @@ def test_a_verdict_comes_from_returned_data_only():
 
     verdict = judge_in_process(CHECKS["augment"], lambda X: Liar(), secret=b"s" * 16, student="x")
     assert not verdict.passed and "an object of type Liar" in verdict.message()
+
+
+def test_silence_is_never_a_pass():
+    from perceptron_course.grading.trusted.checks.framework import judge_replies
+
+    check_ = CHECKS["augment"]
+    cases = check_.cases(case_generator(b"s" * 16, "augment", "x"))
+    verdict = judge_replies(check_, cases, [])
+    assert not verdict.passed and "gave no answer" in verdict.message()

@@ -41,10 +41,12 @@ CELLS_LOST = {
     "duplicated_ids": set(),
     "moved_cells": set(),
     "noisy_but_correct": set(),
-    "tamper_numpy": {"test_set_margin"},
-    "tamper_reference": {"test_predict", "test_signed_distance", "test_set_margin"},  # every later check refuses
+    "tamper_numpy": {"test_set_margin"},  # replacing numpy in the kernel does not touch the grader's comparison
+    "tamper_reference": {"test_predict"},  # nor does patching the reference (which the kernel cannot even import)
     "calls_reference": {"test_signed_distance"},
     "mallory": set(),
+    "huge_image": set(),
+    "dies_again_and_again": ALL,
 }
 NOT_NOTEBOOKS = {"not_json", "empty_file", "wrong_nbformat"}
 MESSAGES = {  # what the student reads in the feedback of the failing cell
@@ -53,9 +55,10 @@ MESSAGES = {  # what the student reads in the feedback of the failing cell
     "kernel_exit": "KernelDied",
     "segfault": "KernelDied",
     "asks_input": "StdinNotImplementedError",
-    "tamper_numpy": "your code replaced numpy.",
-    "tamper_reference": "your code replaced perceptron_course.perceptron.predict",
-    "calls_reference": "calls the reference library",
+    "tamper_numpy": "set_margin returned a wrong value",
+    "tamper_reference": "predict returned a wrong value",
+    "calls_reference": "not available while grading: implement it yourself",
+    "dies_again_and_again": "the grader gives up after 3 restarts",
 }
 
 
@@ -134,6 +137,11 @@ def test_failures_are_explained_in_the_feedback(batch):
     huge = course.feedback / "huge_print" / "01_geometry" / "geometry.html"
     assert huge.stat().st_size < 2_000_000
     assert "more characters cut by the grader" in huge.read_text(encoding="utf-8")
+    image = course.feedback / "huge_image" / "01_geometry" / "geometry.html"
+    assert image.stat().st_size < 2_000_000
+    assert "removed by the grader: over 1,000,000" in image.read_text(encoding="utf-8")
+    autograded = course.root / "autograded" / "huge_image" / "01_geometry" / "geometry.ipynb"
+    assert autograded.stat().st_size < 2_000_000
 
 
 @pytest.mark.slow
@@ -169,8 +177,10 @@ def test_the_sandbox_blocks_every_escape_and_shows_it(batch):
 
 @pytest.mark.slow
 def test_feedback_never_shows_hidden_tests_or_their_code(batch):
-    checks_source = (REPO / "perceptron_course" / "grading" / "checks.py").read_text().splitlines()
-    secret_lines = {line.strip() for line in checks_source if len(line.strip()) > 30 and not line.strip().startswith("#")}
+    checks_source = [line for path in sorted((REPO / "perceptron_course" / "grading" / "trusted" / "checks").glob("*.py"))
+                     for line in path.read_text().splitlines()]
+    secret_lines = {line.strip() for line in checks_source
+                    if len(line.strip()) > 30 and not line.strip().startswith("#")}
     pages = list(batch["course"].feedback.rglob("*.html"))
     assert len(pages) == len(CELLS_LOST)
     for page in pages:

@@ -170,8 +170,9 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
         failures = check.judge(cases, list(replies))
     else:
         failures = _compare_each(check, cases, replies)
-    if stopped and len(replies) < len(cases):
-        failures.insert(0, f"{check.function} {stopped} on this call:\n    {call_text(check, cases[len(replies)])}")
+    if len(replies) < len(cases):  # every case must be answered: silence is never a pass
+        why = stopped or "gave no answer (its output was lost or rewritten)"
+        failures.insert(0, f"{check.function} {why} on this call:\n    {call_text(check, cases[len(replies)])}")
     return Verdict(check.function, len(cases), failures)
 
 

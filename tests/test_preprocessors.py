@@ -1,0 +1,88 @@
+"""The grading executor on small notebooks, in a plain kernel: budgets, restarts, output caps, verdicts."""
+
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from perceptron_course.grading.trusted.preprocessors import ResilientExecute
+
+SECRET = "00" * 16
+
+
+def execute(sources, *, test_cells=(), **traits):
+    """Run code cells (those at ``test_cells`` as graded test cells) through ResilientExecute; the notebook."""
+    cells = [new_code_cell(source) for source in sources]
+    for index in test_cells:
+        cells[index].metadata["nbgrader"] = {"grade": True, "grade_id": f"test_{index}", "points": 1,
+                                             "solution": False, "locked": True, "schema_version": 3}
+    notebook = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                  "language": "python"}})
+    options = {"grading_secret": SECRET, "require_grading_kernel": False, "kernel_name": "python3", "timeout": 10}
+    executor = ResilientExecute(**{**options, **traits})
+    executor.preprocess(notebook, {"nbgrader": {"student": "someone"}})
+    return notebook
+
+
+def errors(cell) -> list[str]:
+    return [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
+
+
+@pytest.mark.slow
+def test_the_time_budget_bounds_the_whole_notebook():
+    notebook = execute(["import time; time.sleep(1.5)"] * 4 + ["x = 1"], time_budget=2)
+    assert errors(notebook.cells[0]) == []
+    not_run = [cell for cell in notebook.cells if any("time budget" in error for error in errors(cell))]
+    assert len(not_run) >= 2 and notebook.cells[-1] in not_run
+
+
+@pytest.mark.slow
+def test_a_kernel_that_keeps_dying_is_given_up_after_max_restarts():
+    notebook = execute(["import os; os._exit(1)"] * 3 + ["x = 1"], max_restarts=1)
+    assert "KernelDied" in errors(notebook.cells[0])[0]
+    assert "KernelDied" in errors(notebook.cells[1])[0]
+    for cell in notebook.cells[2:]:
+        assert "gives up after 1 restarts" in errors(cell)[0]
+
+
+@pytest.mark.slow
+def test_output_is_capped_while_it_arrives():
+    notebook = execute(["import sys\nfor _ in range(50):\n    sys.stdout.write('x' * 100_000); sys.stdout.flush()"],
+                       max_cell_output_chars=300_000)
+    text = "".join(output.get("text", "") for output in notebook.cells[0].outputs)
+    assert len(text) < 400_000
+    assert "further output cut by the grader" in text
+
+
+@pytest.mark.slow
+def test_display_updates_and_widgets_cannot_rewrite_outputs():
+    notebook = execute(["from IPython.display import display\n"
+                        "handle = display({'text/plain': 'first'}, raw=True, display_id=True)\n"
+                        "handle.update({'text/plain': 'x' * 3_000_000}, raw=True)\n"
+                        "from ipykernel.comm import Comm\n"
+                        "Comm(target_name='jupyter.widget', data={'state': {'_model_name': 'x'}})"])
+    shown = [output.data["text/plain"] for output in notebook.cells[0].outputs if output.output_type == "display_data"]
+    assert shown == ["first"]
+    assert "widgets" not in notebook.metadata
+
+
+@pytest.mark.slow
+def test_a_declared_check_is_judged_outside_the_kernel():
+    define = ("import numpy as np\n"
+              "def augment(X):\n    X = np.asarray(X, dtype=float)\n    return np.hstack([np.ones((len(X), 1)), X])\n")
+    test = ("assert augment(np.zeros((1, 1))).shape == (1, 2)\n"
+            "### BEGIN HIDDEN TESTS\n"
+            "from perceptron_course.grading.trusted.checks import check_augment\n"
+            "check_augment(augment)\n"
+            "### END HIDDEN TESTS\n")
+    forge = "import numpy as np\nnp.allclose = np.array_equal = lambda *a, **k: True\ndef augment(X):\n    return X\n"
+    passed = execute([define, test], test_cells=[1])
+    assert errors(passed.cells[1]) == [] and "hidden tests pass" in passed.cells[1].outputs[-1].text
+    assert "BEGIN HIDDEN TESTS" in passed.cells[1].source  # the graded notebook keeps its source
+    forged = execute([forge, test], test_cells=[1])
+    assert "HiddenTestsFailed: augment returned" in errors(forged.cells[1])[0]
+    hint = forged.cells[1].outputs[0].text
+    assert "A visible test failed" in hint and "assert augment(np.zeros((1, 1))).shape == (1, 2)" in hint
+
+
+def test_nbgraders_own_autograde_cannot_run_student_code():
+    with pytest.raises(RuntimeError, match="perceptron-course grade"):
+        execute(["x = 1"], require_grading_kernel=True)

@@ -1,0 +1,124 @@
+"""Verdicts no submission can forge: attackers, honest styles and realistic bugs, graded in one batch.
+
+Every attacker in tests/fixtures/verdict_class/ has deliberately wrong functions (alone they score
+0/8), so any point an attacker gets is forged. Honest students write correct code in other styles
+and keep full marks; each realistic bug loses exactly its part. The expected outcomes are written
+here by hand.
+"""
+
+import stat
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.pipeline import grade
+from perceptron_course.grading.trusted.secret import SECRET_FILE
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "verdict_class"
+GEOMETRY = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
+
+ATTACKERS = ["wrong_only", "noop_checks", "import_hook", "input_transformer", "ast_transformer", "settrace_skip",
+             "frame_peek", "code_swap", "lazy_array", "reference_by_exec", "hidden_leak", "visible_forger",
+             "forged_replies", "lookup_table"]
+#: Cells each student loses; every other cell of what they submitted keeps full marks.
+CELLS_LOST = {
+    **{attacker: GEOMETRY for attacker in ATTACKERS},
+    "sklearn_perceptron": {"test_train_perceptron"},
+    "honest_ada": set(),
+    "numpy_bools": set(),
+    "lists_not_arrays": set(),
+    "loop_style": set(),
+    "epoch_off_by_one": {"test_train_perceptron"},
+    "mutates_input": {"test_perceptron_step"},
+    "visible_crash": {"test_signed_distance"},
+    "sign_strict": {"test_predict"},
+    "bool_as_int": {"test_is_mistake"},
+}
+#: What the student reads in the feedback of the part they lose.
+MESSAGES = {
+    "sklearn_perceptron": "not available while grading",
+    "epoch_off_by_one": "train_perceptron returned a wrong",
+    "mutates_input": "changed its argument x in place",
+    "visible_crash": 'assert np.allclose(distances, [4.0, -1.0]), "expected [4, -1]',
+    "sign_strict": "score is exactly 0 and must predict +1",
+    "bool_as_int": "wrap the test in bool",
+    "lazy_array": "an object of type _Lazy",
+    "input_transformer": "augment",
+}
+HIDDEN_CODE = ["BEGIN HIDDEN TESTS", "check_augment(augment)", "call_all", "__perceptron_course_harness", "def encode("]
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    course = copy_course(REPO, tmp_path_factory.mktemp("verdicts"))
+    build_example_class(course, FIXTURES)
+    first = grade(course, progress=False, jobs=1)
+    second = grade(course, progress=False, jobs=1)
+    return {"course": course, "first": first, "second": second}
+
+
+def feedback_text(course, student: str) -> str:
+    return "\n".join(path.read_text(encoding="utf-8") for path in sorted((course.feedback / student).rglob("*.html")))
+
+
+@pytest.mark.slow
+def test_each_student_scores_what_their_code_deserves(batch):
+    outcomes = batch["first"]
+    assert {o.student for o in outcomes} == set(CELLS_LOST)
+    for outcome in outcomes:
+        assert outcome.status == "graded", (outcome.student, outcome.reason)
+        lost = {cell for cell, score in outcome.cell_scores.items() if score == 0}
+        partial = {cell for cell, score in outcome.cell_scores.items() if 0 < score}
+        expected_lost = CELLS_LOST[outcome.student] & set(outcome.cell_scores)
+        assert lost == expected_lost, (outcome.student, outcome.assignment, sorted(lost))
+        assert partial == set(outcome.cell_scores) - expected_lost
+        if outcome.student in ATTACKERS:
+            assert outcome.score == 0, (outcome.student, outcome.cell_scores)
+
+
+@pytest.mark.slow
+def test_failures_say_what_differed(batch):
+    course = batch["course"]
+    for student, message in MESSAGES.items():
+        text = feedback_text(course, student)
+        import html
+
+        assert message in html.unescape(text), (student, message)
+
+
+@pytest.mark.slow
+def test_no_feedback_shows_hidden_test_code(batch):
+    course = batch["course"]
+    for student in CELLS_LOST:
+        text = feedback_text(course, student)
+        assert text, student
+        for marker in HIDDEN_CODE:
+            assert marker not in text, (student, marker)
+
+
+@pytest.mark.slow
+def test_the_same_secret_regrades_identically(batch):
+    first = {(o.student, o.assignment): o.cell_scores for o in batch["first"]}
+    second = {(o.student, o.assignment): o.cell_scores for o in batch["second"]}
+    assert first == second
+
+
+@pytest.mark.slow
+def test_the_secret_is_private_and_never_committed(batch):
+    secret = batch["course"].root / SECRET_FILE
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    ignored = subprocess.run(["git", "check-ignore", "-q", SECRET_FILE], cwd=REPO)
+    assert ignored.returncode == 0, "grading_secret must be git-ignored"
+
+
+@pytest.mark.slow
+def test_graded_notebooks_hold_the_verdicts_not_the_hidden_tests_run(batch):
+    course = batch["course"]
+    notebook = nbformat.read(course.root / "autograded" / "honest_ada" / "01_geometry" / "geometry.ipynb", as_version=4)
+    verdicts = [output.text for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade")
+                for output in cell.outputs if output.get("output_type") == "stream" and "hidden tests pass" in output.text]
+    assert len(verdicts) == 4

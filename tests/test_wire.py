@@ -1,0 +1,121 @@
+"""The boundary's data format: what the harness sends round-trips; anything else is refused with a reason."""
+
+import json
+
+import numpy as np
+import pytest
+
+from perceptron_course.grading.in_sandbox import harness
+from perceptron_course.grading.trusted.verdicts import harness_code, new_marker, read_replies
+from perceptron_course.grading.trusted.wire import (
+    MAX_REPLY_CHARS, Unsupported, WireError, decode_value, encode, parse_reply, python_literal,
+)
+
+PLAIN_VALUES = [
+    None, True, 3, -2.5, float("nan"), float("inf"), "cat",
+    np.bool_(False), np.int64(7), np.float64(0.25),
+    np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1, -1, 1]), np.array(["cat", "dog"]), np.zeros((0, 3)),
+    np.array([True, False]), np.array(5.0),
+    (np.zeros(2), 1.0, 3, True), [np.ones(2), np.ones(2)], {"w": np.ones(2), "b": 0.5},
+]
+
+
+def same(a, b) -> bool:
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and np.isnan(a):
+        return isinstance(b, float) and np.isnan(b)
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("value", PLAIN_VALUES, ids=lambda v: type(v).__name__)
+def test_plain_data_round_trips_through_json(value):
+    wire = json.loads(json.dumps(encode(value), allow_nan=True))
+    assert same(decode_value(wire), value)
+
+
+def test_objects_with_methods_become_unsupported_markers():
+    class Subclass(np.ndarray):
+        pass
+
+    for value in (object(), lambda: 1, np.zeros(2).view(Subclass), np.array([object()]), {1: 2}, 2 + 3j):
+        decoded = decode_value(json.loads(json.dumps(encode(value))))
+        assert isinstance(decoded, Unsupported), value
+
+
+@pytest.mark.parametrize(("wire", "reason"), [
+    (["ndarray", {"dtype": "|O", "shape": [1], "data": [1]}], "unsupported dtype"),
+    (["ndarray", {"dtype": "<M8[s]", "shape": [1], "data": [1]}], "unsupported dtype"),
+    (["ndarray", {"dtype": "<f8", "shape": [3], "data": [1.0]}], "does not match its shape"),
+    (["ndarray", {"dtype": "<f8", "shape": [1], "data": ["1"]}], "another type than its dtype"),
+    (["ndarray", {"dtype": "<i8", "shape": [1], "data": [True]}], "another type than its dtype"),
+    (["ndarray", {"dtype": "<i8", "shape": [-1], "data": []}], "malformed shape"),
+    (["ndarray", {"dtype": "<f8", "shape": [300_000], "data": [0.0] * 300_000}], "too large"),
+    (["int", 2**70], "too large for int64"),
+    (["int", 1.5], "malformed int"),
+    (["bool", 1], "malformed bool"),
+    (["str", "x" * 20_000], "longer than"),
+    (["pickle", "gASV"], "unknown kind"),
+    ([["list", []]], "malformed value"),
+    ("float", "malformed value"),
+])
+def test_malformed_or_oversized_values_are_refused(wire, reason):
+    with pytest.raises(WireError, match=reason):
+        decode_value(wire)
+
+
+def test_deep_nesting_and_huge_lines_are_refused():
+    deep = ["none", None]
+    for _ in range(20):
+        deep = ["list", [deep]]
+    with pytest.raises(WireError, match="nested"):
+        decode_value(deep)
+    with pytest.raises(WireError, match="too large"):
+        parse_reply("[" * 10 + " " * MAX_REPLY_CHARS)
+    with pytest.raises(WireError, match="could not read"):
+        parse_reply("[" * 100_000)
+
+
+def test_replies_must_come_in_order_and_well_formed():
+    marker = new_marker()
+    good = [marker + json.dumps({"index": i, "result": encode(float(i)), "args_after": []}) for i in range(3)]
+    replies, problem = read_replies("\n".join(["noise", *good]), marker, 3)
+    assert [r.result for r in replies] == [0.0, 1.0, 2.0] and problem == ""
+    replies, problem = read_replies("\n".join([good[1], good[0]]), marker, 3)
+    assert replies == [] and problem == "answered out of order"
+    replies, problem = read_replies("\n".join([good[0], marker + "{not json"]), marker, 3)
+    assert len(replies) == 1 and "cannot accept" in problem
+
+
+def test_the_harness_code_runs_in_a_plain_namespace_and_leaves_nothing_behind(capsys):
+    namespace = {"double": lambda x: 2 * x}
+    marker = new_marker()
+    request = {"function": "double", "marker": marker, "calls": [{"args": [encode(np.arange(3))], "kwargs": {}}]}
+    exec(harness_code(request), namespace)
+    assert set(namespace) - {"__builtins__"} == {"double"}
+    replies, problem = read_replies(capsys.readouterr().out, marker, 1)
+    assert problem == "" and np.array_equal(replies[0].result, [0, 2, 4])
+
+
+def test_a_missing_function_is_reported():
+    lines = []
+    harness.call_all({}, {"function": "augment", "marker": "M", "calls": []}, emit=lines.append)
+    assert json.loads(lines[0][1:]) == {"missing": True, "found": "NoneType"}
+
+
+@pytest.mark.parametrize("value", PLAIN_VALUES[:-3] + [(np.array([[0.1, 2.0]]), 3, "sign"), [np.array([1, 2])]],
+                         ids=lambda v: type(v).__name__)
+def test_python_literals_paste_back_to_the_same_value(value):
+    pasted = eval(python_literal(value), {"np": np})
+    if isinstance(value, np.ndarray) and value.size:
+        assert np.array_equal(pasted, value, equal_nan=value.dtype.kind == "f") and pasted.dtype == value.dtype
+    elif isinstance(value, (tuple, list)):
+        assert len(pasted) == len(value)
+    elif isinstance(value, float) and np.isnan(value):
+        assert np.isnan(pasted)
+    elif not isinstance(value, np.ndarray):
+        assert pasted == value

@@ -201,3 +201,23 @@ def test_without_a_sandbox_grading_says_so_loudly(monkeypatch, capsys):
     assert isolation_line(isolation).startswith("**WARNING")
     monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")
     assert "turned off" in sandbox.sandbox_problem()
+
+
+LIMITS = {  # which limit each submission hit, as the report names it
+    "loop_forever": "a cell hit the time limit",
+    "memory_hog": "a cell hit the memory limit",
+    "kernel_exit": "the kernel died (restarted)",
+    "dies_again_and_again": "the kernel kept dying: the remaining cells were not run",
+    "huge_print": "output was cut",
+    "huge_image": "a rich output was removed",
+}
+
+
+@pytest.mark.slow
+def test_limits_hit_are_reported_for_the_ta(batch):
+    outcomes = by_student(batch["first"])
+    report = (batch["course"].reports / "report.md").read_text(encoding="utf-8")
+    for student, label in LIMITS.items():
+        assert label in outcomes[student].reason, (student, outcomes[student].reason)
+        assert f"{student}/01_geometry: graded; limits hit:" in report
+    assert outcomes["good_ada"].reason == ""

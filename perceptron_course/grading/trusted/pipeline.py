@@ -151,12 +151,24 @@ def grade_submission(api, course: Course, student: str, assignment: str) -> Outc
         return Outcome(student, assignment, FAILED, 0.0, max_score, f"autograde failed: {_last_error_line(result)}")
     score, max_score, cells = read_scores(api, student, assignment)
     feedback = api.generate_feedback(assignment, student, force=True)
-    outcome = Outcome(student, assignment, GRADED, score, max_score, cell_scores=cells)
+    outcome = Outcome(student, assignment, GRADED, score, max_score, cell_scores=cells, reason=_limits_reason(course, student, assignment))
     if feedback["success"]:
         outcome.feedback = sorted((course.feedback / student / assignment).glob("*.html"))
     else:
         outcome.reason = f"graded, but feedback failed: {_last_error_line(feedback)}"
     return outcome
+
+
+def _limits_reason(course: Course, student: str, assignment: str) -> str:
+    """The grading limits a graded submission hit, for the report (``""`` when none)."""
+    import nbformat
+
+    from .preprocessors import limits_hit
+
+    found = []
+    for path in sorted((course.root / "autograded" / student / assignment).glob("*.ipynb")):
+        found += limits_hit(nbformat.read(path, as_version=4))
+    return f"graded; limits hit: {'; '.join(dict.fromkeys(found))}" if found else ""
 
 
 def _check_writable(course: Course) -> None:

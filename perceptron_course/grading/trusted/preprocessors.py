@@ -397,3 +397,26 @@ class NamedStubs(ClearSolutions):
 
 
 _DEF = re.compile(r"\s*def\s+(\w+)\s*\(")
+
+
+#: What the grader writes into a notebook when a limit stopped student code, and how the report names it.
+LIMIT_MARKERS = {
+    KERNEL_DIED: "the kernel died (restarted)",
+    "CellTimeoutError": "a cell hit the time limit",
+    "MemoryError": "a cell hit the memory limit",
+    "time budget": "the notebook's time budget ran out",
+    "gives up after": "the kernel kept dying: the remaining cells were not run",
+    "cut by the grader": "output was cut",
+    "removed by the grader": "a rich output was removed",
+}
+
+
+def limits_hit(notebook) -> list[str]:
+    """Which grading limits stopped or cut student code in an executed notebook, each named once."""
+    texts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            texts += [output.get("ename", ""), str(output.get("evalue", "")), str(output.get("text", ""))]
+            texts += [str(value) for value in output.get("data", {}).values() if len(str(value)) < 1000]
+    found = [label for marker, label in LIMIT_MARKERS.items() if any(marker in text for text in texts)]
+    return list(dict.fromkeys(found))

@@ -86,3 +86,26 @@ def test_a_declared_check_is_judged_outside_the_kernel():
 def test_nbgraders_own_autograde_cannot_run_student_code():
     with pytest.raises(RuntimeError, match="perceptron-course grade"):
         execute(["x = 1"], require_grading_kernel=True)
+
+
+@pytest.mark.slow
+def test_a_check_reads_long_answers_uncut_and_says_when_a_function_prints_too_much():
+    trace = ("import numpy as np\n"
+             "def perceptron_trace(X, y, rule, max_epochs):\n"
+             "    w, steps = np.zeros(np.shape(X)[1]), [np.zeros(np.shape(X)[1])]\n"
+             "    for _ in range(max_epochs):\n"
+             "        mistakes = 0\n"
+             "        for x, label in zip(np.asarray(X, float), y):\n"
+             "            score = w @ x\n"
+             "            wrong = label * score <= 0 if rule == 'margin' else (1 if score >= 0 else -1) != label\n"
+             "            if wrong:\n"
+             "                w = w + label * x; steps.append(w.copy()); mistakes += 1\n"
+             "        if mistakes == 0:\n"
+             "            break\n"
+             "    print('x' * 200_000)  # long debugging output on every call\n"
+             "    return steps\n")
+    test = ("### BEGIN HIDDEN TESTS\ncheck_perceptron_trace(perceptron_trace)\n### END HIDDEN TESTS\n")
+    chatty = execute([trace, test], test_cells=[1], max_reply_chars=1_000_000)
+    assert "printed too much while being tested" in errors(chatty.cells[1])[0]
+    roomy = execute([trace, test], test_cells=[1])
+    assert errors(roomy.cells[1]) == [], errors(roomy.cells[1])

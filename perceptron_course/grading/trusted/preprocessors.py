@@ -102,6 +102,7 @@ class ResilientExecute(Execute):
     time_budget = Integer(180, help="seconds for the whole notebook: cells, checks, restarts and replays").tag(config=True)
     max_restarts = Integer(3, help="kernel restarts after deaths before the remaining cells are given up").tag(config=True)
     max_cell_output_chars = Integer(2_000_000, help="characters of output kept per cell while it runs").tag(config=True)
+    max_reply_chars = Integer(16_000_000, help="characters of harness output read for one check").tag(config=True)
     require_grading_kernel = Bool(True, help="refuse to run student code in any kernel but the sandboxed "
                                              "grading kernel that perceptron-course grade starts").tag(config=True)
 
@@ -125,6 +126,7 @@ class ResilientExecute(Execute):
         self._gave_up = ""
         self._worked: set[int] = set()  # cells that ran without error: what a replay runs again
         self._output_chars: dict[int, int] = {}
+        self._probing = False  # while a check's harness runs: its reply lines must not be cut
         self.timeout_func = self._remaining_timeout
         return super().preprocess(nb, resources, km)
 
@@ -209,6 +211,7 @@ class ResilientExecute(Execute):
         original = self.nb.cells[index]
         self._output_chars[index] = 0
         stopped = ""
+        self._probing = True
         try:
             probe = self.execute_cell(probe, index, store_history=False)
         except DeadKernelError:
@@ -216,12 +219,13 @@ class ResilientExecute(Execute):
         except CellTimeoutError:
             stopped = f"did not return within {self.timeout} s (and could not be interrupted)"
         finally:
+            self._probing = False
             self.nb.cells[index] = original  # execute_cell put the probe in its place
         text = "".join(output.get("text", "") for output in probe.get("outputs", [])
                        if output.get("output_type") == "stream" and output.get("name") == "stdout")
         replies, problem = read_replies(text, marker, len(cases))
         if not stopped:
-            stopped = problem or _why_calls_stopped(probe, self.timeout)
+            stopped = _why_calls_stopped(probe, self.timeout) or problem
         if stopped.startswith("made the kernel die") or stopped.endswith("could not be interrupted)"):
             self._restart_and_replay(index + 1)
         return judge_replies(check, cases, replies, stopped)
@@ -269,19 +273,21 @@ class ResilientExecute(Execute):
     # ------------------------------------------------------------------ what the kernel sends
 
     def output(self, outs, msg, display_id, cell_index):
-        """Keep an output only while the cell's outputs stay under ``max_cell_output_chars``."""
+        """Keep an output only while the cell's outputs stay under their cap (a harness's replies: uncut, under theirs)."""
         out = super().output(outs, msg, display_id, cell_index)
         if out is None:
             return None
-        limit_output(out, MAX_TEXT_CHARS, MAX_RICH_CHARS)
+        cap = self.max_reply_chars if self._probing else self.max_cell_output_chars
+        if not self._probing:
+            limit_output(out, MAX_TEXT_CHARS, MAX_RICH_CHARS)
         used = self._output_chars.get(cell_index, 0)
         size = output_chars(out)
         self._output_chars[cell_index] = used + size
-        if used + size > self.max_cell_output_chars:
+        if used + size > cap:
             outs.remove(out)
-            if used <= self.max_cell_output_chars:
+            if used <= cap:
                 outs.append(new_output("stream", name="stdout",
-                                       text=f"\n... [further output cut by the grader: over {self.max_cell_output_chars:,} characters]\n"))
+                                       text=f"\n... [further output cut by the grader: over {cap:,} characters]\n"))
             return None
         return out
 
@@ -313,6 +319,8 @@ def _as_hint(output):
 def _why_calls_stopped(probe, timeout) -> str:
     """Why the harness ended before answering every case, from its error output (or ``""``)."""
     for output in probe.get("outputs", []):
+        if "further output cut by the grader" in str(output.get("text", "")):
+            return "printed too much while being tested (its answers were cut off): remove the prints"
         if output.get("output_type") != "error":
             continue
         if output.get("ename") in ("CellTimeoutError", "KeyboardInterrupt"):

@@ -51,6 +51,14 @@ CELLS = {
         if errors == 0:
             break
     return weights, bias, total, errors == 0''',
+        "choose_epoch_cap": '''def choose_epoch_cap(X_train, y_train, X_dev, y_dev, caps):
+    def dev_accuracy(cap):
+        w, b, _, _ = train_perceptron(X_train, y_train, cap)
+        predictions = [1 if np.dot(w, x) + b >= 0 else -1 for x in np.asarray(X_dev, float)]
+        return sum(p == t for p, t in zip(predictions, y_dev)) / len(predictions)
+
+    scores = {cap: dev_accuracy(cap) for cap in caps}
+    return min(cap for cap in caps if scores[cap] == max(scores.values()))''',
     },
     "03_worked_example": {
         "is_mistake": '''def is_mistake(score, label, rule):
@@ -71,6 +79,9 @@ CELLS = {
     return trace''',
     },
     "04_convergence": {
+        "why_augmented": """The bias is learnt like one more weight: the algorithm is the perceptron through the origin
+on the points (1, x). The theorem only speaks about that run, so R and gamma must be measured on
+(1, x). For the points (10, 0) and (11, 0) the raw radius is 11 but the augmented one is sqrt(122).""",
         "radius": '''def radius(X):
     return max(float(np.sqrt(np.sum(np.square(row)))) for row in np.asarray(X, float))''',
         "proof_terms": '''def proof_terms(history, w_star):
@@ -121,6 +132,9 @@ CELLS = {
     return W, b''',
     },
     "06_limitations": {
+        "why_xor": """If w1 + w2 + b < 0 and -w1 - w2 + b < 0 (the two negative corners), adding them gives b < 0.
+If w1 - w2 + b >= 0 and -w1 + w2 + b >= 0 (the positive corners), adding them gives b >= 0.
+Both cannot hold, so no line separates XOR.""",
         "xor_features": '''def xor_features(X):
     X = np.asarray(X, float)
     return (X[:, 0] * X[:, 1])[:, None]''',

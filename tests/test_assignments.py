@@ -92,7 +92,7 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment, name):
 @pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
 def test_every_stub_documents_its_return_and_names_itself(assignment, name):
     released = nbformat.read(COURSE.release / assignment / f"{name}.ipynb", as_version=4)
-    stubs = [cell for cell in released.cells if cell.metadata.get("nbgrader", {}).get("solution")]
+    stubs = [cell for cell in released.cells if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code"]
     assert stubs
     for cell in stubs:
         function = re.match(r"def (\w+)\(", cell.source).group(1)

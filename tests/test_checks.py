@@ -105,9 +105,13 @@ def test_each_typical_bug_is_caught_and_named(function):
         check(function, namespace[function])
 
 
+#: Parts that call another part: a bug there is a bug here too.
+CALLS = {"choose_epoch_cap": "train_perceptron"}
+
+
 def test_buggy_student_keeps_every_correct_part():
     for assignment, function in PARTS:
-        if function not in BUGGY[assignment]:
+        if function not in BUGGY[assignment] and CALLS.get(function) not in BUGGY[assignment]:
             check(function, solution_namespace(assignment, BUGGY[assignment])[function])
 
 

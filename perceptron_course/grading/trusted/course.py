@@ -93,6 +93,10 @@ class Course:
         """Points of every graded cell of an assignment's source, by ``grade_id``, in order."""
         return {meta["grade_id"]: float(meta["points"]) for meta in self._nbgrader_cells(assignment) if meta.get("grade")}
 
+    def manually_graded_cells(self, assignment: str) -> list[str]:
+        """``grade_id`` of the answers a TA grades by hand (graded solution cells), in order."""
+        return [meta["grade_id"] for meta in self._nbgrader_cells(assignment) if meta.get("grade") and meta.get("solution")]
+
     def submissions(self) -> list[tuple[str, str]]:
         """``(student, assignment)`` of every folder ``submitted/<student>/<assignment>/``, sorted."""
         if not self.submitted.is_dir():

@@ -1,4 +1,4 @@
-"""Checks of assignment 02_algorithm: perceptron_step and train_perceptron."""
+"""Checks of assignment 02_algorithm: perceptron_step, train_perceptron and choose_epoch_cap."""
 
 from __future__ import annotations
 
@@ -106,4 +106,38 @@ TRAIN_PERCEPTRON = Check(
                    compare_count("an int"), compare_bool())),
 )
 
-CHECKS = (PERCEPTRON_STEP, TRAIN_PERCEPTRON)
+
+def _reference_cap(X_train, y_train, X_dev, y_dev, caps):
+    """The smallest cap among those with the best dev accuracy of the reference perceptron."""
+    runs = {cap: perceptron.train(X_train, y_train, max_epochs=cap) for cap in caps}
+    accuracy = {cap: perceptron.accuracy(run.w, run.b, X_dev, y_dev) for cap, run in runs.items()}
+    best = max(accuracy.values())
+    return min(cap for cap, value in accuracy.items() if value == best)
+
+
+def _noisy_split(rng: np.random.Generator, n_train: int, n_dev: int, flip: float):
+    X, y = linearly_separable(n_train + n_dev, int(rng.integers(1, 4)), margin=0.02, seed=int(rng.integers(1 << 30)))
+    y = np.where(rng.random(len(y)) < flip, -y, y)  # label noise: not separable, so the cap matters
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+
+
+def _cap_cases(rng: np.random.Generator) -> list[Case]:
+    four_X, four_y = np.array([[2.0, 1.0], [-1.0, -2.0], [1.0, 3.0], [-2.0, -1.0]]), np.array([1, -1, 1, -1])
+    cases = [
+        Case((four_X, four_y, np.array([[3.0, 3.0], [-3.0, -2.0]]), np.array([1, -1]), [10, 1, 50]),
+             "the visible test's separable points, where every cap ties: the smallest cap wins"),
+        Case((four_X, four_y, np.array([[3.0, 3.0]]), np.array([1]), [7]), "a single candidate cap"),
+    ]
+    noisy = _noisy_split(np.random.default_rng(4), 30, 15, 0.2)
+    cases.append(Case((*noisy, [25, 3, 12, 1, 6]), "noisy data with caps out of order (the smallest best cap, not the first)"))
+    for _ in range(N_RANDOM_CASES):
+        split = _noisy_split(rng, int(rng.integers(8, 40)), int(rng.integers(3, 20)), float(rng.uniform(0.05, 0.3)))
+        caps = [int(cap) for cap in rng.choice(np.arange(1, 31), size=int(rng.integers(2, 7)), replace=False)]
+        cases.append(Case((*split, caps), "random noisy data and caps"))
+    return cases
+
+
+CHOOSE_EPOCH_CAP = Check("choose_epoch_cap", ("X_train", "y_train", "X_dev", "y_dev", "caps"), _cap_cases,
+                         _reference_cap, compare_count("one of the caps (an int)"))
+
+CHECKS = (PERCEPTRON_STEP, TRAIN_PERCEPTRON, CHOOSE_EPOCH_CAP)

@@ -109,3 +109,17 @@ def test_a_check_reads_long_answers_uncut_and_says_when_a_function_prints_too_mu
     assert "printed too much while being tested" in errors(chatty.cells[1])[0]
     roomy = execute([trace, test], test_cells=[1])
     assert errors(roomy.cells[1]) == [], errors(roomy.cells[1])
+
+
+@pytest.mark.slow
+def test_a_visible_result_or_stderr_cannot_grant_or_take_points():
+    from nbgrader.utils import determine_grade
+
+    wrong = "import numpy as np\ndef augment(X):\n    return X\nget_ipython().events.register('pre_run_cell', lambda info: get_ipython().displayhook(2.0))\n"
+    test = "### BEGIN HIDDEN TESTS\ncheck_augment(augment)\n### END HIDDEN TESTS\n"
+    forged = execute([wrong, test], test_cells=[1])
+    assert determine_grade(forged.cells[1])[0] == 0
+    right = ("import numpy as np, sys\ndef augment(X):\n    X = np.asarray(X, dtype=float)\n"
+             "    return np.hstack([np.ones((len(X), 1)), X])\n")
+    noisy = execute([right, "import sys; sys.stderr.write('a warning')\n" + test], test_cells=[1])
+    assert determine_grade(noisy.cells[1])[0] == 1

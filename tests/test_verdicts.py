@@ -23,7 +23,7 @@ GEOMETRY = {"test_augment", "test_predict", "test_signed_distance", "test_set_ma
 
 ATTACKERS = ["wrong_only", "noop_checks", "import_hook", "input_transformer", "ast_transformer", "settrace_skip",
              "frame_peek", "code_swap", "lazy_array", "reference_by_exec", "hidden_leak", "visible_forger",
-             "forged_replies", "lookup_table"]
+             "forged_replies", "lookup_table", "partial_credit"]
 #: Cells each student loses; every other cell of what they submitted keeps full marks.
 CELLS_LOST = {
     **{attacker: GEOMETRY for attacker in ATTACKERS},

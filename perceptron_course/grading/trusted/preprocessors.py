@@ -306,8 +306,17 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _as_hint(output):
-    """A visible test's error, kept as text: it is a hint, and the hidden tests decide the grade."""
-    if output.get("output_type") != "error":
+    """A visible test's output, kept so that it cannot decide the grade: the hidden tests' verdict does.
+
+    nbgrader scores a test cell by its first error, stderr text or ``execute_result`` (read as
+    partial credit): errors become text, stderr becomes stdout, and results become displays.
+    """
+    kind = output.get("output_type")
+    if kind == "execute_result":
+        return new_output("display_data", data=output.get("data", {}), metadata=output.get("metadata", {}))
+    if kind == "stream" and output.get("name") == "stderr":
+        return new_output("stream", name="stdout", text="[written to stderr] " + output.get("text", ""))
+    if kind != "error":
         return output
     if output.get("ename") == "NotImplementedError":
         return new_output("stream", name="stdout", text=f"Not implemented yet: {output.get('evalue', '')}\n")

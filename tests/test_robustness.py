@@ -49,6 +49,7 @@ CELLS_LOST = {
     "dies_again_and_again": ALL,
 }
 NOT_NOTEBOOKS = {"not_json", "empty_file", "wrong_nbformat"}
+FOREIGN = {"report_injection"}  # a notebook, but with none of this assignment's cells
 MESSAGES = {  # what the student reads in the feedback of the failing cell
     "loop_forever": "CellTimeoutError",
     "memory_hog": "MemoryError",
@@ -117,7 +118,7 @@ def by_student(outcomes):
 @pytest.mark.slow
 def test_every_bad_submission_gets_the_expected_score(batch):
     outcomes = by_student(batch["first"])
-    assert set(outcomes) == set(CELLS_LOST) | NOT_NOTEBOOKS
+    assert set(outcomes) == set(CELLS_LOST) | NOT_NOTEBOOKS | FOREIGN
     for student, lost in CELLS_LOST.items():
         outcome = outcomes[student]
         assert outcome.status == "graded", (student, outcome.reason)
@@ -147,7 +148,7 @@ def test_failures_are_explained_in_the_feedback(batch):
 @pytest.mark.slow
 def test_every_submission_has_a_row_and_grading_twice_changes_nothing(batch):
     rows = list(csv.DictReader(batch["first_csv"].splitlines()))
-    assert len(rows) == len(CELLS_LOST) + len(NOT_NOTEBOOKS)
+    assert len(rows) == len(CELLS_LOST) + len(NOT_NOTEBOOKS) + len(FOREIGN)
     assert all(row["reason"] for row in rows if row["status"] == "failed")
     first = {(o.student, o.status, o.score, tuple(sorted(o.cell_scores.items()))) for o in batch["first"]}
     second = {(o.student, o.status, o.score, tuple(sorted(o.cell_scores.items()))) for o in batch["second"]}
@@ -221,3 +222,13 @@ def test_limits_hit_are_reported_for_the_ta(batch):
         assert label in outcomes[student].reason, (student, outcomes[student].reason)
         assert f"{student}/01_geometry: graded; limits hit:" in report
     assert outcomes["good_ada"].reason == ""
+
+
+@pytest.mark.slow
+def test_student_text_quoted_in_reasons_cannot_write_into_the_report(batch):
+    outcome = by_student(batch["first"])["report_injection"]
+    assert outcome.status == "failed" and "holds none of the cells of 01_geometry" in outcome.reason
+    assert "\n" not in outcome.reason and "<" not in outcome.reason and "|" not in outcome.reason
+    report = (batch["course"].reports / "report.md").read_text(encoding="utf-8")
+    assert "## Note from the grader" not in report and "onerror" not in report.replace("onerror=?", "")
+    assert "report_injection | 8/8" not in report

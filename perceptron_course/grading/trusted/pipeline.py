@@ -104,7 +104,7 @@ def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
     for name in course.notebook_names(assignment):
         path = folder / f"{name}.ipynb"
         if not path.is_file():
-            found = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+            found = sorted(quoted(p.name) for p in folder.iterdir()) if folder.is_dir() else []
             problems.append(f"{name}.ipynb is missing (found: {', '.join(found) or 'nothing'})")
             continue
         try:
@@ -112,12 +112,25 @@ def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
             nbformat.validate(notebook)
         except Exception as error:  # noqa: BLE001 - every way of not being a notebook
             message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            problems.append(f"{name}.ipynb is not a valid notebook: {message[:200]}")
+            problems.append(f"{name}.ipynb is not a valid notebook: {quoted(message, 120)}")
             continue
         foreign = _foreign_notebook(course, assignment, notebook)
         if foreign:
             problems.append(f"{name}.ipynb {foreign}")
     return "; ".join(problems)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9 _.,:;=+/()'\"-]")
+
+
+def quoted(text: str, limit: int = 40) -> str:
+    """Student-controlled text made safe to quote in a reason: one line, plain characters, short.
+
+    Reasons end up in ``grades.csv``, the Markdown and HTML reports and the terminal; a grade
+    id or a file name chosen by a student must not write headings, tables or HTML there.
+    """
+    plain = _UNSAFE.sub("?", " ".join(str(text).split()))
+    return plain if len(plain) <= limit else plain[: limit - 3] + "..."
 
 
 def _foreign_notebook(course: Course, assignment: str, notebook) -> str:
@@ -128,7 +141,7 @@ def _foreign_notebook(course: Course, assignment: str, notebook) -> str:
     if ids and not expected.intersection(ids):
         owners = [other for other in course.assignments() if set(ids) & set(course.cell_ids(other))]
         hint = f"; it looks like the notebook of {', '.join(owners)}" if owners else ""
-        return f"holds none of the cells of {assignment} (its cells: {', '.join(ids[:4])}){hint}"
+        return f"holds none of the cells of {assignment} (its cells: {', '.join(quoted(i) for i in ids[:4])}){hint}"
     return ""
 
 

@@ -228,7 +228,8 @@ def test_the_secret_and_the_student_draw_the_cases():
     check_ = CHECKS["train_perceptron"]
 
     def random_inputs(secret: bytes, student: str) -> list:
-        return [case.args[0] for case in check_.cases(case_generator(secret, check_.function, student)) if case.is_random]
+        generator = case_generator(secret, check_.function, student, "the same code")
+        return [case.args[0] for case in check_.cases(generator) if case.is_random]
 
     same = random_inputs(b"course secret one", "ada"), random_inputs(b"course secret one", "ada")
     assert all(np.array_equal(a, b) for a, b in zip(*same))
@@ -236,6 +237,18 @@ def test_the_secret_and_the_student_draw_the_cases():
     other_student = random_inputs(b"course secret one", "ben")
     assert not any(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(same[0], other_secret))
     assert not any(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(same[0], other_student))
+
+
+def test_a_resubmission_draws_new_cases_and_a_regrade_the_same():
+    check_ = CHECKS["train_perceptron"]
+
+    def random_inputs(submission: str) -> list:
+        generator = case_generator(b"course secret one", check_.function, "ada", submission)
+        return [case.args[0] for case in check_.cases(generator) if case.is_random]
+
+    first, regrade, resubmitted = random_inputs("code v1"), random_inputs("code v1"), random_inputs("code v2")
+    assert all(np.array_equal(a, b) for a, b in zip(first, regrade))
+    assert not any(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(first, resubmitted))
 
 
 def test_a_verdict_comes_from_returned_data_only():
@@ -259,3 +272,17 @@ def test_silence_is_never_a_pass():
     cases = check_.cases(case_generator(b"s" * 16, "augment", "x"))
     verdict = judge_replies(check_, cases, [])
     assert not verdict.passed and "gave no answer" in verdict.message()
+
+
+def test_a_feature_map_that_memorises_points_does_not_pass_for_one_that_makes_xor_separable():
+    checks.check_xor_features(lambda X: np.column_stack([np.asarray(X, float), np.prod(np.asarray(X, float), axis=1)]))
+    seen: dict = {}
+
+    def memoriser(X):
+        ids = [seen.setdefault(tuple(np.round(x, 9)), len(seen)) for x in np.asarray(X, dtype=float)]
+        features = np.zeros((len(ids), 400))
+        features[np.arange(len(ids)), ids] = 1.0
+        return features
+
+    with pytest.raises(AssertionError, match="only the points it has seen"):
+        checks.check_xor_features(memoriser)

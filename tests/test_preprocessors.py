@@ -28,10 +28,9 @@ def errors(cell) -> list[str]:
 
 @pytest.mark.slow
 def test_the_time_budget_bounds_the_whole_notebook():
-    notebook = execute(["import time; time.sleep(1.5)"] * 4 + ["x = 1"], time_budget=2)
-    assert errors(notebook.cells[0]) == []
+    notebook = execute(["import time; time.sleep(1.5)"] * 8 + ["x = 1"], time_budget=4)  # 12 s of work, 4 s allowed
     not_run = [cell for cell in notebook.cells if any("time budget" in error for error in errors(cell))]
-    assert len(not_run) >= 2 and notebook.cells[-1] in not_run
+    assert len(not_run) >= 5 and notebook.cells[-1] in not_run
 
 
 @pytest.mark.slow

@@ -38,6 +38,7 @@ CELLS_LOST = {
     "visible_crash": {"test_signed_distance"},
     "sign_strict": {"test_predict"},
     "bool_as_int": {"test_is_mistake"},
+    "xor_memorizer": {"test_xor_features"},  # one-hot ids of the points seen: any finite sample is separable
 }
 #: What the student reads in the feedback of the part they lose.
 MESSAGES = {
@@ -49,6 +50,7 @@ MESSAGES = {
     "bool_as_int": "wrap the test in bool",
     "lazy_array": "an object of type _Lazy",
     "input_transformer": "augment",
+    "xor_memorizer": "only the points it has seen",
 }
 HIDDEN_CODE = ["BEGIN HIDDEN TESTS", "check_augment(augment)", "call_all", "__perceptron_course_harness", "def encode("]
 

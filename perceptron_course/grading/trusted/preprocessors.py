@@ -23,6 +23,7 @@ They are plugged into nbgrader's autograde by ``nbgrader_config.py``:
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 import uuid
 from pathlib import Path
@@ -121,6 +122,7 @@ class ResilientExecute(Execute):
                                "nbgrader's own autograde does not")
         self._secret = bytes.fromhex(self.grading_secret) if self.grading_secret else read_secret(Path(self.secret_file))
         self._student = ((resources or {}).get("nbgrader") or {}).get("student", "")
+        self._submission = code_digest(nb)
         self._deadline = monotonic() + self.time_budget
         self._restarts = 0
         self._gave_up = ""
@@ -202,7 +204,7 @@ class ResilientExecute(Execute):
     def _judge_in_kernel(self, declaration: Declaration, index: int) -> Verdict:
         """Call the student's function on the cases in the kernel; judge the replies here."""
         check = declaration.check
-        cases = check.cases(case_generator(self._secret, check.function, self._student))
+        cases = check.cases(case_generator(self._secret, check.function, self._student, self._submission))
         skipped = self._reason_to_skip()
         if skipped:
             return Verdict(check.function, len(cases), [f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"])
@@ -296,6 +298,15 @@ class ResilientExecute(Execute):
 
     def _update_display_id(self, display_id, msg):
         """Display updates are ignored: they would rewrite earlier outputs past the caps."""
+
+
+def code_digest(nb) -> str:
+    """A digest of every code cell's source: what a resubmission changes, and a regrade does not."""
+    digest = hashlib.sha256()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            digest.update(cell.source.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
 
 
 def _error(ename: str, evalue: str):

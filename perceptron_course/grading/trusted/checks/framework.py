@@ -109,14 +109,17 @@ class Verdict:
 # ----------------------------------------------------------------------------- cases
 
 
-def case_generator(secret: bytes, function: str, student: str) -> np.random.Generator:
+def case_generator(secret: bytes, function: str, student: str, submission: str = "") -> np.random.Generator:
     """The random generator of one student's cases for one function.
 
-    Derived from the course secret, so nobody without it can know the cases, and
-    from the student, so one student's cases tell nothing about another's. The
-    same three always give the same cases: a regrade is identical.
+    Derived from the course secret, so nobody without it can know the cases; from the
+    student, so one student's cases tell nothing about another's; and from the
+    submission's code (``submission``, a digest), so the answers a failed case shows in
+    feedback are useless to a resubmission: changed code draws new cases. The same
+    secret, student and code always give the same cases: a regrade is identical.
     """
-    digest = hashlib.sha256(b"\0".join([secret, function.encode(), student.encode()])).digest()
+    parts = [secret, function.encode(), student.encode(), submission.encode()]
+    digest = hashlib.sha256(b"\0".join(parts)).digest()
     return np.random.default_rng(np.random.SeedSequence(int.from_bytes(digest[:16], "little")))
 
 

@@ -17,21 +17,39 @@ from .framework import (
 
 
 def _xor_feature_cases(rng: np.random.Generator) -> list[Case]:
-    """Whole noisy XOR samples (the labels ride along as context), then each of their points alone."""
+    """Noisy XOR samples (labels ride along as context), a fresh sample beside each, then points alone.
+
+    Separability of one finite sample proves little: any map that memorises points (a one-hot
+    id per point seen) makes every finite sample separable. A feature map makes XOR separable
+    when a separator found on one sample also separates a fresh sample it has never seen.
+    """
     corners, corner_labels = xor()
     samples = [(corners, corner_labels, "the visible test's four corners")]
     for _ in range(N_RANDOM_CASES):
         X, y = xor(3, noise=0.15, seed=int(rng.integers(1 << 30)))
         samples.append((X, y, "random noisy XOR clusters (12 points around the corners)"))
     cases = [Case((X,), what, context=("sample", y)) for X, y, what in samples]
+    for k in range(1, len(samples)):
+        X, y = xor(3, noise=0.15, seed=int(rng.integers(1 << 30)))
+        cases.append(Case((X,), "a fresh noisy XOR sample, classified by a separator found on another sample",
+                          context=("fresh", k, y)))
     cases += [Case((X[i : i + 1],), "one point of a noisy XOR sample, alone", context=("point", k, i))
               for k, (X, _, _) in enumerate(samples) for i in range(len(X))]
     return cases
 
 
+def _separator(features: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
+    """The max-margin separator ``(b, w)`` of mapped points, or ``None`` if they are not separable."""
+    if not theory.is_separable(features, labels, bias=True):
+        return None
+    weights, _ = theory.max_margin(np.hstack([np.ones((len(features), 1)), features]), labels)
+    return weights
+
+
 def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[str]:
     failures = []
     mapped: dict[int, np.ndarray] = {}
+    separators: dict[int, np.ndarray | None] = {}
     for k, (case, reply) in enumerate(zip(cases, replies)):
         if not reply.returned:
             failures.append(case_failure(XOR_FEATURES, case, reply))
@@ -47,11 +65,23 @@ def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[str]:
         if not np.all(np.isfinite(features)):
             failures.append(f"xor_features returned NaN or infinite features on {case.behaviour}:\n    {call}")
             continue
-        if case.context[0] == "sample":
+        kind = case.context[0]
+        if kind == "sample":
             mapped[k] = features
-            if not theory.is_separable(features, case.context[1], bias=True):
+            separators[k] = _separator(features, case.context[1])
+            if separators[k] is None:
                 failures.append(f"the mapped points are not linearly separable on {case.behaviour}:\n    {call}\n"
                                 f"  labels: {python_literal(case.context[1])}\n  received: {python_literal(features, limit=1500)}")
+        elif kind == "fresh":
+            _, sample, labels = case.context
+            separator = separators.get(sample)
+            if separator is None or separator.shape[0] != features.shape[1] + 1:
+                continue  # the sample itself already failed
+            predicted = np.where(np.hstack([np.ones((n, 1)), features]) @ separator >= 0, 1, -1)
+            if not np.array_equal(predicted, labels):
+                failures.append("xor_features does not make XOR separable, only the points it has seen: a separator "
+                                "found on one noisy sample misclassifies a fresh sample (a map must depend on the "
+                                f"point's coordinates, not remember points):\n    {call}")
         else:
             _, sample, row = case.context
             whole = mapped.get(sample)

@@ -376,13 +376,15 @@ def limit_output(output, max_chars: int, max_rich_chars: int) -> None:
     if isinstance(output.get("text"), str):
         output["text"] = _cut(output["text"], max_chars)
     data = output.get("data", {})
+    removed = []
     for mime in list(data):
         value = data[mime] if isinstance(data[mime], str) else str(data[mime])
         if mime.startswith("text/"):
             data[mime] = _cut(value, max_chars)
         elif len(value) > max_rich_chars:
-            del data[mime]
-            data["text/plain"] = f"[a {mime} output of {len(value):,} characters, removed by the grader: over {max_rich_chars:,}]"
+            removed.append(f"a {mime} output of {len(value):,} characters")
+    if removed:  # only the note is left, so that no other representation is shown in its place
+        output["data"] = {"text/plain": f"[{', '.join(removed)}, removed by the grader: over {max_rich_chars:,}]"}
     if "traceback" in output:
         output["traceback"] = [_cut(line, max_chars) for line in output["traceback"][-100:]]
 

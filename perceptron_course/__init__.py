@@ -9,6 +9,9 @@ Modules, each importable on its own:
 - ``variants``: voted, averaged, pocket and kernel perceptrons;
 - ``multiclass``: one-vs-rest and the multiclass perceptron;
 - ``estimator``: ``PerceptronClassifier`` for scikit-learn;
+- ``losses``: the perceptron criterion and the hinge loss, and SGD on them (the perceptron is SGD);
+- ``svm``: the linear SVM (primal, soft margin, dual, support vectors, KKT) via scikit-learn;
+- ``mlp``: a two-layer perceptron in plain NumPy that solves XOR;
 - ``plotting``: figures (imports matplotlib; nothing else here does).
 """
 

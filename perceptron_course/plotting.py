@@ -230,3 +230,80 @@ def animate_updates(run: PerceptronRun, X, y, *, interval: int = 700, max_frames
     animation = FuncAnimation(fig, draw, frames=frames, interval=interval, blit=False)
     plt.close(fig)
     return animation
+
+
+# --------------------------------------------------------------------------- lecture figures (notebooks 3, 4, 6)
+
+
+def label_axes(ax: Axes, xlabel: str = "$x_1$", ylabel: str = "$x_2$", *, legend: bool = True) -> Axes:
+    """Name both axes and (by default) add the legend of the classes and lines drawn so far."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if legend:
+        ax.legend(loc="best", fontsize=8, framealpha=0.9)
+    return ax
+
+
+def plot_losses(ax: Axes | None = None, *, z_min: float = -2.0, z_max: float = 3.0) -> Axes:
+    """The 0-1 loss, the perceptron criterion ``max(0, -z)`` and the hinge ``max(0, 1 - z)`` against ``z = y (w·x + b)``."""
+    from .losses import hinge_loss, perceptron_criterion, zero_one_loss
+
+    ax = _axes(ax, figsize=(5, 3.5))
+    z = np.linspace(z_min, z_max, 501)
+    ax.plot(z, zero_one_loss(z), color=OKABE_ITO[7], drawstyle="steps-post", label="0-1: mistake iff $z \\leq 0$")
+    ax.plot(z, perceptron_criterion(z), color=OKABE_ITO[0], linewidth=2, label="perceptron: $\\max(0, -z)$")
+    ax.plot(z, hinge_loss(z), color=OKABE_ITO[3], linestyle="--", linewidth=2, label="hinge: $\\max(0, 1 - z)$")
+    ax.set_xlabel("functional margin $z = y\\,(w \\cdot x + b)$")
+    ax.set_ylabel("loss")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_proof_squeeze(radius: float, gamma: float, ax: Axes | None = None, *, norms=None) -> Axes:
+    """The proof as a picture: ``k γ <= ||w(k+1)|| <= sqrt(k) R`` until the two bounds cross at ``(R/γ)^2``.
+
+    Parameters
+    ----------
+    radius, gamma : float > 0
+        ``R`` and ``γ`` of the data the run saw.
+    norms : array_like, shape (k + 1,), optional
+        ``||w(j+1)||`` after ``j = 0 .. k`` updates of a real run, drawn as points.
+    """
+    ax = _axes(ax, figsize=(5.5, 3.8))
+    crossing = (radius / gamma) ** 2
+    k = np.linspace(0, 1.25 * crossing, 400)
+    ax.plot(k, k * gamma, color=OKABE_ITO[0], label="lower: $k\\gamma \\leq w \\cdot w^* \\leq \\|w\\|$")
+    ax.plot(k, np.sqrt(k) * radius, color=OKABE_ITO[3], linestyle="--", label="upper: $\\|w\\| \\leq \\sqrt{k}\\,R$")
+    ax.fill_between(k, k * gamma, np.sqrt(k) * radius, where=k * gamma <= np.sqrt(k) * radius, color=OKABE_ITO[2], alpha=0.15, label="where $\\|w\\|$ can be")
+    ax.axvline(crossing, color="black", linewidth=1, linestyle=":", label=f"$(R/\\gamma)^2 = {crossing:.0f}$")
+    if norms is not None:
+        norms = np.asarray(norms, dtype=float)
+        ax.plot(np.arange(len(norms)), norms, "o", ms=3, color=OKABE_ITO[7], label="$\\|w(k+1)\\|$ of a real run")
+    ax.set_xlabel("updates $k$")
+    ax.set_ylabel("length")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_svm(svm, X, y, ax: Axes | None = None) -> Axes:
+    """A linear SVM on 2-D points: the boundary, the band ``|w·x + b| = 1``, the support vectors circled.
+
+    Parameters
+    ----------
+    svm : perceptron_course.svm.LinearSVM
+    X : array_like, shape (n, 2)
+    y : array_like of -1/+1, shape (n,)
+    """
+    ax = plot_points(X, y, ax)
+    X = np.asarray(X, dtype=float)
+    low, high = _limits(X)
+    grid_x, grid_y = np.meshgrid(np.linspace(low[0], high[0], 200), np.linspace(low[1], high[1], 200))
+    score = svm.w[0] * grid_x + svm.w[1] * grid_y + svm.b
+    ax.contour(grid_x, grid_y, score, levels=[0], colors=["black"], linewidths=1.5)
+    ax.contour(grid_x, grid_y, score, levels=[-1, 1], colors=["black"], linestyles="dashed", linewidths=1)
+    ax.scatter(*X[svm.support].T, s=220, facecolors="none", edgecolors=OKABE_ITO[3], linewidths=1.5, label="support vectors", zorder=4)
+    ax.plot([], [], color="black", label="$w \\cdot x + b = 0$")
+    ax.plot([], [], color="black", linestyle="dashed", linewidth=1, label="$w \\cdot x + b = \\pm 1$")
+    ax.set_xlim(low[0], high[0])
+    ax.set_ylim(low[1], high[1])
+    return ax

@@ -1,0 +1,55 @@
+"""The lecture figures added for notebooks 3, 4 and 6: they take ``ax=``, return it, and draw what they say."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from perceptron_course import datasets, plotting  # noqa: E402
+from perceptron_course.svm import fit_linear_svm  # noqa: E402
+
+
+def test_label_axes_names_axes_and_lists_the_classes():
+    fig, ax = plt.subplots()
+    X, y = datasets.six_point_example()
+    plotting.plot_points(X, y, ax=ax)
+    assert plotting.label_axes(ax, "first", "second") is ax
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("first", "second")
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == ["y = -1", "y = +1"]
+    plt.close(fig)
+
+
+def test_plot_losses_draws_the_three_losses_on_the_given_axes():
+    fig, ax = plt.subplots()
+    assert plotting.plot_losses(ax=ax, z_min=-2, z_max=3) is ax
+    perceptron, hinge = ax.lines[1], ax.lines[2]
+    z = perceptron.get_xdata()
+    assert np.allclose(perceptron.get_ydata()[z < 0], -z[z < 0]) and np.all(perceptron.get_ydata()[z >= 0] == 0)
+    assert np.allclose(hinge.get_ydata(), np.maximum(0, 1 - z))
+    plt.close(fig)
+
+
+def test_proof_squeeze_bounds_cross_at_r_over_gamma_squared():
+    fig, ax = plt.subplots()
+    assert plotting.plot_proof_squeeze(2.0, 0.5, ax=ax, norms=[0.0, 1.0, 1.5]) is ax
+    lower, upper = ax.lines[0], ax.lines[1]
+    crossing = ax.lines[2].get_xdata()[0]
+    assert crossing == 16.0  # (2 / 0.5)^2
+    k = lower.get_xdata()
+    before = (k > 0) & (k < 16)
+    assert np.all(lower.get_ydata()[before] < upper.get_ydata()[before])
+    assert np.all(lower.get_ydata()[k > 16] > upper.get_ydata()[k > 16])
+    assert ax.get_xlabel() and ax.get_ylabel()
+    plt.close(fig)
+
+
+def test_plot_svm_circles_exactly_the_support_vectors():
+    X = np.array([[0.0, 1.0], [2.0, 3.0], [0.0, -1.0], [-2.0, -3.0]])
+    y = np.array([1, 1, -1, -1])
+    svm = fit_linear_svm(X, y)
+    fig, ax = plt.subplots()
+    assert plotting.plot_svm(svm, X, y, ax=ax) is ax
+    circled = [c for c in ax.collections if c.get_label() == "support vectors"][0]
+    assert sorted(map(tuple, circled.get_offsets())) == [(0.0, -1.0), (0.0, 1.0)]
+    plt.close(fig)

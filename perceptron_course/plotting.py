@@ -237,10 +237,18 @@ def animate_updates(run: PerceptronRun, X, y, *, interval: int = 700, max_frames
 
 def label_axes(ax: Axes, xlabel: str = "$x_1$", ylabel: str = "$x_2$", *, legend: bool = True) -> Axes:
     """Name both axes and (by default) add the legend of the classes and lines drawn so far."""
+    from matplotlib.legend import Legend
+    from matplotlib.lines import Line2D
+
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if legend:
-        ax.legend(loc="best", fontsize=8, framealpha=0.9)
+        handler_map = Legend.get_default_handler_map()
+        artists = [*ax.collections, *ax.lines, *ax.patches]
+        labelled = [a for a in artists if a.get_label() and not str(a.get_label()).startswith("_")]
+        # A labelled contour (plot_decision_boundary's line) has no legend handler: stand in a plain line.
+        handles = [a if Legend.get_legend_handler(handler_map, a) else Line2D([], [], color="black") for a in labelled]
+        ax.legend(handles, [a.get_label() for a in labelled], loc="best", fontsize=8, framealpha=0.9)
     return ax
 
 

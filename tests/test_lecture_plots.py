@@ -53,3 +53,13 @@ def test_plot_svm_circles_exactly_the_support_vectors():
     circled = [c for c in ax.collections if c.get_label() == "support vectors"][0]
     assert sorted(map(tuple, circled.get_offsets())) == [(0.0, -1.0), (0.0, 1.0)]
     plt.close(fig)
+
+
+def test_label_axes_stands_in_a_line_for_a_labelled_contour(recwarn):
+    X, y = datasets.linearly_separable(20, 2, margin=0.1, seed=0)
+    fig, ax = plt.subplots()
+    plotting.plot_decision_boundary([1.0, 0.5], 0.1, X, y, ax=ax)
+    plotting.label_axes(ax)
+    assert [text.get_text() for text in ax.get_legend().get_texts()][-1] == "w·x + b = 0"
+    assert len(recwarn) == 0
+    plt.close(fig)

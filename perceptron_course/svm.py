@@ -23,7 +23,10 @@ import numpy as np
 
 from ._validation import check_binary_labels, check_points
 
-#: ``C`` standing in for the hard margin (``C = infinity``) on data that are separable.
+#: ``C`` standing in for the hard margin (``C = infinity``) on data that are separable: the
+#: answer is the hard-margin one when every ``alpha_i < C``. ``primal_objective`` and the
+#: ``slackness`` residual multiply libsvm's tiny numerical slacks (about 1e-8) by ``C``; for
+#: tight checks pass the smallest ``C`` above the largest ``alpha_i``.
 HARD_MARGIN_C = 1e6
 
 

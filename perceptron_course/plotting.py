@@ -211,8 +211,12 @@ def plot_update_grid(run: PerceptronRun, X, y, *, max_panels: int = 8, ncols: in
     return fig
 
 
-def animate_updates(run: PerceptronRun, X, y, *, interval: int = 700, max_frames: int = 30) -> FuncAnimation:
+def animate_updates(
+    run: PerceptronRun, X, y, *, interval: int = 700, max_frames: int = 30, axis_labels: tuple[str, str] | None = None
+) -> FuncAnimation:
     """Animate the sequence of updates. Show it inline with ``IPython.display.HTML(anim.to_jshtml())``.
+
+    ``axis_labels=(xlabel, ylabel)`` names the axes and adds the class legend to every frame.
 
     Returns
     -------
@@ -225,6 +229,8 @@ def animate_updates(run: PerceptronRun, X, y, *, interval: int = 700, max_frames
     def draw(k: int):
         ax.clear()
         plot_update(run, X, y, int(k), ax)
+        if axis_labels is not None:
+            label_axes(ax, *axis_labels)
         return ()
 
     animation = FuncAnimation(fig, draw, frames=frames, interval=interval, blit=False)

@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from perceptron_course import datasets, plotting  # noqa: E402
+from perceptron_course.perceptron import train  # noqa: E402
 from perceptron_course.svm import fit_linear_svm  # noqa: E402
 
 
@@ -63,3 +64,13 @@ def test_label_axes_stands_in_a_line_for_a_labelled_contour(recwarn):
     assert [text.get_text() for text in ax.get_legend().get_texts()][-1] == "w·x + b = 0"
     assert len(recwarn) == 0
     plt.close(fig)
+
+
+def test_animation_frames_can_carry_axis_labels_and_a_legend():
+    X, y = datasets.six_point_example()
+    run = train(X, y, bias=False)
+    animation = plotting.animate_updates(run, X, y, axis_labels=("first", "second"))
+    animation.to_jshtml()  # draws every frame; the figure keeps the last one
+    ax = animation._fig.axes[0]  # FuncAnimation offers no public accessor for its figure
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("first", "second")
+    assert [text.get_text() for text in ax.get_legend().get_texts()][:2] == ["y = -1", "y = +1"]

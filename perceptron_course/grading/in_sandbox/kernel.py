@@ -1,83 +1,85 @@
-"""The grading kernel: an IPython kernel with a memory cap, in a sandbox when one is available.
+"""The grading kernel's launcher: caps and a seccomp filter, then ipykernel.
 
-nbgrader starts it through the kernel spec that ``sandbox.grading_kernel`` writes
-for each submission, in that submission's folder under ``autograded/``:
+The trusted side (``trusted/sandbox.py``) starts it inside bubblewrap; before any
+student code runs it
 
-- ``bubblewrap_command`` wraps it in bubblewrap (``bwrap``) when the sandbox is on:
-  the whole file system read-only, the course folder and the home folder hidden
-  except this submission's own folder (writable), a private ``/tmp``, no network,
-  its own process tree;
-- ``main`` limits its address space (``resource.RLIMIT_AS``), so a runaway
-  allocation raises ``MemoryError`` in that cell instead of taking the grader
-  down, then starts ``ipykernel``.
+- caps the process (``resource``): address space (a runaway allocation raises
+  ``MemoryError`` in that cell), file size, processes and threads, no core files;
+- with ``--seccomp``, loads a filter (libseccomp, through ``pyseccomp``) that makes the
+  system calls a sandbox escape needs fail with ``EPERM`` (bubblewrap has already set
+  ``no_new_privs``);
+- starts ``ipykernel`` on the connection file (``-f``), or runs ``-c CODE`` instead (the
+  sandbox's tests run their probes exactly where a kernel would run).
 
-Run as ``python -m perceptron_course.grading.in_sandbox.kernel [--memory-mb N] -f CONNECTION_FILE``.
+Run as ``python -m perceptron_course.grading.in_sandbox.kernel [caps] (-f CONNECTION_FILE | -c CODE)``.
+It imports nothing of the grader.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import resource
-import shutil
-import sys
-from pathlib import Path
+
+MIB = 1024 * 1024
+#: System calls no grading kernel needs and every escape wants: mounts, namespaces, tracing,
+#: kernel keys and modules, BPF, io_uring (which bypasses seccomp), raw file handles.
+DENIED_SYSCALLS = (
+    "ptrace", "process_vm_readv", "process_vm_writev",
+    "mount", "umount2", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
+    "pivot_root", "chroot", "unshare", "setns",
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "reboot", "swapon", "swapoff", "syslog", "acct",
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "open_by_handle_at", "name_to_handle_at",
+)
 
 
-
-def _hidden_roots(course_root: Path) -> list[Path]:
-    """Folders replaced by empty ones in the sandbox: the TA's home and the course."""
-    home = Path.home()
-    roots = [home] if home != Path("/") and home.is_dir() else []
-    if not any(course_root == root or root in course_root.parents for root in roots):
-        roots.append(course_root)
-    return roots
+def set_limit(which: int, value: int) -> None:
+    """Set both the soft and the hard limit (the kernel cannot raise it back)."""
+    resource.setrlimit(which, (value, value))
 
 
-def _environment_roots() -> list[Path]:
-    """What the kernel must still read inside hidden folders: Python, its packages, this library."""
-    package = Path(__file__).resolve().parents[2]
-    return sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package})
+def limit_resources(memory_mb: int, max_file_mb: int, max_processes: int) -> None:
+    """Cap address space, file size and processes (0 leaves a cap as it is); never a core file."""
+    if memory_mb:
+        set_limit(resource.RLIMIT_AS, memory_mb * MIB)
+    if max_file_mb:
+        set_limit(resource.RLIMIT_FSIZE, max_file_mb * MIB)
+    if max_processes:
+        set_limit(resource.RLIMIT_NPROC, max_processes)
+    set_limit(resource.RLIMIT_CORE, 0)
 
 
-def bubblewrap_command(course_root: Path, workdir: Path, runtime_dir: Path, python_args: list[str]) -> list[str]:
-    """The ``bwrap`` command that runs ``python_args`` in the grading sandbox.
+def load_seccomp_filter() -> None:
+    """Make every call in ``DENIED_SYSCALLS`` fail with EPERM, for this process and all it starts."""
+    import pyseccomp
 
-    Parameters
-    ----------
-    course_root : the folder to hide (source/, release/, submitted/, the gradebook, ...)
-    workdir : the submission's folder under ``autograded/``: visible and writable
-    runtime_dir : where this kernel's connection file and sockets live: visible and writable
-    python_args : the command to run inside
-    """
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise RuntimeError("bubblewrap (bwrap) is not installed")
-    command = [bwrap, "--die-with-parent", "--unshare-all",  # no network; own PID, IPC, UTS namespaces
-               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for hidden in _hidden_roots(course_root):
-        command += ["--tmpfs", str(hidden)]
-    for needed in _environment_roots():
-        command += ["--ro-bind", str(needed), str(needed)]
-    for writable in (workdir, runtime_dir):
-        command += ["--bind", str(writable), str(writable)]
-    # In its own PID namespace the kernel cannot see the process that started it; --die-with-parent
-    # ties it to the grader instead of ipykernel's parent polling.
-    return command + ["--chdir", str(workdir), "--unsetenv", "JPY_PARENT_PID", *python_args]
-
-
-def limit_memory(megabytes: int) -> None:
-    """Cap this process's address space; allocations beyond it raise MemoryError."""
-    limit = megabytes * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    syscall_filter = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    for name in DENIED_SYSCALLS:
+        try:
+            syscall_filter.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
+        except (RuntimeError, ValueError, OSError):  # not a system call on this architecture
+            continue
+    syscall_filter.load()
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space cap in MiB (0: none)")
-    parser.add_argument("-f", dest="connection_file", required=True)
+    parser.add_argument("--max-file-mb", type=int, default=0, help="largest file in MiB (0: no cap)")
+    parser.add_argument("--max-processes", type=int, default=0, help="processes and threads (0: no cap)")
+    parser.add_argument("--seccomp", action="store_true", help="load the seccomp filter")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("-f", dest="connection_file", help="start ipykernel on this connection file")
+    target.add_argument("-c", dest="code", help="run this code instead (the sandbox's tests)")
     args, rest = parser.parse_known_args(argv)
-    if args.memory_mb:
-        limit_memory(args.memory_mb)
+    limit_resources(args.memory_mb, args.max_file_mb, args.max_processes)
+    if args.seccomp:
+        load_seccomp_filter()
+    if args.code is not None:
+        exec(compile(args.code, "<probe>", "exec"), {"__name__": "__main__"})  # noqa: S102 - the tests' probe
+        return
     from ipykernel import kernelapp
 
     kernelapp.launch_new_instance(argv=["-f", args.connection_file, *rest])

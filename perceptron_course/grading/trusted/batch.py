@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Callable
 
 from .course import Course, nbgrader_api
-from .pipeline import FAILED, GRADED, Outcome, grade_submission, quiet_nbgrader_warnings
+from .files import name_problem, read_capped, real_folder, replace_tree, write_new
+from .pipeline import FAILED, GRADED, Outcome, grade_submission, quiet_nbgrader_warnings, unreadable_notebooks
 from .sandbox import Isolation, grading_kernel, private_runtime_dir
 from .secret import SECRET_FILE, read_secret
 
@@ -52,17 +53,27 @@ class GradeJob:
         return self.student, self.assignment
 
 
-def _prepare_area(job: GradeJob) -> Course:
-    """A minimal course holding this one submission, with a gradebook that knows the source cells."""
+def _prepare_area(job: GradeJob) -> tuple[Course, str]:
+    """A minimal course holding this one submission's notebooks, and why the submission is refused (or ``""``).
+
+    The submission is checked and read by ``unreadable_notebooks`` (``lstat``, ``O_NOFOLLOW``,
+    size caps); only the assignment's notebooks are written into the area, as new files.
+    """
     course_root, area = Path(job.course_root), Path(job.area)
     shutil.rmtree(area, ignore_errors=True)
     area.mkdir(parents=True)
     shutil.copy2(course_root / "nbgrader_config.py", area / "nbgrader_config.py")
     shutil.copytree(course_root / "source", area / "source")  # all of it: to name a notebook's true assignment
-    shutil.copytree(course_root / "submitted" / job.student / job.assignment,
-                    area / "submitted" / job.student / job.assignment)
     shutil.copy2(job.template_gradebook, area / "gradebook.db")
-    return Course.open(area)
+    course = Course.open(area)
+    refused = unreadable_notebooks(Course.open(course_root), job.student, job.assignment)
+    if refused:
+        return course, refused
+    submitted = course_root / "submitted" / job.student / job.assignment
+    destination = real_folder(area, Path("submitted") / job.student / job.assignment)
+    for name in course.notebook_names(job.assignment):
+        write_new(destination / f"{name}.ipynb", read_capped(submitted / f"{name}.ipynb"))
+    return course, ""
 
 
 def _inject_fault(job: GradeJob) -> None:
@@ -74,11 +85,11 @@ def grade_job(job: GradeJob) -> Outcome:
     """Grade one submission in its private area (runs in a worker process)."""
     quiet_nbgrader_warnings()
     _inject_fault(job)
-    course = _prepare_area(job)
+    course, refused = _prepare_area(job)
+    if refused:
+        return Outcome(job.student, job.assignment, FAILED, 0.0, sum(course.graded_cells(job.assignment).values()), refused)
     isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
-    workdir = course.root / "autograded" / job.student / job.assignment
-    workdir.mkdir(parents=True)  # the sandbox binds it before nbgrader writes into it
-    with private_runtime_dir() as runtime, grading_kernel(Path(job.course_root), isolation, workdir, runtime) as config:
+    with private_runtime_dir() as runtime, grading_kernel(isolation, runtime, job.assignment) as config:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         api = nbgrader_api(course, config)
         return grade_submission(api, course, job.student, job.assignment)
@@ -155,19 +166,13 @@ def copy_gradebook(source: Path, destination: Path) -> None:
         origin.close()
 
 
-def _replace_tree(source: Path, destination: Path) -> None:
-    shutil.rmtree(destination, ignore_errors=True)
-    if source.is_dir():
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(source, destination)
-
-
 def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook) -> Outcome:
     """Bring one job's files and scores into the course (main process only); return the outcome with course paths."""
     area = Path(job.area)
     relative = Path(job.student) / job.assignment
-    for folder in ("autograded", "feedback"):
-        _replace_tree(area / folder / relative, course.root / folder / relative)
+    plain_names = not (name_problem(job.student, "student") or name_problem(job.assignment, "assignment"))
+    for folder in ("autograded", "feedback") if plain_names else ():  # never through a link, never elsewhere
+        replace_tree(area / folder / relative, course.root, Path(folder) / relative)
     if outcome.status == GRADED:
         _copy_scores(area / "gradebook.db", gradebook, job)
         outcome.feedback = [course.feedback / relative / path.name for path in outcome.feedback]

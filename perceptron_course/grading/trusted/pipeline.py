@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import Course, CourseError, nbgrader_api
+from .files import UnsafeFileError, folder_problems, name_problem, read_capped
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
 
@@ -91,14 +92,47 @@ def _choose_assignments(course: Course, assignments: list[str] | None) -> list[s
     return list(assignments)
 
 
-def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
-    """Why a submission cannot be handed to nbgrader, or ``""`` if it can.
+def submission_problems(course: Course, student: str, assignment: str) -> str:
+    """Why the grader refuses to read a submission folder at all, or ``""``.
 
-    Every notebook of the assignment's source must be there and must be a valid
-    notebook (JSON, nbformat 4).
+    The ids must be plain names; ``submitted/<student>/<assignment>/`` and its parents must
+    be real folders; every entry must be a folder or a singly linked regular file (no
+    symbolic link, hard link, device, FIFO or socket). All judged with ``lstat``.
+    """
+    problems = [reason for reason in (name_problem(student, "student"), name_problem(assignment, "assignment")) if reason]
+    if problems:
+        return "; ".join(problems)
+    refused = folder_problems(course.submitted / student / assignment, within=course.root)
+    if refused:
+        return "refused, the submission folder holds what a notebook hand-in never does: " + "; ".join(refused[:5])
+    return ""
+
+
+def read_submitted_notebook(path: Path):
+    """The notebook at ``path`` read without following links and size-capped, then validated.
+
+    Raises
+    ------
+    UnsafeFileError
+        If the file cannot be read safely; ``ValueError`` and friends if it is not a notebook.
     """
     import nbformat
 
+    notebook = nbformat.reads(read_capped(path).decode("utf-8"), as_version=4)
+    nbformat.validate(notebook)
+    return notebook
+
+
+def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
+    """Why a submission cannot be handed to nbgrader, or ``""`` if it can.
+
+    The folder must pass ``submission_problems``; every notebook of the assignment's
+    source must be there and must be a valid notebook (JSON, nbformat 4) of at most
+    ``MAX_NOTEBOOK_BYTES``.
+    """
+    refused = submission_problems(course, student, assignment)
+    if refused:
+        return refused
     folder = course.submitted / student / assignment
     problems = []
     for name in course.notebook_names(assignment):
@@ -108,8 +142,10 @@ def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
             problems.append(f"{name}.ipynb is missing (found: {', '.join(found) or 'nothing'})")
             continue
         try:
-            notebook = nbformat.read(path, as_version=4)
-            nbformat.validate(notebook)
+            notebook = read_submitted_notebook(path)
+        except UnsafeFileError as error:
+            problems.append(f"{name}.ipynb is refused: {error}")
+            continue
         except Exception as error:  # noqa: BLE001 - every way of not being a notebook
             message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             problems.append(f"{name}.ipynb is not a valid notebook: {quoted(message, 120)}")
@@ -228,6 +264,7 @@ def grade(
     progress: bool = True,
     jobs: int | None = None,
     executor: Executor | None = None,
+    unsandboxed: bool = False,
 ) -> list[Outcome]:
     """Autograde, write feedback, export ``grades.csv`` and the report; return every outcome.
 
@@ -238,6 +275,13 @@ def grade(
     executor : concurrent.futures.Executor, optional
         Runs the grading jobs instead of a local process pool, e.g. a Dask client's
         ``get_executor()``; its workers must be processes that see the course folder.
+    unsandboxed : bool
+        As root, run student code even where the sandbox cannot run (the TA's ``--unsandboxed``).
+
+    Raises
+    ------
+    CourseError
+        For a problem the TA must fix, e.g. grading as root where the sandbox cannot run.
     """
     from tqdm.auto import tqdm
 
@@ -245,10 +289,10 @@ def grade(
 
     quiet_nbgrader_warnings()
     _check_writable(course)
+    isolation = choose_isolation(unsandboxed=unsandboxed)  # first: refusing must not wait for anything
     selected = select_submissions(course, assignments, students)
     record_source_cells(course, sorted({assignment for _, assignment in selected}))
     load_or_create_secret(course.root)  # here, once: workers only read it
-    isolation = choose_isolation()
     max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
     with tempfile.TemporaryDirectory(dir=course.root, prefix=".grading-") as scratch:
         template = Path(scratch) / "template.db"

@@ -1,30 +1,74 @@
-"""Where student code runs during grading: the grading kernel spec, its memory cap and its sandbox.
+"""Where student code runs during grading: the grading kernel, its sandbox and its caps.
 
-``grading_kernel`` writes a kernel spec for ``perceptron_course.grading.in_sandbox.kernel`` into
-a temporary Jupyter data folder, points Jupyter at it, and returns the nbgrader
-configuration that makes autograde use it. The sandbox (bubblewrap) is used when
-it works on this machine; when it does not, grading goes on without it and says
-so loudly: a warning on stderr and a line in the report. Scores never depend on it.
+``grading_kernel`` writes a kernel spec for ``perceptron_course.grading.in_sandbox.kernel``
+into a temporary Jupyter data folder and returns the nbgrader configuration that makes
+autograde use it. With the sandbox (bubblewrap), the kernel runs:
+
+- unprivileged whatever the grader's user: its own user namespace as uid 1000, every
+  capability dropped, no new user namespaces, a seccomp filter (loaded by the launcher);
+- with no network (not even loopback) and its own PID, IPC and UTS namespaces, in a new
+  session, killed with the grader;
+- on an allowlist file system: read-only system libraries, the Python installation and
+  the virtual environment, a *student view* of this package (no reference answers), a
+  size-capped scratch tmpfs (cwd, ``HOME``, ``/tmp``), and, writable, only the folder of
+  its IPC sockets; its connection file is bound read-only;
+- with a cleared environment.
+
+The trusted side never follows what the kernel could have replaced: it connects to the
+kernel's sockets through file descriptors opened with ``O_NOFOLLOW`` and checked to be
+sockets (``SandboxKernelManager``), and it reads nothing else the kernel wrote (nbclient
+builds the executed notebook from kernel messages).
+
+Where bubblewrap cannot run, grading as root refuses to run student code unless the TA
+passes ``--unsandboxed``; as another user it warns loudly. Scores never depend on it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..in_sandbox.kernel import bubblewrap_command
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import DottedObjectName, Dict
+
+from .course import CourseError
 
 KERNEL_NAME = "perceptron-grading"
 #: Address-space cap of a grading kernel; numpy, scipy and scikit-learn need about 1 GiB.
 DEFAULT_MEMORY_MB = 3072
-SANDBOX_VARIABLE = "PERCEPTRON_COURSE_SANDBOX"  # "off" disables the sandbox (not recommended)
+#: Size of the scratch tmpfs (cwd, HOME, /tmp); it counts against host memory, not RLIMIT_AS.
+SCRATCH_MB = 64
+#: Largest file the kernel may write (RLIMIT_FSIZE).
+MAX_FILE_MB = 16
+#: Processes and threads of the kernel (RLIMIT_NPROC); BLAS libraries are told to use one thread.
+MAX_PROCESSES = 64
+SANDBOX_VARIABLE = "PERCEPTRON_COURSE_SANDBOX"  # "off" disables the sandbox (as root, only with --unsandboxed)
+SANDBOX_UID = 1000
+#: Where the student view of this package sits inside the sandbox (on its PYTHONPATH).
+VIEW_MOUNT = "/opt/perceptron-course"
+SCRATCH = "/tmp"
+SOCKETS_FOLDER = "sockets"
+#: Modules of the library that hold reference answers: stubs in the grading kernel.
+GRADED_MODULES = ("geometry", "perceptron", "theory", "variants", "multiclass", "estimator")
+#: Modules students may use while grading: no answers in them, and they import nothing graded.
+STUDENT_MODULES = ("_validation.py", "datasets.py", "plotting.py")
+#: What an assignment may use of the graded modules: 04_convergence needs the max-margin solver.
+ALLOWED_EXTRAS = {"04_convergence": {"theory": ("_max_margin.py", "from ._max_margin import max_margin\n\n"
+                                                                  "__all__ = [\"max_margin\"]\n")}}
+#: Packages that compute the reference's answers (``Perceptron`` equals ``train`` bit for bit).
+BLOCKED_PACKAGES = ("sklearn.linear_model",)
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
 
 
 @dataclass(frozen=True)
@@ -36,25 +80,63 @@ class Isolation:
     note: str  #: why there is no sandbox, or ""
 
 
+def _core_flags() -> list[str]:
+    """The namespace and privilege flags every sandbox gets (and the availability probe checks)."""
+    return ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--disable-userns",
+            "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv"]
+
+
+def _system_binds() -> list[str]:
+    """Read-only ``/usr`` and the top-level links or folders of the system's binaries and libraries."""
+    flags = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        path = Path(top)
+        if path.is_symlink():
+            flags += ["--symlink", os.readlink(path), top]
+        elif path.is_dir():
+            flags += ["--ro-bind", top, top]
+    for needed in ("/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types", "/etc/fonts"):
+        flags += ["--ro-bind-try", needed, needed]
+    return flags
+
+
 def sandbox_problem() -> str:
-    """Why bubblewrap cannot sandbox kernels here, or ``""`` if it can."""
+    """Why the grading sandbox cannot run here, or ``""`` if it can."""
     if os.environ.get(SANDBOX_VARIABLE, "").lower() == "off":
         return f"the sandbox is turned off ({SANDBOX_VARIABLE}=off)"
     if not sys.platform.startswith("linux"):
         return "bubblewrap needs Linux"
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--dev", "/dev", "true"],
+        return f"bubblewrap is not installed ({INSTALL_HINT})"
+    probe = subprocess.run([bwrap, *_core_flags(), *_system_binds(), "--proc", "/proc", "--dev", "/dev", "true"],
                            capture_output=True, text=True, timeout=30)
     if probe.returncode != 0:
         return f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()[:200]}"
+    try:
+        import pyseccomp
+
+        pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    except Exception as error:  # noqa: BLE001 - a missing package or a missing libseccomp
+        return f"the seccomp filter cannot be built ({type(error).__name__}: {error}); install libseccomp2 and pyseccomp"
     return ""
 
 
-def choose_isolation(memory_mb: int = DEFAULT_MEMORY_MB) -> Isolation:
-    """The sandbox if it works here, and the memory cap in any case; warns loudly without a sandbox."""
+def choose_isolation(memory_mb: int = DEFAULT_MEMORY_MB, *, unsandboxed: bool = False) -> Isolation:
+    """The sandbox if it works here, and the memory cap in any case.
+
+    Without a sandbox, grading as root is refused unless ``unsandboxed`` (the TA's explicit
+    ``--unsandboxed``); otherwise it goes on with a loud warning.
+
+    Raises
+    ------
+    CourseError
+        As root, when the sandbox cannot run and ``unsandboxed`` is false.
+    """
     problem = sandbox_problem()
+    if problem and os.geteuid() == 0 and not unsandboxed:
+        raise CourseError(f"refusing to run student code as root without a sandbox ({problem}): {INSTALL_HINT}, "
+                          "or pass --unsandboxed to accept the risk")
     if problem:
         print(
             f"WARNING: student code will run WITHOUT a sandbox: {problem}. It could read source/ "
@@ -65,15 +147,147 @@ def choose_isolation(memory_mb: int = DEFAULT_MEMORY_MB) -> Isolation:
     return Isolation(sandbox=not problem, memory_mb=memory_mb, note=problem)
 
 
+# ---------------------------------------------------------------------------- the student view
+
+
+def _stub(module: str) -> str:
+    return (f'"""Not available while grading."""\n\nraise ImportError("perceptron_course.{module} is not available '
+            f'while grading: implement it yourself")\n')
+
+
+def build_student_view(destination: Path, assignment: str) -> Path:
+    """Write the package the grading kernel sees as ``perceptron_course``; return the folder holding it.
+
+    It keeps ``datasets``, ``plotting``, ``_validation`` and the kernel launcher; every graded
+    module is a stub whose import raises ``ImportError``, except what ``ALLOWED_EXTRAS``
+    grants ``assignment``. Nothing of ``grading/trusted`` is there.
+    """
+    real = Path(__file__).resolve().parents[2]
+    package = destination / "perceptron_course"
+    launcher = package / "grading" / "in_sandbox"
+    launcher.mkdir(parents=True)
+    for name in STUDENT_MODULES:
+        shutil.copyfile(real / name, package / name)
+    for name in ("__init__.py", "kernel.py"):
+        shutil.copyfile(real / "grading" / "in_sandbox" / name, launcher / name)
+    (package / "grading" / "__init__.py").write_text('"""Only the kernel launcher is here while grading."""\n')
+    (package / "__init__.py").write_text('"""The perceptron course, as a student\'s grading kernel sees it: no reference '
+                                         'answers."""\n\n__version__ = "0.1.0"\n')
+    extras = ALLOWED_EXTRAS.get(assignment, {})
+    for module in GRADED_MODULES:
+        if module in extras:
+            helper, text = extras[module]
+            shutil.copyfile(real / helper, package / helper)
+            (package / f"{module}.py").write_text(text)
+        else:
+            (package / f"{module}.py").write_text(_stub(module))
+    return destination
+
+
+def _blocked_package_stub(destination: Path, dotted: str) -> Path:
+    folder = destination / dotted.replace(".", "_")
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(f'raise ImportError("{dotted} is not available while grading: '
+                                        'implement it yourself")\n')
+    return folder
+
+
+def _package_folder(dotted: str) -> Path | None:
+    """Where ``dotted`` is installed, without importing it."""
+    parent, _, child = dotted.rpartition(".")
+    spec = importlib.util.find_spec(parent) if parent else None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / child
+    return folder if folder.is_dir() else None
+
+
+def _editable_hooks(site_packages: list[Path]) -> list[Path]:
+    """setuptools' editable-install hooks of this package: they map ``perceptron_course`` to the checkout."""
+    hooks = []
+    for folder in site_packages:
+        hooks += sorted(folder.glob("__editable__*perceptron_course*"))
+    return hooks
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+def _python_roots() -> list[Path]:
+    """The Python installation and the virtual environment, unless ``/usr`` already holds them."""
+    roots = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}
+    return sorted(root for root in roots if Path("/usr") not in (root, *root.parents))
+
+
+def _environment() -> dict[str, str]:
+    """The kernel's whole environment."""
+    bin_folder = str(Path(sys.executable).parent)
+    return {
+        "PATH": f"{bin_folder}:/usr/local/bin:/usr/bin:/bin", "HOME": SCRATCH, "TMPDIR": SCRATCH, "LANG": "C.UTF-8",
+        "PYTHONPATH": VIEW_MOUNT, "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{SCRATCH}/.config/matplotlib", "IPYTHONDIR": f"{SCRATCH}/.ipython",
+        "JUPYTER_RUNTIME_DIR": f"{SCRATCH}/.jupyter", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+
+
+def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = None,
+                       connection_file: str | None = None, scratch_mb: int = SCRATCH_MB) -> list[str]:
+    """The ``bwrap`` command that runs ``inner`` in the grading sandbox.
+
+    Parameters
+    ----------
+    inner : the command to run inside (the kernel launcher)
+    view : a folder made by ``build_student_view``: the only ``perceptron_course`` inside
+    sockets : the kernel's private folder of IPC sockets, the one writable host folder
+    connection_file : bound read-only (a kernel spec passes ``"{connection_file}"``)
+    scratch_mb : size of the scratch tmpfs
+    """
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise RuntimeError(f"bubblewrap is not installed ({INSTALL_HINT})")
+    command = [bwrap, *_core_flags(), *_system_binds(), "--proc", "/proc", "--dev", "/dev",
+               "--perms", "1777", "--size", str(scratch_mb * 1024 * 1024), "--tmpfs", SCRATCH]
+    roots = _python_roots()
+    for root in roots:
+        command += ["--ro-bind", str(root), str(root)]
+    site_packages = [Path(p) for p in sys.path if p.endswith("-packages") and Path(p).is_dir()]
+    for hook in _editable_hooks(site_packages):
+        command += ["--ro-bind", "/dev/null", str(hook)]
+    real_package = Path(__file__).resolve().parents[2]
+    if any(root in real_package.parents for root in roots):  # an ordinary install: cover it with the view
+        command += ["--ro-bind", str(view / "perceptron_course"), str(real_package)]
+    command += ["--ro-bind", str(view), VIEW_MOUNT]
+    for dotted in BLOCKED_PACKAGES:
+        installed = _package_folder(dotted)
+        if installed is not None:
+            command += ["--ro-bind", str(_blocked_package_stub(view.parent / "blocked", dotted)), str(installed)]
+    if connection_file is not None:
+        command += ["--ro-bind", connection_file, connection_file]
+    if sockets is not None:
+        command += ["--bind", str(sockets), str(sockets)]
+    for name, value in _environment().items():
+        command += ["--setenv", name, value]
+    return command + ["--chdir", SCRATCH, "--", *inner]
+
+
+def launcher_command(isolation: Isolation, *, probe_code: str | None = None) -> list[str]:
+    """The kernel launcher's command: ipykernel on ``{connection_file}``, or ``probe_code`` (tests)."""
+    command = [sys.executable, "-s", "-m", "perceptron_course.grading.in_sandbox.kernel",
+               "--memory-mb", str(isolation.memory_mb)]
+    if isolation.sandbox:
+        command += ["--max-file-mb", str(MAX_FILE_MB), "--max-processes", str(MAX_PROCESSES), "--seccomp"]
+    return command + (["-c", probe_code] if probe_code is not None else ["-f", "{connection_file}"])
+
+
 @contextmanager
-def grading_kernel(course_root: Path, isolation: Isolation, workdir: Path, runtime_dir: Path):
+def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
     """Install the grading kernel spec for one submission; yield the nbgrader config that uses it.
 
     Parameters
     ----------
-    course_root : the folder the sandbox hides
-    workdir : the submission's folder under ``autograded/``, where the kernel runs
     runtime_dir : the private Jupyter runtime folder of its connection file and sockets
+    assignment : what the kernel may import of the library depends on it
     """
     from traitlets.config import Config
 
@@ -81,10 +295,11 @@ def grading_kernel(course_root: Path, isolation: Isolation, workdir: Path, runti
     with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir:
         spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
-        argv = [sys.executable, "-m", "perceptron_course.grading.in_sandbox.kernel", "--memory-mb", str(isolation.memory_mb),
-                "-f", "{connection_file}"]
+        argv = launcher_command(isolation)
         if isolation.sandbox:
-            argv = bubblewrap_command(course_root, workdir, runtime_dir, argv)
+            view = build_student_view(Path(data_dir) / "view", assignment)
+            argv = bubblewrap_command(argv, view, sockets=runtime_dir / SOCKETS_FOLDER,
+                                      connection_file="{connection_file}")
         # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
         spec = {"argv": argv, "display_name": "Python 3 (grading)", "language": "python", "interrupt_mode": "message"}
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
@@ -92,7 +307,7 @@ def grading_kernel(course_root: Path, isolation: Isolation, workdir: Path, runti
         config = Config()
         config.Execute.kernel_name = KERNEL_NAME
         if isolation.sandbox:
-            config.KernelManager.transport = "ipc"  # the sandbox has no network, not even loopback
+            config.ExecutePreprocessor.kernel_manager_class = SandboxKernelManager
         try:
             yield config
         finally:
@@ -115,3 +330,114 @@ def private_runtime_dir():
                 os.environ.pop("JUPYTER_RUNTIME_DIR", None)
             else:
                 os.environ["JUPYTER_RUNTIME_DIR"] = saved
+
+
+# ---------------------------------------------------------------------------- the kernel's sockets
+
+CHANNELS = ("shell", "iopub", "stdin", "hb", "control")
+#: How long a starting kernel may take to open its sockets.
+SOCKET_WAIT_SECONDS = 60.0
+
+
+class UnsafeSocketError(RuntimeError):
+    """A kernel's socket path is not a socket (a symlink, a file): the grader refuses to connect."""
+
+
+def open_kernel_sockets(folder: Path, prefix: str, ports: dict[str, int], *, still_running,
+                        wait: float = SOCKET_WAIT_SECONDS) -> dict[str, int]:
+    """Open every channel's socket with ``O_PATH | O_NOFOLLOW`` once it exists; return a file descriptor per channel.
+
+    The folder is writable by the kernel, so each entry is checked on the descriptor
+    itself: a symlink or anything but a socket raises ``UnsafeSocketError``. Connecting to
+    ``/proc/<pid>/fd/<fd>`` then reaches that very socket, whatever the kernel renames or
+    replaces later.
+
+    Parameters
+    ----------
+    still_running : callable returning False once the kernel process has exited
+    """
+    deadline = time.monotonic() + wait
+    folder_fd = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+    opened: dict[str, int] = {}
+    try:
+        while len(opened) < len(ports):
+            for channel, port in ports.items():
+                if channel in opened:
+                    continue
+                try:
+                    descriptor = os.open(f"{prefix}-{port}", os.O_PATH | os.O_NOFOLLOW, dir_fd=folder_fd)
+                except FileNotFoundError:
+                    continue
+                opened[channel] = descriptor
+                if not stat.S_ISSOCK(os.fstat(descriptor).st_mode):
+                    raise UnsafeSocketError(f"the kernel's {channel} socket {prefix}-{port} is not a socket; "
+                                            "the grader does not connect to it")
+            if len(opened) < len(ports):
+                if not still_running() or time.monotonic() > deadline:
+                    raise RuntimeError("the grading kernel did not open its sockets (it exited or took too long)")
+                time.sleep(0.02)
+    except BaseException:
+        for descriptor in opened.values():
+            os.close(descriptor)
+        raise
+    finally:
+        os.close(folder_fd)
+    return opened
+
+
+class VerifiedSocketsClient(AsyncKernelClient):
+    """A kernel client that connects only to sockets the manager opened and checked."""
+
+    socket_urls = Dict(help="ZMQ URL of each channel")
+
+    def _make_url(self, channel: str) -> str:
+        return self.socket_urls[channel]
+
+
+class SandboxKernelManager(AsyncKernelManager):
+    """Starts the sandboxed kernel with IPC sockets in their own folder, and connects only through checked descriptors."""
+
+    client_class = DottedObjectName("perceptron_course.grading.trusted.sandbox.VerifiedSocketsClient")
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._socket_fds: dict[str, int] = {}
+
+    def _sockets_folder(self) -> Path:
+        return Path(self.connection_file).parent / SOCKETS_FOLDER
+
+    async def _async_pre_start_kernel(self, **kwargs):
+        self._close_socket_fds()
+        folder = self._sockets_folder()
+        shutil.rmtree(folder, ignore_errors=True)  # rmtree never follows links
+        folder.mkdir(mode=0o700)
+        self.transport = "ipc"
+        self.ip = str(folder / "kernel")
+        return await super()._async_pre_start_kernel(**kwargs)
+
+    def _still_running(self) -> bool:
+        process = getattr(self.provisioner, "process", None)
+        return process is not None and process.poll() is None
+
+    def _socket_urls(self) -> dict[str, str]:
+        if not self._socket_fds:
+            ports = {channel: getattr(self, f"{channel}_port") for channel in CHANNELS}
+            self._socket_fds = open_kernel_sockets(self._sockets_folder(), "kernel", ports,
+                                                   still_running=self._still_running)
+        return {channel: f"ipc:///proc/{os.getpid()}/fd/{fd}" for channel, fd in self._socket_fds.items()}
+
+    def _make_url(self, channel: str) -> str:
+        return self._socket_urls()[channel]
+
+    def client(self, **kwargs):
+        kwargs.setdefault("socket_urls", self._socket_urls())
+        return super().client(**kwargs)
+
+    def _close_socket_fds(self) -> None:
+        for descriptor in self._socket_fds.values():
+            os.close(descriptor)
+        self._socket_fds = {}
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        self._close_socket_fds()

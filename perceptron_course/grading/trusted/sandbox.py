@@ -40,7 +40,7 @@ from pathlib import Path
 
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import DottedObjectName, Dict
+from traitlets import DottedObjectName, Dict, Type
 
 from .course import CourseError
 
@@ -398,6 +398,7 @@ class SandboxKernelManager(AsyncKernelManager):
     """Starts the sandboxed kernel with IPC sockets in their own folder, and connects only through checked descriptors."""
 
     client_class = DottedObjectName("perceptron_course.grading.trusted.sandbox.VerifiedSocketsClient")
+    client_factory = Type(VerifiedSocketsClient, klass=AsyncKernelClient)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

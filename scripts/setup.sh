@@ -9,13 +9,14 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10+ is needed, found " + sys.version' 
     "$PYTHON" -m venv .venv
 fi
-# Grading runs student code in a bubblewrap sandbox: install it where we can (root with apt).
-if ! command -v bwrap >/dev/null 2>&1; then
+# Grading runs student code in a bubblewrap sandbox with a seccomp filter (libseccomp):
+# install both where we can (root with apt). As root, grading refuses to run without them.
+if ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        { apt-get update -qq && apt-get install -y -qq bubblewrap; } >/dev/null 2>&1 \
-            || echo "warning: could not install bubblewrap; grading will run without a sandbox" >&2
+        { apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2; } >/dev/null 2>&1 \
+            || echo "warning: could not install bubblewrap and libseccomp2; grading as root will refuse to run" >&2
     else
-        echo "note: bubblewrap (bwrap) is missing: grading kernels will run without a sandbox (see README)" >&2
+        echo "note: bubblewrap (bwrap) or libseccomp2 is missing: grading kernels will run without a sandbox (see README)" >&2
     fi
 fi
 # Reinstall only when pyproject.toml changed since the last install.

@@ -186,7 +186,7 @@ def build_student_view(destination: Path, assignment: str) -> Path:
 
 def _blocked_package_stub(destination: Path, dotted: str) -> Path:
     folder = destination / dotted.replace(".", "_")
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "__init__.py").write_text(f'raise ImportError("{dotted} is not available while grading: '
                                         'implement it yourself")\n')
     return folder
@@ -268,7 +268,7 @@ def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = N
         command += ["--bind", str(sockets), str(sockets)]
     for name, value in _environment().items():
         command += ["--setenv", name, value]
-    return command + ["--chdir", SCRATCH, "--", *inner]
+    return command + ["--remount-ro", "/", "--chdir", SCRATCH, "--", *inner]
 
 
 def launcher_command(isolation: Isolation, *, probe_code: str | None = None) -> list[str]:

@@ -1,0 +1,488 @@
+"""The grading sandbox holds against hostile code, even when the grader runs as root (as CI does).
+
+Probes run inside the exact sandbox the grader builds (``bubblewrap_command`` around the
+kernel launcher, with ``-c CODE`` instead of ipykernel). A batch then grades an honest
+student with hostile ones through the real ``grade()``: every attack fails, the honest
+student keeps full marks, and nothing outside the graded output changes, content or mode.
+"""
+
+import csv
+import errno
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import tree_state
+
+from perceptron_course.grading.trusted import files, sandbox
+from perceptron_course.grading.trusted.course import CourseError
+from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.pipeline import grade
+from perceptron_course.grading.trusted.secret import load_or_create_secret
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sandbox_class"
+REAL_PACKAGE = REPO / "perceptron_course"
+ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
+TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
+GRADER_OUTPUT = ("autograded", "feedback", "gradebook.db", "grades.csv", "reports")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sandbox_available():
+    assert sandbox.sandbox_problem() == "", f"these tests need the grading sandbox: {sandbox.sandbox_problem()}"
+
+
+def run_probe(code: str, tmp_path: Path, assignment: str = "01_geometry", env: dict | None = None):
+    """Run ``code`` where a grading kernel of ``assignment`` would run; return the completed process."""
+    runtime = tmp_path / "runtime"
+    (runtime / sandbox.SOCKETS_FOLDER).mkdir(parents=True, exist_ok=True)
+    connection_file = runtime / "kernel-probe.json"
+    connection_file.write_text("{}")
+    view = sandbox.build_student_view(tmp_path / f"view-{len(list(tmp_path.iterdir()))}", assignment)
+    command = sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=textwrap.dedent(code)), view,
+                                         sockets=runtime / sandbox.SOCKETS_FOLDER, connection_file=str(connection_file))
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+
+
+def probe_json(code: str, tmp_path: Path, **kwargs):
+    """Run a probe whose last line of stdout is JSON; return it parsed."""
+    result = run_probe(code, tmp_path, **kwargs)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_the_kernel_is_unprivileged(tmp_path):
+    status = probe_json("""
+        import json, os
+        fields = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+        print(json.dumps({"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
+                          **{key: fields[key].strip() for key in ("CapEff", "CapPrm", "CapBnd", "NoNewPrivs", "Seccomp")}}))
+    """, tmp_path)
+    assert status["uid"] == status["euid"] == status["gid"] == 1000
+    assert int(status["CapEff"], 16) == int(status["CapPrm"], 16) == int(status["CapBnd"], 16) == 0
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+
+
+ESCAPES = {
+    "umount /usr": "libc.umount2(b'/usr', 2)",
+    "remount / read-write": "libc.mount(None, b'/', None, 32 | 4096, None)",
+    "mount a tmpfs": "libc.mount(b'none', b'/tmp', b'tmpfs', 0, None)",
+    "chroot": "libc.chroot(b'/tmp')",
+    "pivot_root": "libc.syscall(155, b'/tmp', b'/tmp')",
+    "unshare a user namespace": "libc.unshare(0x10000000)",
+    "unshare a mount namespace": "libc.unshare(0x00020000)",
+    "ptrace pid 1": "libc.ptrace(16, 1, None, None)",
+    "setns": "libc.setns(0, 0)",
+    "bpf": "libc.syscall(321, 0, None, 0)",
+    "io_uring_setup": "libc.syscall(425, 1, None)",
+    "keyctl": "libc.syscall(250, 0, 0, 0, 0, 0)",
+}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="raw system call numbers are those of x86_64")
+def test_every_escape_system_call_fails(tmp_path):
+    calls = ", ".join(f"{name!r}: lambda: {call}" for name, call in ESCAPES.items())
+    outcomes = probe_json(f"""
+        import ctypes, json
+        libc = ctypes.CDLL(None, use_errno=True)
+        results = {{}}
+        for name, call in {{{calls}}}.items():
+            value = call()
+            results[name] = [value, ctypes.get_errno()]
+        print(json.dumps(results))
+    """, tmp_path)
+    for name, (value, error) in outcomes.items():
+        assert value == -1 and error in (errno.EPERM, errno.EACCES), (name, value, errno.errorcode.get(error))
+
+
+def test_no_network_not_even_loopback_and_no_host_socket(tmp_path):
+    listener = socket.socket(socket.AF_UNIX)
+    host_socket = Path("/tmp") / f"perceptron-sandbox-test-{os.getpid()}.sock"
+    listener.bind(str(host_socket))
+    listener.listen()
+    tcp = socket.create_server(("127.0.0.1", 0))
+    try:
+        reached = probe_json(f"""
+            import json, socket
+            reached = {{}}
+            for name, family, address in [("tcp", socket.AF_INET, ("127.0.0.1", {tcp.getsockname()[1]})),
+                                          ("unix", socket.AF_UNIX, "{host_socket}")]:
+                client = socket.socket(family)
+                client.settimeout(2)
+                try:
+                    client.connect(address)
+                    reached[name] = "connected"
+                except OSError as error:
+                    reached[name] = type(error).__name__
+            print(json.dumps(reached))
+        """, tmp_path)
+    finally:
+        listener.close()
+        tcp.close()
+        host_socket.unlink()
+    assert reached == {"tcp": reached["tcp"], "unix": "FileNotFoundError"} and reached["tcp"] != "connected"
+
+
+def test_the_file_system_is_an_allowlist(tmp_path):
+    secret_file = tmp_path / "host-secret.txt"
+    secret_file.write_text("host")
+    seen = probe_json(f"""
+        import json, os
+        reference_markers = {{"def signed_distance(", "def point_margins(", "check_augment(", "check_signed_distance("}}
+        module_names = {{"geometry.py", "perceptron.py", "theory.py", "variants.py", "multiclass.py", "estimator.py"}}
+        found = []
+        for root, folders, names in os.walk("/"):
+            if root in ("/proc", "/sys", "/dev"):
+                folders[:] = []
+                continue
+            for name in names:
+                if name in module_names or name.endswith(".ipynb") or "perceptron" in root:
+                    try:
+                        text = open(os.path.join(root, name), errors="replace").read()
+                    except OSError:
+                        continue
+                    if any(marker in text for marker in reference_markers):
+                        found.append(os.path.join(root, name))
+        paths = {{path: os.path.exists(path) for path in
+                 ["{REPO / 'source'}", "{REAL_PACKAGE / 'perceptron.py'}", "{REAL_PACKAGE / 'grading' / 'trusted'}",
+                  "{secret_file}", "/home", "/srv", "/work/main", "/root/.bash_history", "/etc/passwd",
+                  "/etc/shadow", "/var", "/run"]}}
+        print(json.dumps({{"top": sorted(os.listdir("/")), "found": found, "exists": paths}}))
+    """, tmp_path)
+    assert set(seen["top"]) <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "tmp",
+                                "opt", *{Path(p).parts[1] for p in (sys.prefix, sys.base_prefix)}}
+    assert seen["found"] == [], "reference code or notebooks readable inside the sandbox"
+    assert not any(seen["exists"].values()), seen["exists"]
+
+
+def test_writes_only_into_the_capped_scratch(tmp_path):
+    outcomes = probe_json("""
+        import json, os
+        def attempt(path, mib):
+            try:
+                with open(path, "wb") as handle:
+                    for _ in range(mib):
+                        handle.write(b"x" * (1 << 20))
+                        handle.flush()
+                return "wrote"
+            except OSError as error:
+                return os.strerror(error.errno)
+            finally:
+                if os.path.exists(path) and path.startswith("/tmp"):
+                    os.remove(path)
+        results = {"usr": attempt("/usr/owned", 1), "root": attempt("/owned", 1), "venv": attempt(os.__file__ + ".owned", 1),
+                   "small": attempt("/tmp/small", 1), "huge file": attempt("/tmp/huge", 48)}
+        names = [f"/tmp/fill-{k}" for k in range(32)]
+        results["fill"] = "wrote"
+        for name in names:
+            try:
+                with open(name, "wb") as handle:
+                    handle.write(b"x" * (8 << 20))
+            except OSError as error:
+                results["fill"] = os.strerror(error.errno)
+                break
+        for name in names:
+            if os.path.exists(name):
+                os.remove(name)
+        print(json.dumps(results))
+    """, tmp_path)
+    assert outcomes["small"] == "wrote"
+    assert outcomes["usr"] == outcomes["root"] == outcomes["venv"] == os.strerror(errno.EROFS)
+    assert outcomes["huge file"] == os.strerror(errno.EFBIG)  # RLIMIT_FSIZE
+    assert outcomes["fill"] == os.strerror(errno.ENOSPC)  # the tmpfs --size
+
+
+def test_resource_limits_are_set(tmp_path):
+    limits = probe_json("""
+        import json, resource
+        print(json.dumps({name: resource.getrlimit(getattr(resource, name))
+                          for name in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE")}))
+    """, tmp_path)
+    mib = 1024 * 1024
+    assert limits == {"RLIMIT_AS": [sandbox.DEFAULT_MEMORY_MB * mib] * 2, "RLIMIT_FSIZE": [sandbox.MAX_FILE_MB * mib] * 2,
+                      "RLIMIT_NPROC": [sandbox.MAX_PROCESSES] * 2, "RLIMIT_CORE": [0, 0]}
+
+
+def test_the_environment_is_cleared(tmp_path):
+    environment = probe_json("import json, os; print(json.dumps(dict(os.environ)))", tmp_path,
+                             env={**os.environ, "PERCEPTRON_TA_TOKEN": TA_TOKEN})
+    assert TA_TOKEN not in json.dumps(environment)
+    assert set(environment) <= set(sandbox._environment()) | {"PWD", "KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK"}
+    assert environment["HOME"] == "/tmp" and environment["MPLBACKEND"] == "Agg"
+
+
+IMPORTS = """
+    import json
+    results = {}
+    for module in ("perceptron_course.geometry", "perceptron_course.perceptron", "perceptron_course.theory",
+                   "perceptron_course.variants", "perceptron_course.multiclass", "perceptron_course.estimator",
+                   "perceptron_course.grading.trusted", "sklearn.linear_model"):
+        try:
+            __import__(module)
+            results[module] = "imported"
+        except ImportError as error:
+            results[module] = str(error)
+    import perceptron_course, perceptron_course.datasets, perceptron_course.plotting
+    results["file"] = perceptron_course.__file__
+    results["iris"] = list(perceptron_course.datasets.iris_binary()[0].shape)
+    try:
+        from perceptron_course.theory import max_margin
+        results["max_margin"] = max_margin([[1.0, 0.0], [-1.0, 0.0]], [1, -1])[1]
+    except ImportError as error:
+        results["max_margin"] = str(error)
+    print(json.dumps(results))
+"""
+
+
+def test_no_answer_key_in_the_kernel(tmp_path):
+    results = probe_json(IMPORTS, tmp_path)
+    for module in sandbox.GRADED_MODULES:
+        assert results[f"perceptron_course.{module}"] == (f"perceptron_course.{module} is not available while grading: "
+                                                          "implement it yourself")
+    assert results["sklearn.linear_model"] == "sklearn.linear_model is not available while grading: implement it yourself"
+    assert "No module named" in results["perceptron_course.grading.trusted"]
+    assert results["file"].startswith(sandbox.VIEW_MOUNT)
+    assert results["iris"][0] == 100  # the data sets still work (scikit-learn's bundled iris)
+    assert "not available while grading" in str(results["max_margin"])
+
+
+def test_convergence_may_use_max_margin_and_nothing_else(tmp_path):
+    results = probe_json(IMPORTS, tmp_path, assignment="04_convergence")
+    assert results["max_margin"] == pytest.approx(1.0)
+    assert results["perceptron_course.theory"] == "imported"
+    assert results["perceptron_course.perceptron"].endswith("not available while grading: implement it yourself")
+    names = probe_json("import json, perceptron_course.theory as t; print(json.dumps(sorted(n for n in dir(t) "
+                       "if not n.startswith('__'))))", tmp_path, assignment="04_convergence")
+    assert names == ["max_margin"]
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _wait_until_gone(marker: str, patience: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + patience
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _processes_with(marker)
+
+
+def test_a_daemon_dies_with_the_sandbox(tmp_path):
+    marker = f"probe-daemon-{os.getpid()}"
+    result = run_probe(f"""
+        import os, sys
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, [sys.executable, "-c", "import signal, time; "
+                         "signal.signal(signal.SIGHUP, signal.SIG_IGN); signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                         "time.sleep(600)", "{marker}"])
+            os._exit(0)
+        os.wait()
+        print("started")
+    """, tmp_path)
+    assert result.stdout.strip() == "started", result.stderr
+    assert _wait_until_gone(marker) == []
+
+
+# ---------------------------------------------------------------------------- the trusted side's helpers
+
+
+def test_kernel_sockets_are_reached_only_through_checked_descriptors(tmp_path):
+    folder = tmp_path / "sockets"
+    folder.mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(folder / "kernel-1"))
+    server.listen()
+    elsewhere = socket.socket(socket.AF_UNIX)
+    elsewhere.bind(str(tmp_path / "host.sock"))
+    elsewhere.listen()
+    try:
+        descriptors = sandbox.open_kernel_sockets(folder, "kernel", {"shell": 1}, still_running=lambda: True, wait=1)
+        os.replace(folder / "kernel-1", folder / "moved")  # the kernel swaps its socket for a link elsewhere
+        (folder / "kernel-1").symlink_to(tmp_path / "host.sock")
+        client = socket.socket(socket.AF_UNIX)
+        client.connect(f"/proc/{os.getpid()}/fd/{descriptors['shell']}")
+        accepted, _ = server.accept()  # the original socket got the connection
+        accepted.close()
+        client.close()
+        os.close(descriptors["shell"])
+        with pytest.raises(sandbox.UnsafeSocketError, match="not a socket"):
+            sandbox.open_kernel_sockets(folder, "kernel", {"shell": 1}, still_running=lambda: True, wait=1)
+    finally:
+        server.close()
+        elsewhere.close()
+
+
+def test_the_kernel_manager_connects_through_descriptors(tmp_path):
+    manager = sandbox.SandboxKernelManager(connection_file=str(tmp_path / "kernel-x.json"))
+    folder = tmp_path / sandbox.SOCKETS_FOLDER
+    folder.mkdir()
+    servers = []
+    for port, channel in enumerate(sandbox.CHANNELS, start=1):
+        setattr(manager, f"{channel}_port", port)
+        servers.append(socket.socket(socket.AF_UNIX))
+        servers[-1].bind(str(folder / f"kernel-{port}"))
+    try:
+        client = manager.client()
+        urls = {channel: client._make_url(channel) for channel in sandbox.CHANNELS}
+        assert all(url.startswith(f"ipc:///proc/{os.getpid()}/fd/") for url in urls.values()), urls
+        assert manager._make_url("control") == urls["control"]
+    finally:
+        manager._close_socket_fds()
+        for server in servers:
+            server.close()
+
+
+def test_root_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
+    monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")  # turning it off is not enough as root
+    with pytest.raises(CourseError, match="refusing to run student code as root without a sandbox"):
+        sandbox.choose_isolation()
+    isolation = sandbox.choose_isolation(unsandboxed=True)
+    assert not isolation.sandbox and "WARNING" in capsys.readouterr().err
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    assert not sandbox.choose_isolation().sandbox  # another user: a warning, as before
+
+
+def test_intake_refuses_links_special_files_and_huge_notebooks(tmp_path):
+    folder = tmp_path / "submitted" / "eve" / "01"
+    folder.mkdir(parents=True)
+    outside = tmp_path / "outside.ipynb"
+    outside.write_text("{}")
+    (folder / "link.ipynb").symlink_to(outside)
+    os.link(outside, folder / "hard.ipynb")
+    os.mkfifo(folder / "pipe.ipynb")
+    (folder / "huge.ipynb").write_bytes(b" " * (files.MAX_NOTEBOOK_BYTES + 1))
+    problems = files.folder_problems(folder, within=tmp_path)
+    assert sorted(problems) == ["hard.ipynb is a hard link (2 names for one file)", "link.ipynb is a symbolic link",
+                                "pipe.ipynb is a FIFO"]
+    for name, message in [("link.ipynb", "without following a link"), ("hard.ipynb", "hard link"),
+                          ("pipe.ipynb", "FIFO"), ("huge.ipynb", "larger than the grader reads")]:
+        with pytest.raises(files.UnsafeFileError, match=message):
+            files.read_capped(folder / name)
+    assert files.name_problem("..", "student") and files.name_problem("a/b", "student")
+    assert files.name_problem("ada.lovelace", "student") == ""
+
+
+def test_merge_never_writes_through_a_link(tmp_path):
+    course, target = tmp_path / "course", tmp_path / "target"
+    (course / "feedback").mkdir(parents=True)
+    target.mkdir()
+    (course / "feedback" / "eve").symlink_to(target)
+    source = tmp_path / "area" / "feedback" / "eve" / "01"
+    source.mkdir(parents=True)
+    (source / "page.html").write_text("feedback")
+    with pytest.raises(files.UnsafeFileError):
+        files.replace_tree(source, course, Path("feedback") / "eve" / "01")
+    assert list(target.iterdir()) == []
+    (course / "feedback" / "eve").unlink()
+    files.replace_tree(source, course, Path("feedback") / "eve" / "01")
+    copied = course / "feedback" / "eve" / "01" / "page.html"
+    assert copied.read_text() == "feedback" and stat.S_IMODE(copied.stat().st_mode) == 0o644
+
+
+# ---------------------------------------------------------------------------- a hostile batch, graded for real
+
+
+def _make_file_attacks(course) -> dict[str, str]:
+    """Submissions that attack the intake; returns what ``grades.csv`` must say for each."""
+    solved = course.submitted / "honest" / "01_geometry" / "geometry.ipynb"
+    instructor = course.source / "01_geometry" / "geometry.ipynb"
+    attacks = {}
+    for student in ("symlinked", "hardlinked", "fifo", "huge", "folder_link"):
+        if student != "folder_link":
+            (course.submitted / student / "01_geometry").mkdir(parents=True)
+    (course.submitted / "symlinked" / "01_geometry" / "geometry.ipynb").symlink_to("../../../source/01_geometry/geometry.ipynb")
+    attacks["symlinked"] = "geometry.ipynb is a symbolic link"
+    os.link(instructor, course.submitted / "hardlinked" / "01_geometry" / "geometry.ipynb")
+    attacks["hardlinked"] = "geometry.ipynb is a hard link"
+    os.mkfifo(course.submitted / "fifo" / "01_geometry" / "geometry.ipynb")
+    attacks["fifo"] = "geometry.ipynb is a FIFO"
+    notebook = nbformat.read(solved, as_version=4)
+    notebook.cells.append(nbformat.v4.new_markdown_cell("x" * (6 * 1024 * 1024)))
+    nbformat.write(notebook, course.submitted / "huge" / "01_geometry" / "geometry.ipynb")
+    attacks["huge"] = "larger than the grader reads (5 MiB)"
+    (course.submitted / "folder_link").mkdir()
+    (course.submitted / "folder_link" / "01_geometry").symlink_to("../../source/01_geometry")
+    attacks["folder_link"] = "is not a real folder"
+    return attacks
+
+
+@pytest.fixture(scope="module")
+def hostile_batch(tmp_path_factory):
+    course = copy_course(REPO, tmp_path_factory.mktemp("hostile"))
+    build_example_class(course, FIXTURES)
+    file_attacks = _make_file_attacks(course)
+    load_or_create_secret(course.root)
+    before = tree_state(course.root, exclude=GRADER_OUTPUT)
+    saved = os.environ.get("PERCEPTRON_TA_TOKEN")
+    os.environ["PERCEPTRON_TA_TOKEN"] = TA_TOKEN
+    try:
+        outcomes = {o.student: o for o in grade(course, progress=False, jobs=1)}
+    finally:
+        if saved is None:
+            os.environ.pop("PERCEPTRON_TA_TOKEN")
+        else:
+            os.environ["PERCEPTRON_TA_TOKEN"] = saved
+    return {"course": course, "outcomes": outcomes, "before": before, "file_attacks": file_attacks,
+            "daemons_left": _wait_until_gone("perceptron-sandbox-daemon-marker")}
+
+
+@pytest.mark.slow
+def test_hostile_batch_honest_student_keeps_full_marks_and_attacks_are_refused(hostile_batch):
+    outcomes = hostile_batch["outcomes"]
+    assert outcomes["honest"].status == "graded" and outcomes["honest"].score == outcomes["honest"].max_score == 8
+    rows = {row["student"]: row for row in csv.DictReader(hostile_batch["course"].grades_csv.open())}
+    for student, reason in hostile_batch["file_attacks"].items():
+        assert rows[student]["status"] == "failed" and rows[student]["score"] == "0", student
+        assert reason in rows[student]["reason"], (student, rows[student]["reason"])
+
+
+@pytest.mark.slow
+def test_hostile_batch_every_escape_is_blocked(hostile_batch):
+    page = (hostile_batch["course"].feedback / "escaper" / "01_geometry" / "geometry.html").read_text(encoding="utf-8")
+    attempts = ["unmount /usr", "remount / read-write", "mount a tmpfs", "chroot", "a new user namespace", "ptrace",
+                "find other checkouts", "read the environment", "connect to a host socket", "fill the scratch",
+                "write a huge file", "import the reference", "import sklearn&#39;s perceptron"]
+    for attempt in attempts:
+        assert f"BLOCKED {attempt}" in page and f"LEAKED {attempt}" not in page, attempt
+    assert "ENVIRONMENT" in page
+
+
+@pytest.mark.slow
+def test_hostile_batch_leaves_no_process_and_no_secret(hostile_batch):
+    assert hostile_batch["daemons_left"] == []
+    course = hostile_batch["course"]
+    for folder in GRADER_OUTPUT:
+        for path in [course.root / folder, *(course.root / folder).rglob("*")] if (course.root / folder).exists() else []:
+            if path.is_file():
+                assert TA_TOKEN.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.slow
+def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
+    course = hostile_batch["course"]
+    assert tree_state(course.root, exclude=GRADER_OUTPUT) == hostile_batch["before"]
+    for folder in ("autograded", "feedback"):
+        graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
+        assert graded <= {"honest", "daemon", "escaper"}, graded
+        for path in (course.root / folder).rglob("*"):
+            assert not path.is_symlink(), path

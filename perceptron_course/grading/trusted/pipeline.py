@@ -104,7 +104,8 @@ def submission_problems(course: Course, student: str, assignment: str) -> str:
         return "; ".join(problems)
     refused = folder_problems(course.submitted / student / assignment, within=course.root)
     if refused:
-        return "refused, the submission folder holds what a notebook hand-in never does: " + "; ".join(refused[:5])
+        return ("refused, the submission folder holds what a notebook hand-in never does: "
+                + "; ".join(quoted(problem, 120) for problem in refused[:5]))
     return ""
 
 

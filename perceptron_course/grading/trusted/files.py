@@ -103,8 +103,10 @@ def write_new(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
-def real_folder(root: Path, relative: Path) -> Path:
+def real_folder(root: Path, relative: Path, *, create: bool = True) -> Path | None:
     """``root / relative`` as a real folder: each missing part is created, a link in the way is refused.
+
+    With ``create=False``, ``None`` when a part is missing.
 
     Raises
     ------
@@ -114,6 +116,8 @@ def real_folder(root: Path, relative: Path) -> Path:
     folder = root
     for part in relative.parts:
         folder = folder / part
+        if not create and not os.path.lexists(folder):
+            return None
         try:
             os.mkdir(folder, 0o755)
         except FileExistsError:
@@ -137,10 +141,12 @@ def replace_tree(source: Path, root: Path, relative: Path) -> None:
     skipped), as new files with mode 0644 in new folders with mode 0755. If ``source`` does
     not exist, ``root / relative`` is removed.
     """
-    real_folder(root, relative.parent)
+    has_output = source.is_dir() and not source.is_symlink()
+    if real_folder(root, relative.parent, create=has_output) is None:
+        return  # nothing there, and nothing to put there
     destination = root / relative
     remove(destination)
-    if not source.is_dir() or source.is_symlink():
+    if not has_output:
         return
     real_folder(root, relative)
     for folder, folders, files in os.walk(source, followlinks=False):

@@ -59,10 +59,14 @@ SANDBOX_UID = 1000
 VIEW_MOUNT = "/opt/perceptron-course"
 SCRATCH = "/tmp"
 SOCKETS_FOLDER = "sockets"
-#: Modules of the library that hold reference answers: stubs in the grading kernel.
-GRADED_MODULES = ("geometry", "perceptron", "theory", "variants", "multiclass", "estimator")
 #: Modules students may use while grading: no answers in them, and they import nothing graded.
+#: Every other module of the library is a stub in the grading kernel (an allowlist: a new
+#: module is hidden until it is listed here).
 STUDENT_MODULES = ("_validation.py", "datasets.py", "plotting.py")
+PACKAGE_FOLDER = Path(__file__).resolve().parents[2]
+#: Modules of the library that hold reference answers: stubs in the grading kernel.
+GRADED_MODULES = tuple(sorted(path.stem for path in PACKAGE_FOLDER.glob("*.py")
+                              if path.name not in STUDENT_MODULES and not path.name.startswith("_")))
 #: What an assignment may use of the graded modules: 04_convergence needs the max-margin solver.
 ALLOWED_EXTRAS = {"04_convergence": {"theory": ("_max_margin.py", "from ._max_margin import max_margin\n\n"
                                                                   "__all__ = [\"max_margin\"]\n")}}

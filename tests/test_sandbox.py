@@ -156,10 +156,13 @@ def test_the_file_system_is_an_allowlist(tmp_path):
                         found.append(os.path.join(root, name))
         paths = {{path: os.path.exists(path) for path in
                  ["{REPO / 'source'}", "{REAL_PACKAGE / 'perceptron.py'}", "{REAL_PACKAGE / 'grading' / 'trusted'}",
-                  "{secret_file}", "/home", "/srv", "/work/main", "/root/.bash_history", "/etc/passwd",
+                  "{secret_file}", "/home", "/srv", "/root/.bash_history", "/etc/passwd",
                   "/etc/shadow", "/var", "/run"]}}
-        print(json.dumps({{"top": sorted(os.listdir("/")), "found": found, "exists": paths}}))
+        course = "{REPO}"
+        print(json.dumps({{"top": sorted(os.listdir("/")), "found": found, "exists": paths,
+                          "course": sorted(os.listdir(course)) if os.path.isdir(course) else []}}))
     """, tmp_path)
+    assert set(seen["course"]) <= {".venv"}, "of the course folder, only its virtual environment may show"
     assert set(seen["top"]) <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "tmp",
                                 "opt", *{Path(p).parts[1] for p in (sys.prefix, sys.base_prefix)}}
     assert seen["found"] == [], "reference code or notebooks readable inside the sandbox"
@@ -489,6 +492,61 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     assert tree_state(course.root, exclude=GRADER_OUTPUT) == hostile_batch["before"]
     for folder in ("autograded", "feedback"):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
-        assert graded <= {"honest", "daemon", "escaper"}, graded
+        assert graded <= {"honest", "daemon", "escaper", "fork_bomb", *FIRST_ROUND}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
+
+
+#: Recipes of the first attack round, and the cells each may keep (their code is wrong or calls the reference).
+FIRST_ROUND = {
+    "aa_config_clobber": set(), "symlink_leak": set(), "zz_link_loop": set(), "zz_fifo_hang": set(),
+    "resource_sparse_file": set(), "resource_tmpfs_memory": set(), "resource_shadow_module": set(),
+    "environment_leak": set(), "output_flood_memory": set(), "reference_import": set(),
+    "reference_train": {"test_perceptron_step"},
+}
+
+
+@pytest.mark.slow
+def test_hostile_batch_first_round_attacks_gain_nothing_and_stop_nothing(hostile_batch):
+    outcomes = hostile_batch["outcomes"]
+    for student, kept in FIRST_ROUND.items():
+        outcome = outcomes[student]
+        assert outcome.status == "graded", (student, outcome.reason)
+        earned = {cell for cell, score in outcome.cell_scores.items() if score > 0}
+        assert earned == kept, (student, outcome.cell_scores)
+    refused = outcomes["many_cells_slow"]
+    assert refused.status == "failed" and "cells; a submission may have at most 500" in refused.reason
+    import_page = (hostile_batch["course"].feedback / "reference_import" / "01_geometry" / "geometry.html").read_text()
+    assert "not available while grading: implement it yourself" in html.unescape(import_page)
+
+
+@pytest.mark.slow
+def test_hostile_batch_a_fork_bomb_is_capped(hostile_batch):
+    page = html.unescape((hostile_batch["course"].feedback / "fork_bomb" / "01_geometry" / "geometry.html").read_text())
+    assert "BLOCKED fork bomb" in page and "LEAKED fork bomb" not in page
+    assert hostile_batch["outcomes"]["fork_bomb"].score == 8
+
+
+def test_other_pythons_packages_are_hidden(tmp_path):
+    from perceptron_course.grading.trusted.sandbox import _python_roots, foreign_site_packages
+
+    hidden = foreign_site_packages(_python_roots())
+    probe = ("import os, sys\n"
+             f"for folder in {[str(p) for p in hidden]!r}:\n"
+             "    assert os.listdir(folder) == [], folder\n"
+             "    assert folder not in sys.path\n"
+             "print('HIDDEN', len(" + repr([str(p) for p in hidden]) + "))")
+    result = run_probe(probe, tmp_path)
+    assert result.returncode == 0 and f"HIDDEN {len(hidden)}" in result.stdout, result.stderr
+
+
+def test_the_grader_refuses_messages_too_big_for_its_memory():
+    import zmq
+
+    manager = sandbox.SandboxKernelManager()
+    receiver = manager.context.socket(zmq.SUB)
+    try:
+        assert receiver.getsockopt(zmq.MAXMSGSIZE) == sandbox.MAX_MESSAGE_BYTES
+    finally:
+        receiver.close()
+        manager.context.destroy()

@@ -24,6 +24,8 @@ from .sandbox import choose_isolation
 from .secret import load_or_create_secret
 
 GRADED, FAILED = "graded", "failed"
+#: Most cells a submitted notebook may have (the assignments have about 25).
+MAX_CELLS = 500
 
 
 @dataclass
@@ -120,6 +122,8 @@ def read_submitted_notebook(path: Path):
     import nbformat
 
     notebook = nbformat.reads(read_capped(path).decode("utf-8"), as_version=4)
+    if len(notebook.cells) > MAX_CELLS:  # every pass of nbgrader goes over every cell: refuse before any
+        raise ValueError(f"it has {len(notebook.cells):,} cells; a submission may have at most {MAX_CELLS}")
     nbformat.validate(notebook)
     return notebook
 

@@ -25,6 +25,7 @@ passes ``--unsandboxed``; as another user it warns loudly. Scores never depend o
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import json
 import os
@@ -38,6 +39,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import zmq
+import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import DottedObjectName, Dict, Type
@@ -55,6 +58,8 @@ MAX_FILE_MB = 16
 MAX_PROCESSES = 64
 SANDBOX_VARIABLE = "PERCEPTRON_COURSE_SANDBOX"  # "off" disables the sandbox (as root, only with --unsandboxed)
 SANDBOX_UID = 1000
+#: Largest message the grader accepts from a kernel (outputs are cut far below this anyway).
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 #: Where the student view of this package sits inside the sandbox (on its PYTHONPATH).
 VIEW_MOUNT = "/opt/perceptron-course"
 SCRATCH = "/tmp"
@@ -223,6 +228,23 @@ def _python_roots() -> list[Path]:
     return sorted(root for root in roots if Path("/usr") not in (root, *root.parents))
 
 
+#: Where Python installations keep packages, besides the grader's own environment.
+_PACKAGE_FOLDERS = ("/usr/lib/python3*/site-packages", "/usr/lib/python3*/dist-packages",
+                    "/usr/local/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages")
+
+
+def foreign_site_packages(roots: list[Path]) -> list[Path]:
+    """Package folders the sandbox would show but the grader's interpreter does not use.
+
+    They are hidden (an empty folder bound over each): another Python's copy of
+    scikit-learn, or of this library, must not be importable or readable from the kernel.
+    """
+    used = {Path(entry).resolve() for entry in sys.path if entry}
+    patterns = [*_PACKAGE_FOLDERS, *(f"{root}/lib/python3*/site-packages" for root in roots)]
+    found = {Path(path) for pattern in patterns for path in glob.glob(pattern)}
+    return sorted(path for path in found if path.is_dir() and path.resolve() not in used)
+
+
 def _environment() -> dict[str, str]:
     """The kernel's whole environment."""
     bin_folder = str(Path(sys.executable).parent)
@@ -258,8 +280,12 @@ def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = N
     site_packages = [Path(p) for p in sys.path if p.endswith("-packages") and Path(p).is_dir()]
     for hook in _editable_hooks(site_packages):
         command += ["--ro-bind", "/dev/null", str(hook)]
+    empty = view.parent / "empty"
+    empty.mkdir(exist_ok=True)
+    for folder in foreign_site_packages(roots):
+        command += ["--ro-bind", str(empty), str(folder)]
     real_package = Path(__file__).resolve().parents[2]
-    if any(root in real_package.parents for root in roots):  # an ordinary install: cover it with the view
+    if any(root in real_package.parents for root in (*roots, Path("/usr"))):  # an ordinary install: cover it
         command += ["--ro-bind", str(view / "perceptron_course"), str(real_package)]
     command += ["--ro-bind", str(view), VIEW_MOUNT]
     for dotted in BLOCKED_PACKAGES:
@@ -284,6 +310,62 @@ def launcher_command(isolation: Isolation, *, probe_code: str | None = None) -> 
     return command + (["-c", probe_code] if probe_code is not None else ["-f", "{connection_file}"])
 
 
+#: Processes and threads of one sandbox in all (bubblewrap, its init and the kernel's own threads included).
+MAX_TASKS = MAX_PROCESSES + 32
+CGROUP_V1_PIDS = Path("/sys/fs/cgroup/pids")
+
+
+def _cgroup_parent() -> Path | None:
+    """A cgroup under which the grader may make a child with a ``pids`` limit, or ``None``."""
+    if os.geteuid() != 0:
+        return None  # RLIMIT_NPROC holds for a grader that is not root
+    if (CGROUP_V1_PIDS / "cgroup.procs").is_file() and os.access(CGROUP_V1_PIDS, os.W_OK):
+        return CGROUP_V1_PIDS
+    try:  # cgroup v2: our own cgroup, if the pids controller is delegated to its children
+        own = Path("/sys/fs/cgroup") / Path("/proc/self/cgroup").read_text().split("0::", 1)[1].split()[0].lstrip("/")
+        return own if "pids" in (own / "cgroup.subtree_control").read_text().split() else None
+    except (OSError, IndexError):
+        return None
+
+
+@contextmanager
+def process_cap(limit: int = MAX_TASKS):
+    """A pids cgroup for one submission's sandbox; yields its ``cgroup.procs`` path, or ``None``.
+
+    As root, Linux does not apply RLIMIT_NPROC to the kernel (its user maps back to root),
+    so a fork bomb would be bounded only by the time budget. A pids cgroup bounds it
+    whatever the user. When none can be made, the rlimit is what remains.
+    """
+    parent = _cgroup_parent()
+    if parent is None:
+        yield None
+        return
+    group = parent / f"perceptron-grading-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        group.mkdir()
+        (group / "pids.max").write_text(str(limit))
+    except OSError:
+        yield None
+        return
+    try:
+        yield group / "cgroup.procs"
+    finally:
+        for _ in range(50):  # the kernel is shut down by now; anything left is killed, then the group goes
+            try:
+                pids = [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
+                for pid in pids:
+                    os.kill(pid, 9)
+                group.rmdir()
+                break
+            except (ProcessLookupError, OSError):
+                time.sleep(0.05)
+
+
+def in_cgroup(procs: Path, argv: list[str]) -> list[str]:
+    """``argv`` run after moving itself into the cgroup whose ``cgroup.procs`` is ``procs``."""
+    return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
+
+
 @contextmanager
 def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
     """Install the grading kernel spec for one submission; yield the nbgrader config that uses it.
@@ -296,7 +378,7 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
     from traitlets.config import Config
 
     saved = os.environ.get("JUPYTER_PATH")
-    with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir:
+    with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir, process_cap() as procs:
         spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
         argv = launcher_command(isolation)
@@ -304,6 +386,8 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
             view = build_student_view(Path(data_dir) / "view", assignment)
             argv = bubblewrap_command(argv, view, sockets=runtime_dir / SOCKETS_FOLDER,
                                       connection_file="{connection_file}")
+            if procs is not None:
+                argv = in_cgroup(procs, argv)
         # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
         spec = {"argv": argv, "display_name": "Python 3 (grading)", "language": "python", "interrupt_mode": "message"}
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
@@ -407,6 +491,13 @@ class SandboxKernelManager(AsyncKernelManager):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._socket_fds: dict[str, int] = {}
+
+    def _context_default(self) -> zmq.asyncio.Context:
+        context = super()._context_default()
+        # A message bigger than this never reaches the grader's memory: ZMQ drops it (and the
+        # connection) while reading, so one huge print cannot exhaust the TA's machine.
+        context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        return context
 
     def _sockets_folder(self) -> Path:
         return Path(self.connection_file).parent / SOCKETS_FOLDER

@@ -87,6 +87,9 @@ TIMING_MAGICS = frozenset({"time", "timeit"})
 #: Options of ``%timeit``/``%time`` before the statement (``-n 10 -r 3 -q``).
 TIMING_OPTIONS = re.compile(r"^\s*(?:(?:-[qotc]|-[nrp]\s*\d+)\s+)*")
 
+#: Student-chosen names (grade ids, magics) shown as they are only when they look like this.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,60}")
+
 _IPYTHON_HOOKS = {
     "events": "IPython events",
     "input_transformers_cleanup": "an IPython input transformer",
@@ -241,7 +244,7 @@ class _CellVisitor(ast.NodeVisitor):
                 self.analyse_code(TIMING_OPTIONS.sub("", code), body_line)
                 return
             kind = "a cell magic" if prefix == "%%" else "a magic"
-            self.flag(node, f"{kind} {prefix}{magic}")
+            self.flag(node, f"{kind} {prefix}{magic if PLAIN_NAME.fullmatch(magic) else '?'}")
             return
         self.flag(node, _ipython_construct(dotted))
         for argument in node.args + [keyword.value for keyword in node.keywords]:
@@ -328,8 +331,14 @@ class _CellVisitor(ast.NodeVisitor):
 
 
 def _bound_names(target: ast.AST) -> list[str]:
-    """The plain names an assignment target binds (``a, (b, c) = ...`` binds a, b, c)."""
-    return [node.id for node in ast.walk(target) if isinstance(node, ast.Name)]
+    """The plain names an assignment target binds (``a, (b, *c) = ...`` binds a, b, c; ``x[i] = ...`` none)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound_names(element)]
+    return []
 
 
 def _constant_attribute(call: ast.Call) -> str | None:
@@ -351,8 +360,13 @@ def python_source(cell_source: str) -> str:
 
 
 def cell_label(cell, position: int) -> str:
-    """A cell's ``grade_id``, or ``"cell N"`` with its 1-based position in the notebook."""
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or f"cell {position}"
+    """A cell's ``grade_id``, or ``"cell N"`` with its 1-based position when it has none or a strange one.
+
+    Labels go into ``grades.csv`` and the reports: a ``grade_id`` a student wrote is used only
+    when it is a plain identifier.
+    """
+    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    return grade_id if isinstance(grade_id, str) and PLAIN_NAME.fullmatch(grade_id) else f"cell {position}"
 
 
 def student_editable(cell, restored_ids: frozenset[str]) -> bool:
@@ -420,7 +434,11 @@ def review_submission(course: Course, folder: Path, assignment: str) -> dict[str
     restored = restored_cell_ids(course, assignment)
     reviews = {}
     for name in course.notebook_names(assignment):
-        notebook = nbformat.read(folder / f"{name}.ipynb", as_version=4)
+        try:
+            notebook = nbformat.read(folder / f"{name}.ipynb", as_version=4)
+        except Exception as error:  # noqa: BLE001 - grading says why; the review only notes it
+            reviews[name] = Review(unanalysed=(f"{name}.ipynb: unreadable ({type(error).__name__})",))
+            continue
         reviews[name] = review_notebook(notebook, assignment, restored)
     return reviews
 

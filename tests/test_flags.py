@@ -217,3 +217,35 @@ def test_a_deeply_nested_expression_does_not_crash_the_review():
 def test_the_summary_stays_short():
     flags = [Flag("augment", line, "exec") for line in range(1, 21)]
     assert summary(flags).endswith("; and 12 more") and summary(flags).count("exec") == 8
+
+
+# Written by hand from each fixture's docstring: what it does, not what the review finds.
+VERDICT_ATTACKERS = {
+    "ast_transformer", "code_swap", "forged_replies", "frame_peek", "hidden_leak", "import_hook", "input_transformer",
+    "lazy_array", "noop_checks", "partial_credit", "reference_by_exec", "settrace_skip", "sklearn_perceptron",
+    "visible_forger",
+}
+VERDICT_HONEST_OR_BUGGY = {
+    "honest_ada", "bool_as_int", "epoch_off_by_one", "lists_not_arrays", "lookup_table", "loop_style", "mutates_input",
+    "numpy_bools", "sign_strict", "visible_crash", "wrong_only",
+}
+
+
+@pytest.fixture(scope="module")
+def verdict_class_reviews(tmp_path_factory):
+    from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+    from perceptron_course.grading.trusted.flags import review_submission
+
+    course = copy_course(REPO, tmp_path_factory.mktemp("verdict_class"))
+    written = build_example_class(course, REPO / "tests" / "fixtures" / "verdict_class")
+    return {(student, assignment): review_submission(course, course.submitted / student / assignment, assignment)
+            for student, assignment in written}
+
+
+@pytest.mark.parametrize("student", sorted(VERDICT_ATTACKERS | VERDICT_HONEST_OR_BUGGY))
+def test_every_attacker_of_the_verdict_class_is_flagged_and_no_one_else(verdict_class_reviews, student):
+    reviews = [review for (who, _), by_notebook in verdict_class_reviews.items() if who == student
+               for review in by_notebook.values()]
+    assert reviews, f"no fixture {student} in tests/fixtures/verdict_class"
+    flagged = any(review.flags for review in reviews)
+    assert flagged == (student in VERDICT_ATTACKERS), [str(f) for review in reviews for f in review.flags]

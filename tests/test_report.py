@@ -1,6 +1,7 @@
 """The report and the exports cover the whole class, whatever subset was graded last."""
 
 import csv
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -8,7 +9,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from perceptron_course.grading.trusted.cli import main
-from perceptron_course.grading.trusted.course import nbgrader_api
+from perceptron_course.grading.trusted.course import Course, nbgrader_api
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.flags import Flag
 from perceptron_course.grading.trusted.pipeline import FAILED, GRADED, Outcome, write_grades_csv
@@ -28,14 +29,21 @@ def read_rows(path: Path) -> dict[str, dict[str, str]]:
 
 
 @pytest.fixture
-def class_in_gradebook(tmp_path):
+def class_in_gradebook(class_template, tmp_path):
+    """A fresh copy of :func:`class_template` for one test."""
+    shutil.copytree(class_template.root, tmp_path / "course")
+    return Course.open(tmp_path / "course")
+
+
+@pytest.fixture(scope="module")
+def class_template(tmp_path_factory):
     """A course whose gradebook, written through nbgrader's API, holds:
 
     ada: every assignment, full marks, except the written answers (04, 06) that wait for a TA;
     bo: only 01_geometry, 1 point (test_augment); EVIL: only 01_geometry, 0 points;
     dan: on the roster, nothing submitted; cy: 02_algorithm failed (only in grades.csv).
     """
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(REPO, tmp_path_factory.mktemp("class"))
     with nbgrader_api(course).gradebook as gradebook:  # it finds the alembic executable nbgrader runs
         for assignment in course.assignments():
             gradebook.add_assignment(assignment)

@@ -73,6 +73,9 @@ INTROSPECTION_ATTRIBUTES = frozenset({
     "f_trace", "tb_frame", "tb_next", "gi_frame", "gi_code", "cr_frame", "ag_frame", "co_code", "co_consts",
 })
 
+#: String constants that only name a way in: ``globals()["__import__"]``, ``getattr(f, "__code__")``.
+SUSPICIOUS_STRINGS = INTROSPECTION_ATTRIBUTES | (DYNAMIC_BUILTINS - {"vars"})
+
 #: Methods that let an object pass for a number, an array or a bool it is not.
 SPOOFING_METHODS = frozenset({
     "__eq__", "__ne__", "__bool__", "__float__", "__int__", "__index__", "__array__", "__array_ufunc__",
@@ -88,7 +91,7 @@ TIMING_MAGICS = frozenset({"time", "timeit"})
 TIMING_OPTIONS = re.compile(r"^\s*(?:(?:-[qotc]|-[nrp]\s*\d+)\s+)*")
 
 #: Student-chosen names (grade ids, magics) shown as they are only when they look like this.
-PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,60}")
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,59}")  # never a spreadsheet formula (=, +, -, @)
 
 _IPYTHON_HOOKS = {
     "events": "IPython events",
@@ -203,7 +206,7 @@ class _CellVisitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and node.value.strip() in INTROSPECTION_ATTRIBUTES | DYNAMIC_BUILTINS - {"vars"}:
+        if isinstance(node.value, str) and node.value.strip() in SUSPICIOUS_STRINGS:
             self.flag(node, f"the string {node.value.strip()!r}")
 
     # ------------------------------------------------------------- calls

@@ -170,6 +170,9 @@ def test_each_construct_is_flagged_with_its_line(source, expected):
     ("%%timeit\nx = 1\neval('2')", (3, "eval")),
     ("print.__self__.exec('1')", (1, "access to .__self__")),
     ("np.ctypeslib.load_library('libc', '/')", (1, "numpy.ctypeslib.load_library")),
+    ("np.testing._private.utils.os.system('ls')", (1, "numpy.testing._private.utils.os.system")),
+    ("import matplotlib.pyplot as plt\nplt.sys.modules.clear()", (2, "matplotlib.pyplot.sys.modules.clear")),
+    ("from numpy.testing._private.utils import os", (1, "from numpy.testing._private.utils import os (not allowed in 01_geometry)")),
 ])
 def test_obfuscations_are_flagged(source, expected):
     assert expected in constructs(source)

@@ -129,9 +129,17 @@ class Review:
 
 def import_allowed(module: str, allowed: frozenset[str]) -> bool:
     """Whether the dotted name ``module`` is an allowed entry or lies below one (and is not forbidden)."""
-    if any(module == bad or module.startswith(bad + ".") for bad in FORBIDDEN_SUBMODULES):
+    if any(module == bad or module.startswith(bad + ".") for bad in FORBIDDEN_SUBMODULES) or _reaches_inside(module):
         return False
     return any(module == entry or module.startswith(entry + ".") for entry in allowed)
+
+
+def _reaches_inside(dotted: str) -> bool:
+    """Whether a path goes through a library's private parts or the modules it imported itself
+    (``numpy.testing._private.utils.os.system``): no honest solution walks there."""
+    inner = dotted.split(".")[1:]
+    return any(part in DYNAMIC_MODULES or part in {"os", "sys"}
+               or (part.startswith("_") and not (part.startswith("__") and part.endswith("__"))) for part in inner)
 
 
 def allowed_imports(assignment: str) -> frozenset[str]:
@@ -141,7 +149,7 @@ def allowed_imports(assignment: str) -> frozenset[str]:
 
 def _is_dynamic(dotted: str) -> bool:
     top = dotted.split(".")[0]
-    return (top in DYNAMIC_MODULES or dotted.startswith(_GET_IPYTHON)
+    return (top in DYNAMIC_MODULES or dotted.startswith(_GET_IPYTHON) or _reaches_inside(dotted)
             or any(dotted == name or dotted.startswith(name + ".") for name in DYNAMIC_ATTRIBUTES | FORBIDDEN_SUBMODULES))
 
 

@@ -57,7 +57,7 @@ def test_honest_solutions_raise_no_flag(student, assignment):
 
 
 def test_honest_styles_raise_no_flag():
-    honest = '''
+    honest = '''from __future__ import annotations
 %matplotlib inline
 import numpy as np
 import numpy.linalg as la
@@ -67,6 +67,7 @@ from functools import reduce
 from collections import defaultdict
 from typing import Sequence
 from dataclasses import dataclass
+from copy import deepcopy
 import matplotlib.pyplot as plt
 from perceptron_course.datasets import xor
 from perceptron_course import plotting

@@ -181,6 +181,18 @@ def review_notes(record: ClassRecord) -> list[str]:
     return notes
 
 
+def manual_summary(record: ClassRecord, names_shown: int = 10) -> list[str]:
+    """One line per part awaiting manual grading: how many submissions, and whose."""
+    waiting: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for student, assignment, part in record.awaiting_manual:
+        waiting[(assignment, part)].append(student)
+    lines = []
+    for (assignment, part), students in sorted(waiting.items()):
+        names = ", ".join(students[:names_shown]) + (f", and {len(students) - names_shown} more" if len(students) > names_shown else "")
+        lines.append(f"{assignment}/{part}: {_count(len(students), 'submission')} ({names})")
+    return lines
+
+
 def problems(outcomes: list[Outcome]) -> list[str]:
     """One line per submission that failed or needed repair, with the reason."""
     return [f"- {o.student}/{o.assignment}: {o.reason}" for o in sorted(outcomes, key=lambda o: (o.student, o.assignment)) if o.reason]
@@ -229,7 +241,7 @@ def markdown_report(record: ClassRecord, isolation: Isolation, figure: str | Non
     text += [markdown_table(flags) if len(flags) > 1 else "Nothing was flagged.", ""]
     text += [f"- {markdown_text(note)}" for note in notes] + ([""] if notes else [])
     text += ["## Awaiting manual grading", "", f"{_count(len(record.awaiting_manual), 'part')} (grade them in the formgrader)."]
-    text += [f"- {markdown_text(f'{s}/{a}: {part}')}" for s, a, part in record.awaiting_manual] + [""]
+    text += [f"- {markdown_text(line)}" for line in manual_summary(record)] + [""]
     if figure:
         text += [f"![scores]({figure})", ""]
     return "\n".join(text)
@@ -261,8 +273,8 @@ th { background: #eee; } .warning { font-weight: bold; color: #a00; } img { max-
 {% if flags|length > 1 %}{{ table(flags) }}{% else %}<p>Nothing was flagged.</p>{% endif %}
 {% if notes %}<ul>{% for note in notes %}<li>{{ note }}</li>{% endfor %}</ul>{% endif %}
 <h2>Awaiting manual grading</h2>
-<p>{{ manual|length }} parts (grade them in the formgrader).</p>
-{% if manual %}<ul>{% for s, a, part in manual %}<li>{{ s }}/{{ a }}: {{ part }}</li>{% endfor %}</ul>{% endif %}
+<p>{{ n_manual }} (grade them in the formgrader).</p>
+{% if manual %}<ul>{% for line in manual %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 {% if figure %}<img alt="Score distribution per assignment and pass rate of every graded cell" src="data:image/png;base64,{{ figure }}">{% endif %}
 </body></html>
 """
@@ -277,7 +289,8 @@ def html_report(record: ClassRecord, isolation: Isolation, figure: Path | None) 
         isolation=isolation_line(isolation).replace("**", ""), sandbox=isolation.sandbox, headline=headline(record),
         scores=class_table(record), n_assignments=len(record.assignments), missing=MISSING,
         issues=[line[2:] for line in problems(list(record.submissions.values()))],
-        flags=flag_rows(record), notes=review_notes(record), manual=record.awaiting_manual,
+        flags=flag_rows(record), notes=review_notes(record), manual=manual_summary(record),
+        n_manual=_count(len(record.awaiting_manual), "part"),
         figure=base64.b64encode(figure.read_bytes()).decode("ascii") if figure else None,
     )
 

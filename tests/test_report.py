@@ -164,6 +164,8 @@ def test_grading_students_one_at_a_time_reports_the_whole_class(tmp_path, capsys
     assert main(["grade", "--root", str(course.root), "--student", "sneaky", "--quiet", "--jobs", "1"]) == 0
     second = capsys.readouterr().out
     assert "1 flagged for review" in second and "- sneaky/01_geometry: exec" in second
+    assert f"| sneaky | {maximum:g}/{maximum:g} |" in second and "| honest |" not in second  # the students graded now
+    assert ", 5 missing |" in second  # their totals run over every assignment
 
     report = (course.reports / "report.md").read_text(encoding="utf-8")
     assert f"| honest | {maximum:g}/{maximum:g} |" in report and f"| sneaky | {maximum:g}/{maximum:g} |" in report  # a flag costs nothing

@@ -20,9 +20,9 @@ def repository_root() -> Path:
 
 
 def _print_summary(course: Course, outcomes, seconds: float) -> None:
-    from .report import GRADES_BY_STUDENT, problems, score_table
+    from .report import GRADES_BY_STUDENT, class_table, markdown_table, problems, read_class
 
-    print(score_table(outcomes))
+    print(markdown_table(class_table(read_class(course), {o.student for o in outcomes})))  # their whole record
     print()
     if problems(outcomes):
         print("Submissions that failed or needed repair:")

@@ -141,25 +141,14 @@ def score_cell(outcome: Outcome | None) -> str:
     return f"{mark} (failed)" if outcome.status == FAILED else mark
 
 
-def class_table(record: ClassRecord) -> list[list[str]]:
-    """Header and one row per student: a mark per assignment and the total over all of them."""
+def class_table(record: ClassRecord, students: set[str] | None = None) -> list[list[str]]:
+    """Header and one row per student (all, or those in ``students``): a mark per assignment and the
+    total over all of them."""
     rows = [["student", *record.assignments, "total"]]
-    for student in record.students:
+    for student in (s for s in record.students if students is None or s in students):
         total, missing = record.total(student)
         marks = [score_cell(record.submissions.get((student, a))) for a in record.assignments]
         rows.append([student, *marks, f"{total:g}/{record.max_total:g}" + (f", {missing} missing" if missing else "")])
-    return rows
-
-
-def run_table(outcomes: list[Outcome]) -> list[list[str]]:
-    """Header and one row per student of one grading run (only the assignments graded in it)."""
-    assignments = sorted({o.assignment for o in outcomes})
-    by_key = {(o.student, o.assignment): o for o in outcomes}
-    rows = [["student", *assignments, "total"]]
-    for student in sorted({o.student for o in outcomes}):
-        graded = [by_key[(student, a)] for a in assignments if (student, a) in by_key]
-        total, total_max = sum(o.score for o in graded), sum(o.max_score for o in graded)
-        rows.append([student, *(score_cell(by_key.get((student, a))) for a in assignments), f"{total:g}/{total_max:g}"])
     return rows
 
 
@@ -196,11 +185,6 @@ def manual_summary(record: ClassRecord, names_shown: int = 10) -> list[str]:
 def problems(outcomes: list[Outcome]) -> list[str]:
     """One line per submission that failed or needed repair, with the reason."""
     return [f"- {o.student}/{o.assignment}: {o.reason}" for o in sorted(outcomes, key=lambda o: (o.student, o.assignment)) if o.reason]
-
-
-def score_table(outcomes: list[Outcome]) -> str:
-    """A Markdown table of one grading run (see :func:`run_table`)."""
-    return markdown_table(run_table(outcomes))
 
 
 # ------------------------------------------------------------------ Markdown

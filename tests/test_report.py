@@ -177,3 +177,19 @@ def test_grading_students_one_at_a_time_reports_the_whole_class(tmp_path, capsys
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
         assert gradebook.find_submission_notebook("geometry", "01_geometry", "sneaky").flagged
         assert not gradebook.find_submission_notebook("geometry", "01_geometry", "honest").flagged
+
+
+def test_the_summary_says_none_failed_and_names_what_was_flagged():
+    from perceptron_course.grading.trusted.cli import run_summary
+
+    clean = [Outcome("ada", "01_geometry", GRADED, 8.0, 8.0)]
+    assert run_summary(clean, 3.2) == "1 graded, none failed, in 3 s\nnothing flagged for review"
+    flagged = Outcome("bo", "01_geometry", GRADED, 8.0, 8.0,
+                      flags=[Flag("augment", line, construct) for line, construct in
+                             enumerate(["exec", "exec", "eval", "sys.settrace", "import os (not allowed in 01_geometry)"], 1)])
+    failed = Outcome("cy", "02_algorithm", FAILED, 0.0, 10.0, "algorithm.ipynb is missing")
+    assert run_summary([*clean, flagged, failed], 10).splitlines() == [
+        "2 graded, 1 failed (reasons above), in 10 s",
+        "1 flagged for review (a flag never changes a score; details in the report):",
+        "- bo/01_geometry: exec, eval, sys.settrace, and 1 more",
+    ]

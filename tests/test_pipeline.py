@@ -58,6 +58,7 @@ def test_every_submission_has_one_row(graded_class):
         rows = list(csv.DictReader(handle))
     assert sorted((r["student"], r["assignment"]) for r in rows) == sorted(written)
     assert len(rows) == 5 * 6 - 3
+    assert [r["flags"] for r in rows] == [""] * len(rows)  # honest, buggy, untouched or broken: nothing suspicious
 
 
 @pytest.mark.slow
@@ -116,7 +117,9 @@ def test_submissions_are_untouched_and_report_written(graded_class):
     assert tree_digest(course.submitted) == before
     report = (course.reports / "report.md").read_text(encoding="utf-8")
     assert "| ada_reference | 8/8 |" in report and "eve_broken/01_geometry" in report
+    assert "Nothing was flagged." in report
     assert (course.reports / "scores.png").stat().st_size > 10_000
+    assert "<table>" in (course.reports / "report.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
@@ -126,6 +129,11 @@ def test_grading_one_student_again_keeps_everyone_elses_row(graded_class):
     again = grade(course, students=["ada_reference"], assignments=["01_geometry"], progress=False, jobs=1)
     assert [(o.student, o.assignment, o.score) for o in again] == [("ada_reference", "01_geometry", 8.0)]
     assert course.grades_csv.read_text() == before
+    report = (course.reports / "report.md").read_text(encoding="utf-8")
+    students = ["ada_reference", "ben_alternative", "cy_buggy", "dee_untouched", "eve_broken"]
+    assert all(f"| {student} |" in report for student in students)  # the report still covers the whole class
+    with (course.root / "grades_by_student.csv").open(newline="") as handle:
+        assert [row["student"] for row in csv.DictReader(handle)] == students
 
 
 # ------------------------------------------------------------------ the TA's errors: one clear line, exit 2

@@ -5,7 +5,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 STUDENT_DATA = ["submitted/ada/01_geometry/geometry.ipynb", "autograded/ada/01_geometry/geometry.ipynb",
-                "feedback/ada/01_geometry/geometry.html", "gradebook.db", "grades.csv", "reports/report.md",
+                "feedback/ada/01_geometry/geometry.html", "gradebook.db", "grades.csv", "grades_by_student.csv", "reports/report.md",
+                "reports/report.html",
                 "work/demo/gradebook.db", "source/01_geometry/.ipynb_checkpoints/geometry-checkpoint.ipynb"]
 
 
@@ -18,7 +19,7 @@ def test_no_student_data_is_tracked():
     assert tracked, "run the tests from a git checkout"
     leaked = [path for path in tracked
               if path.split("/")[0] in ("submitted", "autograded", "feedback", "reports", "work")
-              or path.endswith(("gradebook.db", "grades.csv"))]
+              or path.endswith(("gradebook.db", "grades.csv", "grades_by_student.csv"))]
     assert leaked == []
 
 

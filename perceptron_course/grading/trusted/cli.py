@@ -20,19 +20,35 @@ def repository_root() -> Path:
 
 
 def _print_summary(course: Course, outcomes, seconds: float) -> None:
-    from .report import problems, score_table
+    from .report import GRADES_BY_STUDENT, class_table, markdown_table, problems, read_class
 
-    failed = [o for o in outcomes if o.status != "graded"]
-    print(score_table(outcomes))
+    print(markdown_table(class_table(read_class(course), {o.student for o in outcomes})))  # their whole record
     print()
     if problems(outcomes):
         print("Submissions that failed or needed repair:")
         print("\n".join(problems(outcomes)))
         print()
-    print(f"{len(outcomes) - len(failed)} graded, {len(failed)} failed (reasons above), in {seconds:.0f} s")
-    print(f"grades:   {course.grades_csv}")
+    print(run_summary(outcomes, seconds))
+    print(f"grades:   {course.grades_csv} (one row per submission), {course.root / GRADES_BY_STUDENT} (one row per student)")
     print(f"feedback: {course.feedback}/<student>/<assignment>/")
-    print(f"report:   {course.reports / 'report.md'} and {course.reports / 'scores.png'}")
+    print(f"report:   {course.reports / 'report.html'} and {course.reports / 'report.md'} (the whole class)")
+
+
+def run_summary(outcomes, seconds: float) -> str:
+    """What one grading run did, in a few lines: graded, failed, flagged."""
+    failed = [o for o in outcomes if o.status != "graded"]
+    flagged = [o for o in outcomes if o.flags]
+    lines = [f"{len(outcomes) - len(failed)} graded, "
+             + (f"{len(failed)} failed (reasons above)" if failed else "none failed") + f", in {seconds:.0f} s"]
+    if not flagged:
+        lines.append("nothing flagged for review")
+        return "\n".join(lines)
+    lines.append(f"{len(flagged)} flagged for review (a flag never changes a score; details in the report):")
+    for outcome in sorted(flagged, key=lambda o: (o.student, o.assignment)):
+        constructs = list(dict.fromkeys(flag.construct for flag in outcome.flags))
+        shown = ", ".join(constructs[:3]) + (f", and {len(constructs) - 3} more" if len(constructs) > 3 else "")
+        lines.append(f"- {outcome.student}/{outcome.assignment}: {shown}")
+    return "\n".join(lines)
 
 
 def command_release(args) -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .course import Course, CourseError, nbgrader_api
 from .files import UnsafeFileError, folder_problems, name_problem, read_capped
+from .flags import Flag, Review, review_submission, summary
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
 
@@ -40,6 +41,8 @@ class Outcome:
     reason: str = ""  #: why it failed, or what the grader had to repair
     cell_scores: dict[str, float] = field(default_factory=dict)  #: score of each graded cell
     feedback: list[Path] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)  #: suspicious code found before it ran (never scored)
+    unanalysed: list[str] = field(default_factory=list)  #: cells the static review could not parse
 
 
 ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b")
@@ -200,17 +203,37 @@ def grade_submission(api, course: Course, student: str, assignment: str) -> Outc
     reason = unreadable_notebooks(course, student, assignment)
     if reason:
         return Outcome(student, assignment, FAILED, 0.0, max_score, reason)
+    reviews = review_submission(course, course.submitted / student / assignment, assignment)
+    flags = [flag for review in reviews.values() for flag in review.flags]
+    unanalysed = [cell for review in reviews.values() for cell in review.unanalysed]
     result = api.autograde(assignment, student, force=True, create=True)
     if not result["success"]:
-        return Outcome(student, assignment, FAILED, 0.0, max_score, f"autograde failed: {_last_error_line(result)}")
+        return Outcome(student, assignment, FAILED, 0.0, max_score, f"autograde failed: {_last_error_line(result)}",
+                       flags=flags, unanalysed=unanalysed)
+    mark_flagged(api, student, assignment, reviews)
     score, max_score, cells = read_scores(api, student, assignment)
     feedback = api.generate_feedback(assignment, student, force=True)
-    outcome = Outcome(student, assignment, GRADED, score, max_score, cell_scores=cells, reason=_limits_reason(course, student, assignment))
+    outcome = Outcome(student, assignment, GRADED, score, max_score, cell_scores=cells, reason=_limits_reason(course, student, assignment),
+                      flags=flags, unanalysed=unanalysed)
     if feedback["success"]:
         outcome.feedback = sorted((course.feedback / student / assignment).glob("*.html"))
     else:
         outcome.reason = f"graded, but feedback failed: {_last_error_line(feedback)}"
     return outcome
+
+
+def mark_flagged(api, student: str, assignment: str, reviews: dict[str, Review]) -> None:
+    """Set nbgrader's ``flagged`` on each submitted notebook that has flags (for the formgrader).
+
+    A flag is never cleared here: unflagging is the TA's decision, in the formgrader.
+    """
+    flagged = [name for name, review in reviews.items() if review.flags]
+    if not flagged:
+        return
+    with api.gradebook as gradebook:
+        for name in flagged:
+            gradebook.find_submission_notebook(name, assignment, student).flagged = True
+        gradebook.db.commit()
 
 
 def _limits_reason(course: Course, student: str, assignment: str) -> str:
@@ -323,21 +346,24 @@ def grade(
     return outcomes
 
 
-CSV_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason")
+CSV_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason", "flags")
 
 
 def write_grades_csv(path: Path, outcomes: list[Outcome]) -> None:
-    """One row per submission: student, assignment, status, score, max_score, reason.
+    """One row per submission: student, assignment, status, score, max_score, reason, flags.
+
+    ``flags`` is short (``"augment: exec (line 3); ..."``), empty when nothing was flagged.
 
     Rows of submissions not graded this time (``--student``, ``--assignment``) are kept.
     """
     rows = {}
     if path.exists():
         with path.open(newline="", encoding="utf-8") as handle:
-            rows = {(row["student"], row["assignment"]): [row[column] for column in CSV_COLUMNS]
+            rows = {(row["student"], row["assignment"]): [row.get(column) or "" for column in CSV_COLUMNS]
                     for row in csv.DictReader(handle)}
     for o in outcomes:
-        rows[(o.student, o.assignment)] = [o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason]
+        rows[(o.student, o.assignment)] = [o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason,
+                                           summary(o.flags)]
     temporary = path.with_suffix(".csv.tmp")
     with temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

@@ -1,41 +1,285 @@
-"""The grading report: a score table and a figure, under ``reports/``."""
+"""The grading report and the exports of the whole class.
+
+Whatever subset was graded last (``grade --student X``), the report covers every
+submission in the gradebook (read through nbgrader's ``Gradebook`` API, so a TA's
+manual grades count) and every failed submission in ``grades.csv``; totals run over
+every assignment of the course, with the missing ones counted. It writes:
+
+- ``reports/report.md`` and ``reports/report.html`` (plain HTML, no JavaScript, the
+  figure embedded), with the score table, the submissions that failed or needed repair,
+  the flags for review, and the parts awaiting manual grading;
+- ``reports/scores.png``: the score distribution per assignment and the pass rate of
+  every graded cell;
+- ``grades_by_student.csv``: one row per student, one column per assignment, the total
+  and the maximum (what an LMS imports);
+- ``reports/flags.json``: the static flags of every submission, kept across gradings.
+
+Every string a student chose (ids, reasons quoting their files, flagged cells) is
+escaped for Markdown and for HTML.
+"""
 
 from __future__ import annotations
 
+import base64
+import csv
+import json
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .course import Course
-from .pipeline import FAILED, Outcome
+from .course import Course, nbgrader_api
+from .flags import Flag
+from .pipeline import FAILED, GRADED, Outcome
 from .sandbox import Isolation
 
+GRADES_BY_STUDENT = "grades_by_student.csv"
+FLAGS_RECORD = "flags.json"
+MISSING = "—"
 
-def score_table(outcomes: list[Outcome]) -> str:
-    """A Markdown table: one row per student, one column per assignment, ``score/max`` or ``failed``."""
-    students = sorted({o.student for o in outcomes})
-    assignments = sorted({o.assignment for o in outcomes})
-    by_key = {(o.student, o.assignment): o for o in outcomes}
-    header = "| student | " + " | ".join(assignments) + " | total |"
-    lines = [header, "|" + "---|" * (len(assignments) + 2)]
-    for student in students:
-        cells, total, total_max = [], 0.0, 0.0
+Key = tuple[str, str]  #: ``(student, assignment)``
+
+
+@dataclass(frozen=True)
+class ClassRecord:
+    """Every submission of the class, as the gradebook and ``grades.csv`` know them."""
+
+    assignments: list[str]  #: every assignment of the course, in order
+    max_scores: dict[str, float]  #: maximum score of each assignment
+    students: list[str]  #: every student of the gradebook or of ``grades.csv``, sorted
+    submissions: dict[Key, Outcome]  #: graded (from the gradebook) or failed (from ``grades.csv``)
+    flagged_in_gradebook: frozenset[Key]  #: nbgrader's ``flagged`` on one of its notebooks
+    awaiting_manual: list[tuple[str, str, str]]  #: ``(student, assignment, part)`` a TA must still grade
+
+    @property
+    def max_total(self) -> float:
+        return sum(self.max_scores[a] for a in self.assignments)
+
+    def total(self, student: str) -> tuple[float, int]:
+        """A student's total score over every assignment, and how many assignments they did not submit."""
+        rows = [self.submissions.get((student, a)) for a in self.assignments]
+        return sum(row.score for row in rows if row is not None), sum(row is None for row in rows)
+
+
+# ------------------------------------------------------------------ reading the class
+
+
+def update_flags_record(path: Path, outcomes: list[Outcome]) -> None:
+    """Merge this grading's flags into ``path``: each submission graded now replaces its entry."""
+    record = {(entry["student"], entry["assignment"]): entry for entry in _read_json_list(path)}
+    for outcome in outcomes:
+        record[(outcome.student, outcome.assignment)] = {
+            "student": outcome.student, "assignment": outcome.assignment,
+            "flags": [[flag.cell, flag.line, flag.construct] for flag in outcome.flags],
+            "unanalysed": list(outcome.unanalysed),
+        }
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps([record[key] for key in sorted(record)], indent=1), encoding="utf-8")
+    temporary.replace(path)
+
+
+def _read_json_list(path: Path) -> list[dict]:
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [entry for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
+
+
+def _read_grades_csv(path: Path) -> dict[Key, dict[str, str]]:
+    if not path.is_file():
+        return {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {(row["student"], row["assignment"]): row for row in csv.DictReader(handle)}
+
+
+def read_class(course: Course) -> ClassRecord:
+    """Every submission of the class: scores from the gradebook, failures and reasons from
+    ``grades.csv``, flags from ``reports/flags.json``."""
+    assignments = course.assignments()
+    max_scores = {a: sum(course.graded_cells(a).values()) for a in assignments}
+    rows = _read_grades_csv(course.grades_csv)
+    flags = {(e["student"], e["assignment"]): e for e in _read_json_list(course.reports / FLAGS_RECORD)}
+    submissions: dict[Key, Outcome] = {}
+    flagged, awaiting = set(), []
+    with nbgrader_api(course).gradebook as gradebook:
+        students = {student.id for student in gradebook.students}
         for assignment in assignments:
-            outcome = by_key.get((student, assignment))
-            if outcome is None:
-                cells.append("—")
+            try:
+                graded = gradebook.assignment_submissions(assignment)
+            except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: never graded
                 continue
-            total, total_max = total + outcome.score, total_max + outcome.max_score
-            mark = f"{outcome.score:g}/{outcome.max_score:g}"
-            cells.append(f"{mark} (failed)" if outcome.status == FAILED else mark)
-        lines.append(f"| {student} | " + " | ".join(cells) + f" | {total:g}/{total_max:g} |")
-    return "\n".join(lines)
+            for submission in graded:
+                key = (submission.student.id, assignment)
+                submissions[key] = Outcome(
+                    *key, GRADED, float(submission.score), float(submission.max_score),
+                    reason=rows.get(key, {}).get("reason", ""),
+                    cell_scores={g.name: float(g.score) for nb in submission.notebooks for g in nb.grades})
+                awaiting += [(*key, g.name) for nb in submission.notebooks for g in nb.grades if g.needs_manual_grade]
+                if any(nb.flagged for nb in submission.notebooks):
+                    flagged.add(key)
+    for key, row in rows.items():
+        if row.get("status") == FAILED and key not in submissions and key[1] in max_scores:
+            submissions[key] = Outcome(*key, FAILED, 0.0, max_scores[key[1]], reason=row.get("reason", ""))
+    for key, outcome in submissions.items():
+        entry = flags.get(key, {})
+        outcome.flags = [Flag(str(cell), int(line), str(construct)) for cell, line, construct in entry.get("flags", [])]
+        outcome.unanalysed = [str(text) for text in entry.get("unanalysed", [])]
+    students |= {student for student, _ in submissions}
+    return ClassRecord(assignments, max_scores, sorted(students), submissions, frozenset(flagged), sorted(awaiting))
+
+
+# ------------------------------------------------------------------ tables (shared by Markdown and HTML)
+
+
+def score_cell(outcome: Outcome | None) -> str:
+    """``score/max``, with ``(failed)`` for a failed submission, or a dash when there is none."""
+    if outcome is None:
+        return MISSING
+    mark = f"{outcome.score:g}/{outcome.max_score:g}"
+    return f"{mark} (failed)" if outcome.status == FAILED else mark
+
+
+def class_table(record: ClassRecord, students: set[str] | None = None) -> list[list[str]]:
+    """Header and one row per student (all, or those in ``students``): a mark per assignment and the
+    total over all of them."""
+    rows = [["student", *record.assignments, "total"]]
+    for student in (s for s in record.students if students is None or s in students):
+        total, missing = record.total(student)
+        marks = [score_cell(record.submissions.get((student, a))) for a in record.assignments]
+        rows.append([student, *marks, f"{total:g}/{record.max_total:g}" + (f", {missing} missing" if missing else "")])
+    return rows
+
+
+def flag_rows(record: ClassRecord) -> list[list[str]]:
+    """Header and one row per flag: student, assignment, part, line, construct."""
+    rows = [["student", "assignment", "part", "line", "construct"]]
+    for (student, assignment), outcome in sorted(record.submissions.items()):
+        rows += [[student, assignment, flag.cell, str(flag.line), flag.construct] for flag in outcome.flags]
+    return rows
+
+
+def review_notes(record: ClassRecord) -> list[str]:
+    """Cells the static review could not read, and submissions flagged in the gradebook without a static flag."""
+    notes = []
+    for (student, assignment), outcome in sorted(record.submissions.items()):
+        notes += [f"{student}/{assignment}: not analysed: {text}" for text in outcome.unanalysed]
+        if (student, assignment) in record.flagged_in_gradebook and not outcome.flags:
+            notes.append(f"{student}/{assignment}: flagged in the gradebook (by a TA, or by an earlier grading)")
+    return notes
+
+
+def manual_summary(record: ClassRecord, names_shown: int = 10) -> list[str]:
+    """One line per part awaiting manual grading: how many submissions, and whose."""
+    waiting: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for student, assignment, part in record.awaiting_manual:
+        waiting[(assignment, part)].append(student)
+    lines = []
+    for (assignment, part), students in sorted(waiting.items()):
+        names = ", ".join(students[:names_shown]) + (f", and {len(students) - names_shown} more" if len(students) > names_shown else "")
+        lines.append(f"{assignment}/{part}: {_count(len(students), 'submission')} ({names})")
+    return lines
 
 
 def problems(outcomes: list[Outcome]) -> list[str]:
     """One line per submission that failed or needed repair, with the reason."""
     return [f"- {o.student}/{o.assignment}: {o.reason}" for o in sorted(outcomes, key=lambda o: (o.student, o.assignment)) if o.reason]
+
+
+# ------------------------------------------------------------------ Markdown
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as one line of literal Markdown: no table cells, HTML, links, emphasis or code."""
+    escaped = " ".join(str(text).split())
+    for character in "\\`*[]|":
+        escaped = escaped.replace(character, "\\" + character)
+    return escaped.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def markdown_table(rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
+    return "\n".join([lines[0], "|" + "---|" * len(rows[0]), *lines[1:]])
+
+
+def headline(record: ClassRecord) -> str:
+    """The class in one sentence."""
+    graded = sum(o.status == GRADED for o in record.submissions.values())
+    failed = len(record.submissions) - graded
+    flagged = sum(bool(o.flags) for o in record.submissions.values())
+    return (f"{len(record.students)} students; {graded} graded and {failed} failed submissions of "
+            f"{len(record.assignments)} assignments; {_count(len(record.awaiting_manual), 'part')} awaiting manual grading; "
+            f"{_count(flagged, 'submission')} flagged for review.")
+
+
+def markdown_report(record: ClassRecord, isolation: Isolation, figure: str | None) -> str:
+    issues = problems(list(record.submissions.values()))
+    text = ["# Grading report", "", isolation_line(isolation), "", headline(record), "",
+            markdown_table(class_table(record)), "",
+            f"Totals are over all {len(record.assignments)} assignments; {MISSING} marks one not submitted.", ""]
+    if issues:
+        text += ["## Submissions that failed or needed repair", "", *(markdown_text(line) for line in issues), ""]
+    text += ["## Flagged for review", "", "A flag never changes a score: read the code and decide.", ""]
+    flags, notes = flag_rows(record), review_notes(record)
+    text += [markdown_table(flags) if len(flags) > 1 else "Nothing was flagged.", ""]
+    text += [f"- {markdown_text(note)}" for note in notes] + ([""] if notes else [])
+    text += ["## Awaiting manual grading", "", f"{_count(len(record.awaiting_manual), 'part')} (grade them in the formgrader)."]
+    text += [f"- {markdown_text(line)}" for line in manual_summary(record)] + [""]
+    if figure:
+        text += [f"![scores]({figure})", ""]
+    return "\n".join(text)
+
+
+# ------------------------------------------------------------------ HTML
+
+_HTML = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<title>Grading report</title>
+<style>
+body { font-family: sans-serif; margin: 2em; color: #111; background: #fff; }
+table { border-collapse: collapse; margin: 1em 0; } th, td { border: 1px solid #999; padding: 0.2em 0.6em; }
+th { background: #eee; } .warning { font-weight: bold; color: #a00; } img { max-width: 100%; }
+</style></head><body>
+<h1>Grading report</h1>
+<p{% if not sandbox %} class="warning"{% endif %}>{{ isolation }}</p>
+<p>{{ headline }}</p>
+{% macro table(rows) %}<table><tr>{% for cell in rows[0] %}<th>{{ cell }}</th>{% endfor %}</tr>
+{% for row in rows[1:] %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>
+{% endfor %}</table>{% endmacro %}
+{{ table(scores) }}
+<p>Totals are over all {{ n_assignments }} assignments; {{ missing }} marks one not submitted.</p>
+{% if issues %}<h2>Submissions that failed or needed repair</h2>
+<ul>{% for line in issues %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
+<h2>Flagged for review</h2>
+<p>A flag never changes a score: read the code and decide.</p>
+{% if flags|length > 1 %}{{ table(flags) }}{% else %}<p>Nothing was flagged.</p>{% endif %}
+{% if notes %}<ul>{% for note in notes %}<li>{{ note }}</li>{% endfor %}</ul>{% endif %}
+<h2>Awaiting manual grading</h2>
+<p>{{ n_manual }} (grade them in the formgrader).</p>
+{% if manual %}<ul>{% for line in manual %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
+{% if figure %}<img alt="Score distribution per assignment and pass rate of every graded cell" src="data:image/png;base64,{{ figure }}">{% endif %}
+</body></html>
+"""
+
+
+def html_report(record: ClassRecord, isolation: Isolation, figure: Path | None) -> str:
+    """The report as one self-contained HTML page: escaped text, the figure embedded, no scripts."""
+    from jinja2 import Environment
+
+    template = Environment(autoescape=True).from_string(_HTML)
+    return template.render(
+        isolation=isolation_line(isolation).replace("**", ""), sandbox=isolation.sandbox, headline=headline(record),
+        scores=class_table(record), n_assignments=len(record.assignments), missing=MISSING,
+        issues=[line[2:] for line in problems(list(record.submissions.values()))],
+        flags=flag_rows(record), notes=review_notes(record), manual=manual_summary(record),
+        n_manual=_count(len(record.awaiting_manual), "part"),
+        figure=base64.b64encode(figure.read_bytes()).decode("ascii") if figure else None,
+    )
+
+
+# ------------------------------------------------------------------ figure
 
 
 def cell_pass_rates(outcomes: list[Outcome], course: Course) -> dict[str, float]:
@@ -92,15 +336,38 @@ def isolation_line(isolation: Isolation) -> str:
     return f"**WARNING: student code ran without a sandbox** ({isolation.note}); {cap}."
 
 
+# ------------------------------------------------------------------ writing
+
+
+def write_grades_by_student(path: Path, record: ClassRecord) -> None:
+    """One row per student: the score of each assignment (empty when not submitted), the total and the maximum."""
+    temporary = path.with_suffix(".csv.tmp")
+    with temporary.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", *record.assignments, "total", "max_score"])
+        for student in record.students:
+            rows = [record.submissions.get((student, a)) for a in record.assignments]
+            total, _ = record.total(student)
+            writer.writerow([student, *("" if row is None else f"{row.score:g}" for row in rows),
+                             f"{total:g}", f"{record.max_total:g}"])
+    temporary.replace(path)
+
+
 def write_report(course: Course, outcomes: list[Outcome], isolation: Isolation) -> Path:
-    """Write ``reports/report.md`` (table, problems) and ``reports/scores.png``; return the Markdown path."""
+    """Record this grading's flags, then write the reports and exports of the whole class (see the module).
+
+    Returns the path of ``reports/report.md``.
+    """
     course.reports.mkdir(exist_ok=True)
-    figure = plot_report(outcomes, course, course.reports / "scores.png")
-    issues = problems(outcomes)
-    text = ["# Grading report", "", isolation_line(isolation), "", score_table(outcomes), ""]
-    if issues:
-        text += ["## Submissions that failed or needed repair", "", *issues, ""]
-    text += [f"![scores]({figure.name})", ""]
+    update_flags_record(course.reports / FLAGS_RECORD, outcomes)
+    record = read_class(course)
+    write_grades_by_student(course.root / GRADES_BY_STUDENT, record)
+    figure = plot_report(list(record.submissions.values()), course, course.reports / "scores.png") if record.submissions else None
     report = course.reports / "report.md"
-    report.write_text("\n".join(text), encoding="utf-8")
+    report.write_text(markdown_report(record, isolation, figure.name if figure else None), encoding="utf-8")
+    (course.reports / "report.html").write_text(html_report(record, isolation, figure), encoding="utf-8")
     return report
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")

@@ -1,0 +1,461 @@
+"""Static flags: code in a submission that no honest solution needs, found before it runs.
+
+The trusted side parses every cell a student can edit (solution cells and cells they
+added) with the standard library's ``ast``, after IPython's own input transformer has
+turned magics and ``!`` lines into Python, exactly as the kernel would. It flags dynamic
+execution (``exec``, ``eval``, ``compile``, ``__import__``, ...), introspection (frames,
+``sys.settrace``, ``inspect``, ``gc``, ``__code__`` swaps, ...), IPython hooks and magics,
+and imports the assignment does not allow (:data:`ALLOWED_IMPORTS`).
+
+A flag is for a person: it never changes a score. A cell that does not parse is not a
+flag; it is reported as not analysed (IPython cannot run it either: the kernel applies
+the same transformer, then the same parser).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .course import Course
+
+_COMMON_IMPORTS = frozenset({
+    "numpy", "math", "itertools", "functools", "collections", "typing", "dataclasses",
+    "perceptron_course.datasets", "perceptron_course.plotting", "matplotlib",
+    "__future__", "copy", "operator",  # plain helpers an honest solution may reach for
+})
+
+#: What each assignment of ``source/`` may import. An entry allows itself and everything
+#: below it (``numpy`` allows ``numpy.linalg``); ``from perceptron_course.theory import
+#: max_margin`` is allowed by the entry ``perceptron_course.theory.max_margin``.
+ALLOWED_IMPORTS: dict[str, frozenset[str]] = {
+    "01_geometry": _COMMON_IMPORTS,
+    "02_algorithm": _COMMON_IMPORTS,
+    "03_worked_example": _COMMON_IMPORTS,
+    "04_convergence": _COMMON_IMPORTS | {"perceptron_course.theory.max_margin"},
+    "05_multiclass": _COMMON_IMPORTS,
+    "06_limitations": _COMMON_IMPORTS,
+}
+
+#: Parts of allowed packages that run or load arbitrary code.
+FORBIDDEN_SUBMODULES = frozenset({"numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild"})
+
+#: Modules whose every use is dynamic execution, introspection or process control.
+DYNAMIC_MODULES = frozenset({
+    "builtins", "importlib", "ctypes", "inspect", "gc", "threading", "_thread", "subprocess", "signal",
+    "multiprocessing", "IPython", "code", "codeop", "runpy", "types", "marshal", "pickle", "dis", "traceback",
+    "ipykernel", "concurrent", "asyncio", "pty", "socket", "shutil", "tracemalloc", "faulthandler",
+} | FORBIDDEN_SUBMODULES)
+
+#: Attributes of ``sys`` and ``os`` that reach the interpreter or the process.
+DYNAMIC_ATTRIBUTES = frozenset({
+    "sys.settrace", "sys.setprofile", "sys.gettrace", "sys.getprofile", "sys._getframe", "sys._current_frames",
+    "sys.modules", "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache", "sys.addaudithook",
+    "sys.monitoring", "sys.exc_info", "sys.exception", "sys.last_traceback", "sys.displayhook", "sys.excepthook",
+    "os.system", "os.fork", "os.forkpty", "os.popen", "os.kill", "os.killpg", "os._exit", "os.execv", "os.execve",
+    "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.execvp", "os.execvpe", "os.spawnl", "os.spawnv",
+    "os.spawnve", "os.spawnlp", "os.spawnvp", "os.posix_spawn", "os.posix_spawnp", "os.environ",
+})
+
+#: Built-in names that execute code or expose namespaces.
+DYNAMIC_BUILTINS = frozenset({
+    "exec", "eval", "compile", "__import__", "__builtins__", "__build_class__", "__loader__", "__spec__",
+    "globals", "locals", "vars", "breakpoint", "get_ipython",
+})
+
+#: Attributes that reach code objects, namespaces, frames or the class hierarchy.
+INTROSPECTION_ATTRIBUTES = frozenset({
+    "__code__", "__globals__", "__builtins__", "__closure__", "__defaults__", "__kwdefaults__", "__dict__",
+    "__func__", "__self__", "__wrapped__", "__subclasses__", "__bases__", "__base__", "__mro__", "__import__",
+    "__loader__", "__spec__", "__getattribute__", "__setattr__", "__delattr__", "__reduce__", "__reduce_ex__",
+    "__init_subclass__", "__class_getitem__", "f_back", "f_locals", "f_globals", "f_builtins", "f_code",
+    "f_trace", "tb_frame", "tb_next", "gi_frame", "gi_code", "cr_frame", "ag_frame", "co_code", "co_consts",
+})
+
+#: String constants that only name a way in: ``globals()["__import__"]``, ``getattr(f, "__code__")``.
+SUSPICIOUS_STRINGS = INTROSPECTION_ATTRIBUTES | (DYNAMIC_BUILTINS - {"vars"})
+
+#: Methods that let an object pass for a number, an array or a bool it is not.
+SPOOFING_METHODS = frozenset({
+    "__eq__", "__ne__", "__bool__", "__float__", "__int__", "__index__", "__array__", "__array_ufunc__",
+    "__array_function__", "__array_interface__", "__getattr__", "__getattribute__", "__instancecheck__", "__del__",
+})
+
+#: Line magics that run nothing the student wrote.
+HARMLESS_MAGICS = frozenset({"matplotlib", "pinfo", "pinfo2"})
+#: Magics whose argument (or cell body) is Python: that code is analysed like the cell.
+TIMING_MAGICS = frozenset({"time", "timeit"})
+
+#: Options of ``%timeit``/``%time`` before the statement (``-n 10 -r 3 -q``).
+TIMING_OPTIONS = re.compile(r"^\s*(?:(?:-[qotc]|-[nrp]\s*\d+)\s+)*")
+
+#: Student-chosen names (grade ids, magics) shown as they are only when they look like this.
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,59}")  # never a spreadsheet formula (=, +, -, @)
+
+_IPYTHON_HOOKS = {
+    "events": "IPython events",
+    "input_transformers_cleanup": "an IPython input transformer",
+    "input_transformers_post": "an IPython input transformer",
+    "input_transformer_manager": "an IPython input transformer",
+    "ast_transformers": "an IPython AST transformer",
+    "system": "a shell escape (!cmd)",
+    "getoutput": "a shell escape (!cmd)",
+    "system_piped": "a shell escape (!cmd)",
+    "system_raw": "a shell escape (!cmd)",
+}
+_GET_IPYTHON = "get_ipython()"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One suspicious construct: where it is and what it is."""
+
+    cell: str  #: the cell's ``grade_id``, or ``"cell N"`` (1-based position) when it has none
+    line: int  #: line in the cell, 1-based
+    construct: str  #: e.g. ``"exec"``, ``"sys.settrace"``, ``"import os (not allowed in 01_geometry)"``
+
+    def __str__(self) -> str:
+        return f"{self.cell}: {self.construct} (line {self.line})"
+
+
+@dataclass(frozen=True)
+class Review:
+    """The static review of a submission: its flags, and the cells that could not be analysed."""
+
+    flags: tuple[Flag, ...] = ()
+    unanalysed: tuple[str, ...] = ()  #: e.g. ``"train_perceptron: SyntaxError (line 3)"``
+
+
+def import_allowed(module: str, allowed: frozenset[str]) -> bool:
+    """Whether the dotted name ``module`` is an allowed entry or lies below one (and is not forbidden)."""
+    if any(module == bad or module.startswith(bad + ".") for bad in FORBIDDEN_SUBMODULES) or _reaches_inside(module):
+        return False
+    return any(module == entry or module.startswith(entry + ".") for entry in allowed)
+
+
+def _reaches_inside(dotted: str) -> bool:
+    """Whether a path goes through a library's private parts or the modules it imported itself
+    (``numpy.testing._private.utils.os.system``): no honest solution walks there."""
+    inner = dotted.split(".")[1:]
+    return any(part in DYNAMIC_MODULES or part in {"os", "sys"}
+               or (part.startswith("_") and not (part.startswith("__") and part.endswith("__"))) for part in inner)
+
+
+def allowed_imports(assignment: str) -> frozenset[str]:
+    """The imports ``assignment`` allows; an assignment not in :data:`ALLOWED_IMPORTS` gets the common ones."""
+    return ALLOWED_IMPORTS.get(assignment, _COMMON_IMPORTS)
+
+
+def _is_dynamic(dotted: str) -> bool:
+    top = dotted.split(".")[0]
+    return (top in DYNAMIC_MODULES or dotted.startswith(_GET_IPYTHON) or _reaches_inside(dotted)
+            or any(dotted == name or dotted.startswith(name + ".") for name in DYNAMIC_ATTRIBUTES | FORBIDDEN_SUBMODULES))
+
+
+def _ipython_construct(dotted: str) -> str:
+    """Name what a use of ``get_ipython()...`` reaches."""
+    parts = dotted[len(_GET_IPYTHON):].lstrip(".").split(".")
+    if parts[0] in _IPYTHON_HOOKS:
+        return f"{_IPYTHON_HOOKS[parts[0]]} ({dotted})"
+    if parts[0].startswith("register_magic"):
+        return f"{parts[0]} ({dotted})"
+    return dotted
+
+
+@dataclass
+class _CellVisitor(ast.NodeVisitor):
+    """Walks one cell's tree; ``aliases`` (name -> dotted path) is shared by the cells of a notebook."""
+
+    cell: str
+    allowed: frozenset[str]
+    assignment: str
+    aliases: dict[str, str]
+    line_offset: int = 0
+    flags: list[Flag] = field(default_factory=list)
+
+    def flag(self, node: ast.AST, construct: str) -> None:
+        self.flags.append(Flag(self.cell, getattr(node, "lineno", 1) + self.line_offset, construct))
+
+    # ------------------------------------------------------------- names and attribute chains
+
+    def dotted(self, node: ast.AST) -> str | None:
+        """The dotted path an expression stands for (``sys.settrace``), through known aliases."""
+        if isinstance(node, ast.Name):
+            if node.id == "get_ipython":
+                return "get_ipython"
+            return self.aliases.get(node.id, "builtins" if node.id == "__builtins__" else None)
+        if isinstance(node, ast.Attribute):
+            base = self.dotted(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "get_ipython":
+                return _GET_IPYTHON
+            constant = _constant_attribute(node)
+            if constant is not None:
+                base = self.dotted(node.args[0])
+                return f"{base}.{constant}" if base else None
+        return None
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in DYNAMIC_BUILTINS:
+            self.flag(node, "get_ipython()" if node.id == "get_ipython" else node.id)
+        elif isinstance(node.ctx, ast.Load) and _is_dynamic(self.aliases.get(node.id, "")) and \
+                "." in self.aliases.get(node.id, ""):
+            self.flag(node, self.aliases[node.id])  # e.g. ``from os import system as s``, then ``s``
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in INTROSPECTION_ATTRIBUTES and isinstance(node.ctx, ast.Load):  # writes: check_target
+            self.flag(node, f"access to .{node.attr}")
+        dotted = self.dotted(node)
+        if dotted and _is_dynamic(dotted) and not dotted.startswith(_GET_IPYTHON):
+            self.flag(node, dotted)
+            return  # one flag for the whole chain
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and node.value.strip() in SUSPICIOUS_STRINGS:
+            self.flag(node, f"the string {node.value.strip()!r}")
+
+    # ------------------------------------------------------------- calls
+
+    def visit_Call(self, node: ast.Call) -> None:
+        dotted = self.dotted(node.func)
+        if dotted and dotted.startswith(_GET_IPYTHON):
+            self.ipython_call(node, dotted)
+            return
+        if isinstance(node.func, ast.Name):
+            self.builtin_call(node, node.func.id)
+        self.generic_visit(node)
+
+    def builtin_call(self, node: ast.Call, name: str) -> None:
+        if name == "type" and len(node.args) == 3:
+            self.flag(node, "type(name, bases, namespace): a class made at run time")
+        if name in {"getattr", "setattr", "delattr", "hasattr"} and len(node.args) >= 2:
+            attribute = _constant_attribute(node)
+            if attribute is None:
+                self.flag(node, f"{name} with a computed attribute name")
+            elif attribute in INTROSPECTION_ATTRIBUTES:
+                self.flag(node, f"{name}(..., {attribute!r})")
+            target = self.dotted(node.args[0])
+            if name in {"setattr", "delattr"} and target:
+                self.flag(node, f"{name} on module {target}")
+
+    def ipython_call(self, node: ast.Call, dotted: str) -> None:
+        """``get_ipython().run_line_magic(...)`` and friends, as IPython's transformer writes magics."""
+        method = dotted[len(_GET_IPYTHON):].lstrip(".")
+        arguments = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in node.args]
+        if method in {"run_line_magic", "run_cell_magic"} and arguments and arguments[0] is not None:
+            magic, prefix = arguments[0], "%" if method == "run_line_magic" else "%%"
+            if magic in HARMLESS_MAGICS and method == "run_line_magic":
+                return
+            code = arguments[-1] if len(arguments) >= 2 else None
+            if magic in TIMING_MAGICS and code is not None:
+                body_line = node.lineno + self.line_offset + (1 if prefix == "%%" else 0)  # a cell body starts below
+                self.analyse_code(TIMING_OPTIONS.sub("", code), body_line)
+                return
+            kind = "a cell magic" if prefix == "%%" else "a magic"
+            self.flag(node, f"{kind} {prefix}{magic if PLAIN_NAME.fullmatch(magic) else '?'}")
+            return
+        self.flag(node, _ipython_construct(dotted))
+        for argument in node.args + [keyword.value for keyword in node.keywords]:
+            self.visit(argument)
+
+    def analyse_code(self, code: str, line: int) -> None:
+        """Analyse Python held in a string (a timing magic's statement) as if it were in the cell."""
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            self.flags.append(Flag(self.cell, line, "a timing magic whose code does not parse"))
+            return
+        inner = _CellVisitor(self.cell, self.allowed, self.assignment, self.aliases, line - 1)
+        inner.visit(tree)
+        self.flags.extend(inner.flags)
+
+    # ------------------------------------------------------------- imports and assignments
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            bound = alias.asname or alias.name.split(".")[0]
+            self.aliases[bound] = alias.name if alias.asname else alias.name.split(".")[0]
+            if not import_allowed(alias.name, self.allowed):
+                self.flag(node, f"import {alias.name} (not allowed in {self.assignment})")
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level:
+            self.flag(node, f"relative import from {'.' * node.level}{module}")
+            return
+        for alias in node.names:
+            if alias.name == "*":
+                if not import_allowed(module, self.allowed):
+                    self.flag(node, f"from {module} import * (not allowed in {self.assignment})")
+                continue
+            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+            if not (import_allowed(module, self.allowed) or import_allowed(f"{module}.{alias.name}", self.allowed)):
+                self.flag(node, f"from {module} import {alias.name} (not allowed in {self.assignment})")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        source = self.dotted(node.value) if isinstance(node.value, (ast.Name, ast.Attribute, ast.Call)) else None
+        for target in node.targets:
+            self.check_target(target)
+            for name in _bound_names(target):
+                self.aliases.pop(name, None)
+            if isinstance(target, ast.Name):
+                if source:
+                    self.aliases[target.id] = source  # ``s = sys``: later ``s.settrace`` is still seen
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name in SPOOFING_METHODS:
+            self.flag(node, f"defines {node.name}: an object that can pretend to be another value")
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.check_target(node.target)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.check_target(node.target)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self.check_target(target)
+        self.generic_visit(node)
+
+    def check_target(self, target: ast.AST) -> None:
+        """Flag writes to dunder attributes and to attributes of imported modules."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.check_target(element)
+            return
+        if not isinstance(target, ast.Attribute):
+            return
+        if target.attr.startswith("__") and target.attr.endswith("__"):
+            self.flag(target, f"assignment to .{target.attr}")
+        base = self.dotted(target.value)
+        if base and not base.startswith(_GET_IPYTHON):
+            self.flag(target, f"assignment to {base}.{target.attr} (a module attribute)")
+
+
+def _bound_names(target: ast.AST) -> list[str]:
+    """The plain names an assignment target binds (``a, (b, *c) = ...`` binds a, b, c; ``x[i] = ...`` none)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound_names(element)]
+    return []
+
+
+def _constant_attribute(call: ast.Call) -> str | None:
+    """The attribute name of ``getattr(obj, "name")`` (a string constant), else ``None``."""
+    if isinstance(call.func, ast.Name) and call.func.id in {"getattr", "setattr", "delattr", "hasattr"} \
+            and len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
+        return call.args[1].value
+    return None
+
+
+def python_source(cell_source: str) -> str:
+    """The Python IPython would run for a cell: magics, ``!`` lines and ``?`` turned into calls."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        return TransformerManager().transform_cell(cell_source)
+    except Exception:  # noqa: BLE001 - the parser will then say what is wrong
+        return cell_source
+
+
+def cell_label(cell, position: int) -> str:
+    """A cell's ``grade_id``, or ``"cell N"`` with its 1-based position when it has none or a strange one.
+
+    Labels go into ``grades.csv`` and the reports: a ``grade_id`` a student wrote is used only
+    when it is a plain identifier.
+    """
+    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    return grade_id if isinstance(grade_id, str) and PLAIN_NAME.fullmatch(grade_id) else f"cell {position}"
+
+
+def student_editable(cell, restored_ids: frozenset[str]) -> bool:
+    """Whether a code cell's source is the student's: not one nbgrader restores from ``source/``.
+
+    ``restored_ids`` are the ``grade_id`` of the source's locked cells; a cell claiming
+    one of them is replaced by the source version when graded.
+    """
+    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    return cell.get("cell_type") == "code" and grade_id not in restored_ids
+
+
+def review_notebook(notebook, assignment: str, restored_ids: frozenset[str]) -> Review:
+    """Flag every cell of ``notebook`` a student could edit.
+
+    Parameters
+    ----------
+    notebook : nbformat.NotebookNode
+        The submitted notebook.
+    assignment : str
+        Its assignment id, which decides the allowed imports.
+    restored_ids : frozenset of str
+        ``grade_id`` of the locked cells of the assignment's source (see :func:`student_editable`).
+    """
+    aliases: dict[str, str] = {}
+    flags: list[Flag] = []
+    unanalysed: list[str] = []
+    for position, cell in enumerate(notebook.get("cells", []), start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        label = cell_label(cell, position)
+        try:
+            tree = ast.parse(python_source(str(cell.get("source", ""))))
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:  # ValueError: a null byte
+            if student_editable(cell, restored_ids):
+                unanalysed.append(f"{label}: {type(error).__name__} (line {getattr(error, 'lineno', None) or 1})")
+            continue
+        visitor = _CellVisitor(label, allowed_imports(assignment), assignment, aliases)
+        try:
+            visitor.visit(tree)  # locked cells too: their imports define aliases (``np``) later cells use
+        except RecursionError:  # it parses, so it runs: too deep to read is itself suspicious
+            visitor.flag(tree.body[0] if tree.body else tree, "code nested too deeply to analyse")
+        if student_editable(cell, restored_ids):
+            flags.extend(visitor.flags)
+    return Review(tuple(dict.fromkeys(flags)), tuple(unanalysed))
+
+
+def restored_cell_ids(course: Course, assignment: str) -> frozenset[str]:
+    """``grade_id`` of the source cells nbgrader restores when grading: the locked, non-solution ones."""
+    import nbformat
+
+    ids = set()
+    for path in sorted((course.source / assignment).glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("grade_id") and not meta.get("solution") and (meta.get("locked") or meta.get("grade")):
+                ids.add(meta["grade_id"])
+    return frozenset(ids)
+
+
+def review_submission(course: Course, folder: Path, assignment: str) -> dict[str, Review]:
+    """The review of every notebook of a submission folder, by notebook name (file stem)."""
+    import nbformat
+
+    restored = restored_cell_ids(course, assignment)
+    reviews = {}
+    for name in course.notebook_names(assignment):
+        try:
+            notebook = nbformat.read(folder / f"{name}.ipynb", as_version=4)
+        except Exception as error:  # noqa: BLE001 - grading says why; the review only notes it
+            reviews[name] = Review(unanalysed=(f"{name}.ipynb: unreadable ({type(error).__name__})",))
+            continue
+        reviews[name] = review_notebook(notebook, assignment, restored)
+    return reviews
+
+
+def summary(flags: list[Flag] | tuple[Flag, ...], limit: int = 8) -> str:
+    """Flags in one short line for ``grades.csv``: ``"augment: exec (line 3); ..."``."""
+    shown = "; ".join(str(flag) for flag in flags[:limit])
+    return shown + (f"; and {len(flags) - limit} more" if len(flags) > limit else "")

@@ -1,0 +1,255 @@
+"""Static flags: honest solutions raise none; each suspicious construct is flagged with its cell and line."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from perceptron_course.grading.trusted.course import Course
+from perceptron_course.grading.trusted.example_class import load_recipes, solved_notebook
+from perceptron_course.grading.trusted.flags import (
+    ALLOWED_IMPORTS, Flag, restored_cell_ids, review_notebook, summary,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+COURSE = Course.open(REPO)
+HONEST_STUDENTS = ["ada_reference", "ben_alternative", "cy_buggy"]  # cy's code is wrong, not suspicious
+
+
+def notebook_of(*sources: str, nbgrader: dict | None = None):
+    """A notebook whose first cell imports numpy (locked, like the setup cell) and then ``sources``."""
+    setup = nbformat.v4.new_code_cell("import numpy as np")
+    setup.metadata["nbgrader"] = {"grade_id": "setup", "locked": True, "solution": False, "grade": False}
+    cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    for cell in cells:
+        if nbgrader is not None:
+            cell.metadata["nbgrader"] = dict(nbgrader)
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [setup, *cells]
+    return notebook
+
+
+def flags_of(source: str, assignment: str = "01_geometry") -> list[Flag]:
+    return list(review_notebook(notebook_of(source), assignment, frozenset({"setup"})).flags)
+
+
+def constructs(source: str, assignment: str = "01_geometry") -> list[tuple[int, str]]:
+    return [(flag.line, flag.construct) for flag in flags_of(source, assignment)]
+
+
+def test_the_import_table_names_exactly_the_assignments_of_source():
+    assert sorted(ALLOWED_IMPORTS) == COURSE.assignments()
+
+
+@pytest.mark.parametrize("assignment", COURSE.assignments())
+@pytest.mark.parametrize("student", HONEST_STUDENTS)
+def test_honest_solutions_raise_no_flag(student, assignment):
+    recipe = load_recipes(REPO / "example_class")[student]
+    restored = restored_cell_ids(COURSE, assignment)
+    for name in COURSE.notebook_names(assignment):
+        notebook = solved_notebook(COURSE, assignment, name)
+        for cell in notebook.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in recipe.get("CELLS", {}).get(assignment, {}):
+                cell.source = recipe["CELLS"][assignment][grade_id]
+        review = review_notebook(notebook, assignment, restored)
+        assert review.flags == () and review.unanalysed == (), (student, assignment, review)
+
+
+def test_honest_styles_raise_no_flag():
+    honest = '''from __future__ import annotations
+%matplotlib inline
+import numpy as np
+import numpy.linalg as la
+from math import sqrt
+from itertools import product
+from functools import reduce
+from collections import defaultdict
+from typing import Sequence
+from dataclasses import dataclass
+from copy import deepcopy
+import matplotlib.pyplot as plt
+from perceptron_course.datasets import xor
+from perceptron_course import plotting
+
+@dataclass
+class Step:
+    w: np.ndarray
+
+def predict(w, b, X):
+    """Return sign(w.x + b)."""
+    scores = [sum(wi * xi for wi, xi in zip(w, x)) + b for x in X]
+    helper = lambda s: 1 if s >= 0 else -1
+    return np.array([helper(s) for s in scores])
+
+fig, ax = plt.subplots()
+ax.set_title("exec time")
+w = np.zeros(3)
+w += 1
+np.random.default_rng(0).normal(size=3)
+%timeit -n 3 predict(w, 0.0, np.ones((2, 3)))
+'''
+    assert flags_of(honest) == []
+
+
+def test_max_margin_is_allowed_only_where_the_assignment_allows_it():
+    line = "from perceptron_course.theory import max_margin"
+    assert constructs(line, "04_convergence") == []
+    assert constructs(line, "02_algorithm") == [(1, "from perceptron_course.theory import max_margin (not allowed in 02_algorithm)")]
+    assert constructs("from perceptron_course.theory import radius", "04_convergence") == [
+        (1, "from perceptron_course.theory import radius (not allowed in 04_convergence)")]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("x = 1\ny = exec('z = 2')", (2, "exec")),
+    ("eval('1 + 1')", (1, "eval")),
+    ("code = compile('1', 'f', 'eval')", (1, "compile")),
+    ("os = __import__('os')", (1, "__import__")),
+    ("import importlib", (1, "import importlib (not allowed in 01_geometry)")),
+    ("import ctypes", (1, "import ctypes (not allowed in 01_geometry)")),
+    ("import sys\nsys.settrace(None)", (2, "sys.settrace")),
+    ("import sys\nsys.setprofile(None)", (2, "sys.setprofile")),
+    ("import sys\nframe = sys._getframe(1)", (2, "sys._getframe")),
+    ("import sys\nsys.modules['numpy'] = None", (2, "sys.modules")),
+    ("import inspect", (1, "import inspect (not allowed in 01_geometry)")),
+    ("import gc\ngc.get_objects()", (2, "gc.get_objects")),
+    ("import builtins\nbuiltins.print = None", (2, "assignment to builtins.print (a module attribute)")),
+    ("__builtins__.len = None", (1, "assignment to builtins.len (a module attribute)")),
+    ("import threading", (1, "import threading (not allowed in 01_geometry)")),
+    ("import subprocess", (1, "import subprocess (not allowed in 01_geometry)")),
+    ("import os\nos.system('ls')", (2, "os.system")),
+    ("import os\npid = os.fork()", (2, "os.fork")),
+    ("import signal", (1, "import signal (not allowed in 01_geometry)")),
+    ("get_ipython().events.register('pre_run_cell', print)", (1, "IPython events (get_ipython().events.register)")),
+    ("get_ipython().input_transformers_post.append(f)",
+     (1, "an IPython input transformer (get_ipython().input_transformers_post.append)")),
+    ("get_ipython().ast_transformers.append(t)", (1, "an IPython AST transformer (get_ipython().ast_transformers.append)")),
+    ("get_ipython().register_magic_function(f)", (1, "register_magic_function (get_ipython().register_magic_function)")),
+    ("shell = get_ipython()", (1, "get_ipython()")),
+    ("%%javascript\nalert(1)", (1, "a cell magic %%javascript")),
+    ("%%html\n<b>8/8</b>", (1, "a cell magic %%html")),
+    ("x = 1\n!ls /", (2, "a shell escape (!cmd) (get_ipython().system)")),
+    ("def f(): pass\nf.__code__ = (lambda: 1).__code__", (2, "assignment to .__code__")),
+    ("def f(): pass\nf.__globals__['np'] = None", (2, "access to .__globals__")),
+    ("class A: pass\na = A()\na.__class__ = int", (3, "assignment to .__class__")),
+    ("class A: pass\nA.__dict__", (2, "access to .__dict__")),
+    ("def f(x=1): pass\nf.__defaults__ = (2,)", (2, "assignment to .__defaults__")),
+    ("setattr(np, 'allclose', lambda *a: True)", (1, "setattr on module numpy")),
+    ("np.allclose = lambda *a: True", (1, "assignment to numpy.allclose (a module attribute)")),
+    ("import random", (1, "import random (not allowed in 01_geometry)")),
+    ("import sklearn.linear_model", (1, "import sklearn.linear_model (not allowed in 01_geometry)")),
+    ("from perceptron_course.perceptron import train", (1, "from perceptron_course.perceptron import train (not allowed in 01_geometry)")),
+    ("import perceptron_course", (1, "import perceptron_course (not allowed in 01_geometry)")),
+    ("from . import x", (1, "relative import from .")),
+    ("import numpy.ctypeslib", (1, "import numpy.ctypeslib (not allowed in 01_geometry)")),
+])
+def test_each_construct_is_flagged_with_its_line(source, expected):
+    assert expected in constructs(source)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("f = getattr(__builtins__, 'ex' + 'ec')", (1, "getattr with a computed attribute name")),
+    ("f = getattr(__builtins__, 'ex' + 'ec')", (1, "__builtins__")),
+    ("from os import system as s\ns('ls')", (2, "os.system")),
+    ("import importlib as il\nil.import_module('os')", (2, "importlib.import_module")),
+    ("globals()['__import__']('os')", (1, "globals")),
+    ("globals()['__import__']('os')", (1, "the string '__import__'")),
+    ("import sys\nsystem = sys\nsystem.settrace(None)", (3, "sys.settrace")),
+    ("import sys as s, numpy\nhook = s\nhook._getframe(0)", (3, "sys._getframe")),
+    ("import sys\nvars(sys)['settrace'](None)", (2, "vars")),
+    ("@(lambda f: eval)\ndef g(): pass", (1, "eval")),
+    ("square = lambda x: exec('x*x')", (1, "exec")),
+    ("def outer():\n    def inner():\n        return __import__('os')\n    return inner", (3, "__import__")),
+    ("Fake = type('Fake', (), {'__eq__': lambda a, b: True})", (1, "type(name, bases, namespace): a class made at run time")),
+    ("class Fake:\n    def __eq__(self, other):\n        return True", (2, "defines __eq__: an object that can pretend to be another value")),
+    ("x = ().__class__.__bases__[0].__subclasses__()", (1, "access to .__subclasses__")),
+    ("import numpy.linalg\nnumpy.linalg.norm = abs", (2, "assignment to numpy.linalg.norm (a module attribute)")),
+    ("def f(): pass\nsetattr(f, '__code__', None)", (2, "setattr(..., '__code__')")),
+    ("ip = get_ipython()\nip.events.register('post_run_cell', print)", (2, "IPython events (get_ipython().events.register)")),
+    ("ｅｘｅｃ('1')", (1, "exec")),  # Python folds these letters into plain ones
+    ("%time exec('1')", (1, "exec")),
+    ("%%timeit\nx = 1\neval('2')", (3, "eval")),
+    ("print.__self__.exec('1')", (1, "access to .__self__")),
+    ("np.ctypeslib.load_library('libc', '/')", (1, "numpy.ctypeslib.load_library")),
+    ("np.testing._private.utils.os.system('ls')", (1, "numpy.testing._private.utils.os.system")),
+    ("import matplotlib.pyplot as plt\nplt.sys.modules.clear()", (2, "matplotlib.pyplot.sys.modules.clear")),
+    ("from numpy.testing._private.utils import os", (1, "from numpy.testing._private.utils import os (not allowed in 01_geometry)")),
+])
+def test_obfuscations_are_flagged(source, expected):
+    assert expected in constructs(source)
+
+
+def test_a_flag_names_the_cell_by_grade_id_or_position():
+    notebook = notebook_of("def augment(X):\n    return eval('X')", nbgrader={"grade_id": "augment", "solution": True, "locked": False})
+    notebook.cells.append(nbformat.v4.new_code_cell("x = 1\nexec('y = 2')"))
+    review = review_notebook(notebook, "01_geometry", frozenset({"setup"}))
+    assert [str(flag) for flag in review.flags] == ["augment: eval (line 2)", "cell 3: exec (line 2)"]
+    assert summary(review.flags) == "augment: eval (line 2); cell 3: exec (line 2)"
+
+
+def test_a_strange_grade_id_is_not_repeated():
+    notebook = notebook_of("exec('1')", nbgrader={"grade_id": "x)\n## <img src=x>", "solution": True})
+    assert [str(flag) for flag in review_notebook(notebook, "01_geometry", frozenset()).flags] == ["cell 2: exec (line 1)"]
+
+
+def test_locked_cells_are_not_analysed_but_their_imports_count():
+    notebook = notebook_of("np.allclose = None")
+    notebook.cells[0].source = "import numpy as np\nexec('restored by nbgrader anyway')"
+    assert [flag.construct for flag in review_notebook(notebook, "01_geometry", frozenset({"setup"})).flags] == [
+        "assignment to numpy.allclose (a module attribute)"]
+
+
+def test_a_cell_claiming_a_locked_id_is_skipped_only_if_the_source_locks_it():
+    restored = restored_cell_ids(COURSE, "01_geometry")
+    assert "test_augment" in restored and "augment" not in restored
+    claimed = notebook_of("exec('1')", nbgrader={"grade_id": "my_own", "locked": True, "solution": False})
+    assert len(review_notebook(claimed, "01_geometry", restored).flags) == 1
+
+
+def test_a_cell_that_does_not_parse_is_noted_not_flagged():
+    notebook = notebook_of("def f(:\n    pass", "x = 1\nexec('y')", nbgrader={"grade_id": "cell_x", "solution": True})
+    review = review_notebook(notebook, "01_geometry", frozenset({"setup"}))
+    assert review.unanalysed == ("cell_x: SyntaxError (line 1)",)
+    assert [str(flag) for flag in review.flags] == ["cell_x: exec (line 2)"]
+
+
+def test_a_deeply_nested_expression_does_not_crash_the_review():
+    review = review_notebook(notebook_of("x = " + "-" * 100_000 + "1"), "01_geometry", frozenset({"setup"}))
+    assert review.flags or review.unanalysed
+
+
+def test_the_summary_stays_short():
+    flags = [Flag("augment", line, "exec") for line in range(1, 21)]
+    assert summary(flags).endswith("; and 12 more") and summary(flags).count("exec") == 8
+
+
+# Written by hand from each fixture's docstring: what it does, not what the review finds.
+VERDICT_ATTACKERS = {
+    "ast_transformer", "code_swap", "forged_replies", "frame_peek", "hidden_leak", "import_hook", "input_transformer",
+    "lazy_array", "noop_checks", "partial_credit", "reference_by_exec", "settrace_skip", "sklearn_perceptron",
+    "visible_forger",
+}
+VERDICT_HONEST_OR_BUGGY = {
+    "honest_ada", "bool_as_int", "epoch_off_by_one", "lists_not_arrays", "lookup_table", "loop_style", "mutates_input",
+    "numpy_bools", "sign_strict", "visible_crash", "wrong_only",
+}
+
+
+@pytest.fixture(scope="module")
+def verdict_class_reviews(tmp_path_factory):
+    from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+    from perceptron_course.grading.trusted.flags import review_submission
+
+    course = copy_course(REPO, tmp_path_factory.mktemp("verdict_class"))
+    written = build_example_class(course, REPO / "tests" / "fixtures" / "verdict_class")
+    return {(student, assignment): review_submission(course, course.submitted / student / assignment, assignment)
+            for student, assignment in written}
+
+
+@pytest.mark.parametrize("student", sorted(VERDICT_ATTACKERS | VERDICT_HONEST_OR_BUGGY))
+def test_every_attacker_of_the_verdict_class_is_flagged_and_no_one_else(verdict_class_reviews, student):
+    reviews = [review for (who, _), by_notebook in verdict_class_reviews.items() if who == student
+               for review in by_notebook.values()]
+    assert reviews, f"no fixture {student} in tests/fixtures/verdict_class"
+    flagged = any(review.flags for review in reviews)
+    assert flagged == (student in VERDICT_ATTACKERS), [str(f) for review in reviews for f in review.flags]

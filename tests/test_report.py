@@ -1,0 +1,195 @@
+"""The report and the exports cover the whole class, whatever subset was graded last."""
+
+import csv
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from perceptron_course.grading.trusted.cli import main
+from perceptron_course.grading.trusted.course import Course, nbgrader_api
+from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
+from perceptron_course.grading.trusted.flags import Flag
+from perceptron_course.grading.trusted.pipeline import FAILED, GRADED, Outcome, write_grades_csv
+from perceptron_course.grading.trusted.report import write_report
+from perceptron_course.grading.trusted.sandbox import Isolation
+
+REPO = Path(__file__).resolve().parents[1]
+ISOLATION = Isolation(sandbox=True, memory_mb=3072, note="")
+EVIL = "x<script>alert(1)</script>|y"
+# nbgrader's own SQLAlchemy use warns while it adds submissions (as in pipeline.quiet_nbgrader_warnings)
+pytestmark = pytest.mark.filterwarnings("ignore:.*not in session")
+
+
+def read_rows(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.fixture
+def class_in_gradebook(class_template, tmp_path):
+    """A fresh copy of :func:`class_template` for one test."""
+    shutil.copytree(class_template.root, tmp_path / "course")
+    return Course.open(tmp_path / "course")
+
+
+@pytest.fixture(scope="module")
+def class_template(tmp_path_factory):
+    """A course whose gradebook, written through nbgrader's API, holds:
+
+    ada: every assignment, full marks, except the written answers (04, 06) that wait for a TA;
+    bo: only 01_geometry, 1 point (test_augment); EVIL: only 01_geometry, 0 points;
+    dan: on the roster, nothing submitted; cy: 02_algorithm failed (only in grades.csv).
+    """
+    course = copy_course(REPO, tmp_path_factory.mktemp("class"))
+    with nbgrader_api(course).gradebook as gradebook:  # it finds the alembic executable nbgrader runs
+        for assignment in course.assignments():
+            gradebook.add_assignment(assignment)
+            manual = set(course.manually_graded_cells(assignment))
+            for name in course.notebook_names(assignment):
+                gradebook.add_notebook(name, assignment)
+                for cell, points in course.graded_cells(assignment).items():
+                    gradebook.add_grade_cell(cell, name, assignment, max_score=points,
+                                             cell_type="markdown" if cell in manual else "code")
+        for student in ("ada", "bo", "dan", EVIL):
+            gradebook.add_student(student)
+        for assignment in course.assignments():
+            gradebook.add_submission(assignment, "ada")
+            manual = set(course.manually_graded_cells(assignment))
+            for name in course.notebook_names(assignment):
+                for cell, points in course.graded_cells(assignment).items():
+                    grade = gradebook.find_grade(cell, name, assignment, "ada")
+                    grade.auto_score, grade.needs_manual_grade = (None, True) if cell in manual else (points, False)
+        for student, augment_points in (("bo", 1.0), (EVIL, 0.0)):
+            gradebook.add_submission("01_geometry", student)
+            for cell in course.graded_cells("01_geometry"):
+                grade = gradebook.find_grade(cell, "geometry", "01_geometry", student)
+                grade.auto_score = augment_points if cell == "test_augment" else 0.0
+                grade.needs_manual_grade = False
+        gradebook.find_submission_notebook("multiclass", "05_multiclass", "ada").flagged = True
+        gradebook.db.commit()
+    write_grades_csv(course.grades_csv, [Outcome("cy", "02_algorithm", FAILED, 0.0, 11.0, "algorithm.ipynb is missing")])
+    return course
+
+
+def test_the_report_covers_every_student_with_totals_over_every_assignment(class_in_gradebook):
+    course = class_in_gradebook
+    maximum = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
+    total = sum(maximum.values())
+    written = course.graded_cells("04_convergence")["why_augmented"] + course.graded_cells("06_limitations")["why_xor"]
+    assert len(maximum) == 6 and written > 0
+    bo_graded_now = Outcome("bo", "01_geometry", GRADED, 1.0, maximum["01_geometry"],
+                            flags=[Flag("augment", 3, "exec"), Flag("cell 9", 1, "import os (not allowed in 01_geometry)")],
+                            unanalysed=["predict: SyntaxError (line 2)"])
+    write_report(course, [bo_graded_now], ISOLATION)  # as after `grade --student bo`
+    report = (course.reports / "report.md").read_text(encoding="utf-8")
+
+    dashes = " | ".join(["—"] * 5)
+    assert f"| bo | 1/{maximum['01_geometry']:g} | {dashes} | 1/{total:g}, 5 missing |" in report
+    assert f"| ada | {maximum['01_geometry']:g}/{maximum['01_geometry']:g} |" in report
+    assert f"| {total - written:g}/{total:g} |" in report  # ada: nothing missing, the written answers not yet graded
+    assert f"| cy | — | 0/{maximum['02_algorithm']:g} (failed) |" in report and f"0/{total:g}, 5 missing |" in report
+    assert f"| dan | {' | '.join(['—'] * 6)} | 0/{total:g}, 6 missing |" in report
+    assert "cy/02\\_algorithm" not in report and "- cy/02_algorithm: algorithm.ipynb is missing" in report
+    assert "| bo | 01_geometry | augment | 3 | exec |" in report
+    assert "| bo | 01_geometry | cell 9 | 1 | import os (not allowed in 01_geometry) |" in report
+    assert "bo/01_geometry: not analysed: predict: SyntaxError (line 2)" in report
+    assert "ada/05_multiclass: flagged in the gradebook" in report
+    assert "2 parts awaiting manual grading" in report
+    assert "- 04_convergence/why_augmented: 1 submission (ada)\n- 06_limitations/why_xor: 1 submission (ada)\n\n" in report
+    assert "<script>" not in report and "x&lt;script&gt;alert(1)&lt;/script&gt;\\|y" in report
+
+
+def test_the_html_report_is_plain_escaped_and_self_contained(class_in_gradebook):
+    course = class_in_gradebook
+    write_report(course, [], ISOLATION)
+    page = (course.reports / "report.html").read_text(encoding="utf-8")
+    assert "<script" not in page.lower() and "&lt;script&gt;" in page
+    assert 'src="data:image/png;base64,' in page and "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert page.count("<tr>") == 1 + 5 and "Nothing was flagged." in page  # the score table: header, 5 students
+    assert "2 parts (grade them in the formgrader)" in page and "04_convergence/why_augmented: 1 submission (ada)" in page
+
+
+def test_the_lms_export_has_one_row_per_student_and_one_column_per_assignment(class_in_gradebook):
+    course = class_in_gradebook
+    write_report(course, [], ISOLATION)
+    rows = read_rows(course.root / "grades_by_student.csv")
+    maximum = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
+    assert sorted(rows) == sorted(["ada", "bo", "cy", "dan", EVIL])
+    assert list(rows["bo"]) == ["student", *course.assignments(), "total", "max_score"]
+    assert rows["bo"] == {"student": "bo", "01_geometry": "1", "02_algorithm": "", "03_worked_example": "",
+                          "04_convergence": "", "05_multiclass": "", "06_limitations": "",
+                          "total": "1", "max_score": f"{sum(maximum.values()):g}"}
+    assert rows["cy"]["02_algorithm"] == "0" and rows["dan"]["total"] == "0"
+    assert rows["ada"]["04_convergence"] == f"{maximum['04_convergence'] - course.graded_cells('04_convergence')['why_augmented']:g}"
+
+
+def test_flags_of_an_earlier_grading_stay_in_the_report(class_in_gradebook):
+    course = class_in_gradebook
+    flagged = Outcome("bo", "01_geometry", GRADED, 1.0, 8.0, flags=[Flag("augment", 3, "exec")])
+    write_report(course, [flagged], ISOLATION)
+    write_report(course, [Outcome("ada", "01_geometry", GRADED, 8.0, 8.0)], ISOLATION)  # `grade --student ada`
+    assert "| bo | 01_geometry | augment | 3 | exec |" in (course.reports / "report.md").read_text(encoding="utf-8")
+    write_report(course, [Outcome("bo", "01_geometry", GRADED, 1.0, 8.0)], ISOLATION)  # bo regraded, clean now
+    assert "Nothing was flagged." in (course.reports / "report.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ through the real pipeline and its command
+
+
+EXEC_AUGMENT = '''def augment(X):
+    namespace = {"np": np, "X": np.asarray(X, dtype=float)}
+    exec("result = np.hstack([np.ones((X.shape[0], 1)), X])", namespace)
+    return namespace["result"]'''
+
+
+@pytest.mark.slow
+def test_grading_students_one_at_a_time_reports_the_whole_class(tmp_path, capsys):
+    course = copy_course(REPO, tmp_path / "course")
+    for student, augment in (("honest", None), ("sneaky", EXEC_AUGMENT)):
+        notebook = solved_notebook(course, "01_geometry", "geometry")
+        for cell in notebook.cells:
+            if augment and cell.metadata.get("nbgrader", {}).get("grade_id") == "augment":
+                cell.source = augment
+        (course.submitted / student / "01_geometry").mkdir(parents=True)
+        nbformat.write(notebook, course.submitted / student / "01_geometry" / "geometry.ipynb")
+    maximum = sum(course.graded_cells("01_geometry").values())
+
+    assert main(["grade", "--root", str(course.root), "--student", "honest", "--quiet", "--jobs", "1"]) == 0
+    first = capsys.readouterr().out
+    assert "1 graded, none failed" in first and "(reasons above)" not in first and "nothing flagged" in first
+
+    assert main(["grade", "--root", str(course.root), "--student", "sneaky", "--quiet", "--jobs", "1"]) == 0
+    second = capsys.readouterr().out
+    assert "1 flagged for review" in second and "- sneaky/01_geometry: exec" in second
+    assert f"| sneaky | {maximum:g}/{maximum:g} |" in second and "| honest |" not in second  # the students graded now
+    assert ", 5 missing |" in second  # their totals run over every assignment
+
+    report = (course.reports / "report.md").read_text(encoding="utf-8")
+    assert f"| honest | {maximum:g}/{maximum:g} |" in report and f"| sneaky | {maximum:g}/{maximum:g} |" in report  # a flag costs nothing
+    assert "| sneaky | 01_geometry | augment | 3 | exec |" in report
+    assert (course.reports / "report.html").is_file()
+    assert sorted(read_rows(course.root / "grades_by_student.csv")) == ["honest", "sneaky"]
+    grades = read_rows(course.grades_csv)
+    assert grades["honest"]["flags"] == "" and grades["sneaky"]["flags"] == "augment: exec (line 3)"
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        assert gradebook.find_submission_notebook("geometry", "01_geometry", "sneaky").flagged
+        assert not gradebook.find_submission_notebook("geometry", "01_geometry", "honest").flagged
+
+
+def test_the_summary_says_none_failed_and_names_what_was_flagged():
+    from perceptron_course.grading.trusted.cli import run_summary
+
+    clean = [Outcome("ada", "01_geometry", GRADED, 8.0, 8.0)]
+    assert run_summary(clean, 3.2) == "1 graded, none failed, in 3 s\nnothing flagged for review"
+    flagged = Outcome("bo", "01_geometry", GRADED, 8.0, 8.0,
+                      flags=[Flag("augment", line, construct) for line, construct in
+                             enumerate(["exec", "exec", "eval", "sys.settrace", "import os (not allowed in 01_geometry)"], 1)])
+    failed = Outcome("cy", "02_algorithm", FAILED, 0.0, 10.0, "algorithm.ipynb is missing")
+    assert run_summary([*clean, flagged, failed], 10).splitlines() == [
+        "2 graded, 1 failed (reasons above), in 10 s",
+        "1 flagged for review (a flag never changes a score; details in the report):",
+        "- bo/01_geometry: exec, eval, sys.settrace, and 1 more",
+    ]

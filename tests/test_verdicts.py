@@ -72,8 +72,11 @@ def feedback_text(course, student: str) -> str:
 def test_each_student_scores_what_their_code_deserves(batch):
     outcomes = batch["first"]
     assert {o.student for o in outcomes} == set(CELLS_LOST)
+    course = batch["course"]
     for outcome in outcomes:
         assert outcome.status == "graded", (outcome.student, outcome.reason)
+        for written in course.manually_graded_cells(outcome.assignment):  # 0 until a TA grades them
+            assert outcome.cell_scores.pop(written) == 0
         lost = {cell for cell, score in outcome.cell_scores.items() if score == 0}
         partial = {cell for cell, score in outcome.cell_scores.items() if 0 < score}
         expected_lost = CELLS_LOST[outcome.student] & set(outcome.cell_scores)
@@ -125,3 +128,19 @@ def test_graded_notebooks_hold_the_verdicts_not_the_hidden_tests_run(batch):
     verdicts = [output.text for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade")
                 for output in cell.outputs if output.get("output_type") == "stream" and "hidden tests pass" in output.text]
     assert len(verdicts) == 4
+
+
+#: Attackers whose code needs nothing an honest solution would not: only their scores give them away.
+PLAIN_LOOKING = {"wrong_only", "lookup_table", "xor_memorizer"}
+
+
+@pytest.mark.slow
+def test_suspicious_code_is_flagged_for_a_person_and_honest_code_is_not(batch):
+    outcomes = batch["first"]
+    flagged = {o.student for o in outcomes if o.flags}
+    suspicious = (set(ATTACKERS) | {"sklearn_perceptron"}) - PLAIN_LOOKING
+    assert suspicious <= flagged, sorted(suspicious - flagged)
+    honest_or_buggy = {student for student in CELLS_LOST if student not in ATTACKERS and student != "sklearn_perceptron"}
+    assert not (honest_or_buggy & flagged), sorted(honest_or_buggy & flagged)
+    rows = (batch["course"].grades_csv).read_text(encoding="utf-8")
+    assert "frame_peek,01_geometry" in rows and "_getframe" in rows

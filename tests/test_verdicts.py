@@ -75,13 +75,14 @@ def test_each_student_scores_what_their_code_deserves(batch):
     course = batch["course"]
     for outcome in outcomes:
         assert outcome.status == "graded", (outcome.student, outcome.reason)
+        scores = dict(outcome.cell_scores)
         for written in course.manually_graded_cells(outcome.assignment):  # 0 until a TA grades them
-            assert outcome.cell_scores.pop(written) == 0
-        lost = {cell for cell, score in outcome.cell_scores.items() if score == 0}
-        partial = {cell for cell, score in outcome.cell_scores.items() if 0 < score}
-        expected_lost = CELLS_LOST[outcome.student] & set(outcome.cell_scores)
+            assert scores.pop(written) == 0
+        lost = {cell for cell, score in scores.items() if score == 0}
+        partial = {cell for cell, score in scores.items() if 0 < score}
+        expected_lost = CELLS_LOST[outcome.student] & set(scores)
         assert lost == expected_lost, (outcome.student, outcome.assignment, sorted(lost))
-        assert partial == set(outcome.cell_scores) - expected_lost
+        assert partial == set(scores) - expected_lost
         if outcome.student in ATTACKERS:
             assert outcome.score == 0, (outcome.student, outcome.cell_scores)
 

@@ -1,0 +1,128 @@
+"""The student's self-check: runs a saved assignment and says what passes, fails, is missing."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from perceptron_course import selfcheck
+
+ROOT = Path(__file__).resolve().parents[1]
+GEOMETRY = ROOT / "release" / "01_geometry" / "geometry.ipynb"
+
+CORRECT_AUGMENT = '''def augment(X):
+    X = np.asarray(X, dtype=float)
+    return np.hstack([np.ones((X.shape[0], 1)), X])
+'''
+# The classic bug the visible test names: np.sign(0) is 0, not +1.
+BUGGY_PREDICT = '''def predict(w, b, X):
+    return np.sign(np.asarray(X) @ w + b).astype(int)
+'''
+
+
+def fill(notebook, function: str, code: str) -> None:
+    """Replace the body of the solution cell that defines ``function``."""
+    (cell,) = [c for c in notebook.cells if c.cell_type == "code" and c.source.lstrip().startswith(f"def {function}(")]
+    cell.source = code
+
+
+def write_geometry(tmp_path: Path, **solutions: str) -> Path:
+    notebook = nbformat.read(GEOMETRY, as_version=4)
+    for function, code in solutions.items():
+        fill(notebook, function, code)
+    path = tmp_path / "geometry.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "perceptron_course.selfcheck", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.slow
+def test_reports_pass_fail_and_missing_parts_with_their_messages(tmp_path):
+    path = write_geometry(tmp_path, augment=CORRECT_AUGMENT, predict=BUGGY_PREDICT)
+    before = path.read_bytes()
+
+    report = selfcheck.check_notebook(path)
+
+    assert [(part.title, part.status) for part in report.parts] == [
+        ("1. The augmentation trick (2 points)", "passes"),
+        ("2. Prediction (2 points)", "fails"),
+        ("3. Signed distance (2 points)", "not implemented"),
+        ("4. Margin of a data set with respect to a separator (2 points)", "not implemented"),
+    ]
+    assert report.parts[1].message.startswith("AssertionError: expected [1, -1, 1]")
+    assert "signed_distance" in report.parts[2].message
+    assert report.other_errors == []
+    assert not report.all_pass
+    assert path.read_bytes() == before, "the self-check must not change the student's file"
+
+
+@pytest.mark.slow
+def test_command_prints_one_screen_and_exits_1_until_every_test_passes(tmp_path):
+    result = run_cli(str(write_geometry(tmp_path, augment=CORRECT_AUGMENT, predict=BUGGY_PREDICT)))
+
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) <= 24, result.stdout
+    assert "1 of 4 visible tests pass; 1 fail; 2 not implemented yet." in lines
+    assert any(line.strip().startswith("FAILS") and "Prediction" in line for line in lines)
+    assert result.stderr == "", "kernel noise on stderr would clutter the student's screen"
+
+
+@pytest.mark.slow
+def test_a_crashing_setup_cell_and_a_dead_kernel_are_reported(tmp_path):
+    notebook = nbformat.read(GEOMETRY, as_version=4)
+    notebook.cells.insert(2, nbformat.v4.new_code_cell("import not_a_module_anywhere"))
+    notebook.cells.insert(4, nbformat.v4.new_code_cell("import os\nos._exit(1)"))
+    path = tmp_path / "broken.ipynb"
+    nbformat.write(notebook, path)
+
+    report = selfcheck.check_notebook(path)
+
+    assert any("kernel died" in error for error in report.other_errors), report.other_errors
+    assert any("ModuleNotFoundError" in error for error in report.other_errors), report.other_errors
+    assert {part.status for part in report.parts} == {"not run"}
+
+
+def test_a_missing_or_broken_file_exits_2_with_the_reason(tmp_path):
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{not json", encoding="utf-8")
+
+    assert run_cli(str(tmp_path / "missing.ipynb")).returncode == 2
+    result = run_cli(str(broken))
+    assert result.returncode == 2
+    assert "not a readable notebook" in result.stderr
+
+
+def test_a_self_check_started_inside_a_self_check_does_nothing(monkeypatch, capsys):
+    monkeypatch.setenv(selfcheck.NESTED_MARKER, "1")
+
+    assert selfcheck.main([str(GEOMETRY)]) == 0
+    assert "not run from inside a self-check" in capsys.readouterr().out
+
+
+def test_cell_timeout_is_the_graders():
+    config = ast.parse((ROOT / "nbgrader_config.py").read_text(encoding="utf-8"))
+    timeouts = [
+        node.value.value
+        for node in ast.walk(config)
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "c.Execute.timeout"
+    ]
+    assert timeouts == [selfcheck.CELL_TIMEOUT_SECONDS]
+
+
+def test_selfcheck_needs_no_grading_code_and_no_nbgrader():
+    imported = {
+        alias.name if isinstance(node, ast.Import) else node.module
+        for node in ast.walk(ast.parse(Path(selfcheck.__file__).read_text(encoding="utf-8")))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+    assert not {name for name in imported if name and ("grading" in name or "nbgrader" in name)}, imported

@@ -100,7 +100,8 @@ def command_demo(args) -> int:
 def command_bundle(args) -> int:
     from .bundle import build_bundle
 
-    folder, archive = build_bundle(Course.open(args.root), Path(args.out))
+    course = Course.open(args.root)
+    folder, archive = build_bundle(course, Path(args.out) if args.out else course.root / "dist")
     print(f"student bundle: {folder}")
     print(f"           zip: {archive}")
     print(f"students install it with: pip install {folder / 'package'}")
@@ -142,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bundle = commands.add_parser("bundle", help="write what students receive (assignments, lectures, student package) as a folder and a zip")
     bundle.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
-    bundle.add_argument("--out", default="dist", help="where the bundle folder and zip go (default: dist/)")
+    bundle.add_argument("--out", default=None, help="where the bundle folder and zip go (default: dist/ in the course folder)")
     bundle.set_defaults(run=command_bundle)
     return parser
 

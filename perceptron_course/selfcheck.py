@@ -98,10 +98,19 @@ def execute_notebook(notebook: Any, folder: Path, timeout: int = CELL_TIMEOUT_SE
     -------
     str or None
         Why the run stopped early (the kernel died), else None. Cells after that have no outputs.
+
+    Raises
+    ------
+    SelfCheckError
+        If the notebook's kernel is not installed.
     """
+    from jupyter_client.kernelspec import NoSuchKernel
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
 
+    for cell in notebook.cells:  # outputs saved from the student's session must not count as results
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     kernel_name = notebook.metadata.get("kernelspec", {}).get("name", "python3")
     client = NotebookClient(
         notebook,
@@ -116,6 +125,8 @@ def execute_notebook(notebook: Any, folder: Path, timeout: int = CELL_TIMEOUT_SE
         client.execute(env={**os.environ, NESTED_MARKER: "1"}, stderr=subprocess.DEVNULL)
     except DeadKernelError as error:
         return f"the kernel died ({error}); the cells after it did not run"
+    except NoSuchKernel as error:
+        raise SelfCheckError(f"the notebook asks for kernel {kernel_name!r}, which is not installed here") from error
     return None
 
 
@@ -124,8 +135,10 @@ def error_output(cell: Any) -> dict[str, Any] | None:
     return next((output for output in cell.get("outputs", []) if output.get("output_type") == "error"), None)
 
 
-def describe_error(error: dict[str, Any]) -> str:
+def describe_error(error: dict[str, Any], timeout: int = CELL_TIMEOUT_SECONDS) -> str:
     """``Name: message`` on one line, shortened to fit a screen."""
+    if error.get("ename") == "KeyboardInterrupt":  # how nbclient stops a cell that runs too long
+        return f"stopped after {timeout} s (an endless loop?); the grader stops it too and the part scores 0"
     text = f"{error.get('ename', 'Error')}: {error.get('evalue', '')}".strip().rstrip(":")
     return textwrap.shorten(" ".join(text.split()), MESSAGE_WIDTH, placeholder=" ...")
 
@@ -138,7 +151,7 @@ def heading_of(source: str) -> str | None:
     return None
 
 
-def test_status(cell: Any) -> tuple[Status, str]:
+def test_status(cell: Any, timeout: int = CELL_TIMEOUT_SECONDS) -> tuple[Status, str]:
     """Classify a graded test cell that has run (or not) by its outputs."""
     if cell.get("execution_count") is None and not cell.get("outputs"):
         return "not run", ""
@@ -146,11 +159,13 @@ def test_status(cell: Any) -> tuple[Status, str]:
     if error is None:
         return "passes", ""
     if error.get("ename") == "NotImplementedError":
-        return "not implemented", describe_error(error)
-    return "fails", describe_error(error)
+        return "not implemented", describe_error(error, timeout)
+    return "fails", describe_error(error, timeout)
 
 
-def summarise(notebook: Any, path: Path, seconds: float, stopped: str | None) -> SelfCheckReport:
+def summarise(
+    notebook: Any, path: Path, seconds: float, stopped: str | None, timeout: int = CELL_TIMEOUT_SECONDS
+) -> SelfCheckReport:
     """Turn an executed notebook into a report: one result per test cell, plus other errors."""
     parts: list[PartResult] = []
     other_errors: list[str] = [stopped] if stopped else []
@@ -163,11 +178,11 @@ def summarise(notebook: Any, path: Path, seconds: float, stopped: str | None) ->
         if cell.cell_type != "code":
             continue
         if grading.get("grade"):
-            status, message = test_status(cell)
+            status, message = test_status(cell, timeout)
             parts.append(PartResult(title or grading.get("grade_id", f"cell {index}"), status, message))
         elif (error := error_output(cell)) is not None:
             first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
-            other_errors.append(f"cell {index} ({textwrap.shorten(first_line, 40)}): {describe_error(error)}")
+            other_errors.append(f"cell {index} ({textwrap.shorten(first_line, 40)}): {describe_error(error, timeout)}")
     return SelfCheckReport(path, parts, other_errors, seconds)
 
 
@@ -180,7 +195,7 @@ def check_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> SelfCheck
     notebook = read_notebook(path)
     start = time.perf_counter()
     stopped = execute_notebook(notebook, path.parent, timeout)
-    return summarise(notebook, path, time.perf_counter() - start, stopped)
+    return summarise(notebook, path, time.perf_counter() - start, stopped, timeout)
 
 
 def format_report(report: SelfCheckReport) -> str:

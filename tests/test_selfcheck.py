@@ -81,6 +81,9 @@ def test_a_crashing_setup_cell_and_a_dead_kernel_are_reported(tmp_path):
     notebook = nbformat.read(GEOMETRY, as_version=4)
     notebook.cells.insert(2, nbformat.v4.new_code_cell("import not_a_module_anywhere"))
     notebook.cells.insert(4, nbformat.v4.new_code_cell("import os\nos._exit(1)"))
+    for cell in notebook.cells[5:]:  # outputs saved from an earlier session are not results
+        if cell.cell_type == "code":
+            cell.execution_count, cell.outputs = 7, [nbformat.v4.new_output("stream", text="all good\n")]
     path = tmp_path / "broken.ipynb"
     nbformat.write(notebook, path)
 
@@ -91,6 +94,18 @@ def test_a_crashing_setup_cell_and_a_dead_kernel_are_reported(tmp_path):
     assert {part.status for part in report.parts} == {"not run"}
 
 
+@pytest.mark.slow
+def test_an_endless_loop_is_stopped_and_named_and_the_rest_still_runs(tmp_path):
+    endless = "def augment(X):\n    while True:\n        pass\n"
+    path = write_geometry(tmp_path, augment=endless, predict=BUGGY_PREDICT)
+
+    report = selfcheck.check_notebook(path, timeout=2)
+
+    assert report.parts[0].status == "fails"
+    assert report.parts[0].message.startswith("stopped after 2 s"), report.parts[0].message
+    assert report.parts[1].status == "fails", "cells after the stopped one must still run"
+
+
 def test_a_missing_or_broken_file_exits_2_with_the_reason(tmp_path):
     broken = tmp_path / "broken.ipynb"
     broken.write_text("{not json", encoding="utf-8")
@@ -99,6 +114,18 @@ def test_a_missing_or_broken_file_exits_2_with_the_reason(tmp_path):
     result = run_cli(str(broken))
     assert result.returncode == 2
     assert "not a readable notebook" in result.stderr
+
+
+def test_a_notebook_asking_for_a_kernel_that_is_not_installed_exits_2(tmp_path):
+    notebook = nbformat.read(GEOMETRY, as_version=4)
+    notebook.metadata.kernelspec = {"name": "no-such-kernel", "display_name": "gone", "language": "python"}
+    path = tmp_path / "other_kernel.ipynb"
+    nbformat.write(notebook, path)
+
+    result = run_cli(str(path))
+
+    assert result.returncode == 2
+    assert "kernel 'no-such-kernel', which is not installed" in result.stderr
 
 
 def test_a_self_check_started_inside_a_self_check_does_nothing(monkeypatch, capsys):

@@ -151,3 +151,10 @@ def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_p
     )
     assert selfcheck.returncode == 1, selfcheck.stderr
     assert "0 of 4 visible tests pass; 0 fail; 4 not implemented yet." in selfcheck.stdout
+
+
+def test_building_twice_gives_the_same_zip_byte_for_byte(tmp_path):
+    _, first = build_bundle(Course.open(ROOT), tmp_path / "first")
+    _, second = build_bundle(Course.open(ROOT), tmp_path / "second")
+
+    assert first.read_bytes() == second.read_bytes()

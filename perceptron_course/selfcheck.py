@@ -43,12 +43,15 @@ class PartResult:
     ----------
     title : str
         The heading of the part the test belongs to (else the cell's grade id).
+    grade_id : str
+        The test cell's nbgrader id (``test_augment``), as the grader's feedback names it.
     status : {"passes", "fails", "not implemented", "not run"}
     message : str
         For a failure, the error's name and message; empty for a pass.
     """
 
     title: str
+    grade_id: str
     status: Status
     message: str = ""
 
@@ -179,7 +182,8 @@ def summarise(
             continue
         if grading.get("grade"):
             status, message = test_status(cell, timeout)
-            parts.append(PartResult(title or grading.get("grade_id", f"cell {index}"), status, message))
+            grade_id = grading.get("grade_id", f"cell {index}")
+            parts.append(PartResult(title or grade_id, grade_id, status, message))
         elif (error := error_output(cell)) is not None:
             first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
             other_errors.append(f"cell {index} ({textwrap.shorten(first_line, 40)}): {describe_error(error, timeout)}")

@@ -106,6 +106,37 @@ def test_an_endless_loop_is_stopped_and_named_and_the_rest_still_runs(tmp_path):
     assert report.parts[1].status == "fails", "cells after the stopped one must still run"
 
 
+@pytest.mark.slow
+def test_agrees_with_nbgraders_validator_on_every_assignment_of_a_buggy_student(tmp_path):
+    from nbgrader.validator import Validator
+
+    from perceptron_course.grading.trusted.course import Course
+    from perceptron_course.grading.trusted.example_class import build_submission, load_recipes
+
+    course = Course.open(ROOT)
+    recipe = load_recipes(ROOT / "example_class")["cy_buggy"]
+    failing = set()
+    for assignment in course.assignments():
+        build_submission(course, recipe, assignment, tmp_path / assignment)
+        (path,) = (tmp_path / assignment).glob("*.ipynb")
+        test_sources = {
+            cell.source.strip(): cell.metadata.nbgrader.grade_id
+            for cell in nbformat.read(path, as_version=4).cells
+            if cell.metadata.get("nbgrader", {}).get("grade")
+        }
+
+        report = selfcheck.check_notebook(path)
+        failed = Validator(ignore_checksums=True).validate(str(path)).get("failed", [])
+
+        assert {part.grade_id for part in report.parts} == set(test_sources.values())
+        assert {part.grade_id for part in report.parts if part.status != "passes"} == {
+            test_sources[cell["source"]] for cell in failed
+        }, assignment
+        failing |= {(assignment, part.grade_id) for part in report.parts if part.status == "fails"}
+    # np.sign(0) == 0 breaks the visible test of predict (example_class/cy_buggy.py).
+    assert ("01_geometry", "test_predict") in failing
+
+
 def test_a_missing_or_broken_file_exits_2_with_the_reason(tmp_path):
     broken = tmp_path / "broken.ipynb"
     broken.write_text("{not json", encoding="utf-8")

@@ -6,8 +6,9 @@ parts are not implemented yet, which visible tests fail (with their message) and
 Only the visible tests in the notebook run: the hidden tests that decide the grade are not
 here, so a pass is a good sign, not a score. Needs nbclient and ipykernel, not nbgrader.
 
-Also ``python -m perceptron_course.selfcheck assignment.ipynb``. Exit status: 0 when every
-visible test passes, 1 when one does not, 2 when the file cannot be checked.
+Written answers (graded by hand) are listed as written or still to write. Also
+``python -m perceptron_course.selfcheck assignment.ipynb``. Exit status: 0 when every visible
+test passes and every answer is written, 1 otherwise, 2 when the file cannot be checked.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ CELL_TIMEOUT_SECONDS = 15
 NESTED_MARKER = "PERCEPTRON_COURSE_SELFCHECK"
 MESSAGE_WIDTH = 100
 
-Status = Literal["passes", "fails", "not implemented", "not run"]
+Status = Literal["passes", "fails", "not implemented", "not run", "to write", "written"]
+TEST_STATUSES: tuple[Status, ...] = ("passes", "fails", "not implemented", "not run")
+# What nbgrader leaves in a written answer's cell (``ClearSolutions.text_stub``).
+ANSWER_PLACEHOLDER = "YOUR ANSWER HERE"
 
 
 class SelfCheckError(Exception):
@@ -37,7 +41,7 @@ class SelfCheckError(Exception):
 
 @dataclass(frozen=True)
 class PartResult:
-    """The outcome of one graded test cell.
+    """The outcome of one graded cell: a test, or a written answer graded by hand.
 
     Attributes
     ----------
@@ -45,7 +49,8 @@ class PartResult:
         The heading of the part the test belongs to (else the cell's grade id).
     grade_id : str
         The test cell's nbgrader id (``test_augment``), as the grader's feedback names it.
-    status : {"passes", "fails", "not implemented", "not run"}
+    status : {"passes", "fails", "not implemented", "not run", "to write", "written"}
+        The last two are for written answers.
     message : str
         For a failure, the error's name and message; empty for a pass.
     """
@@ -65,6 +70,8 @@ class SelfCheckReport:
     notebook : Path
     parts : list of PartResult
         One per graded test cell, in notebook order.
+    answers : list of PartResult
+        One per written answer (graded by hand), in notebook order.
     other_errors : list of str
         Errors raised by cells that are not tests (setup cells, your own code cells).
     seconds : float
@@ -73,13 +80,19 @@ class SelfCheckReport:
 
     notebook: Path
     parts: list[PartResult]
+    answers: list[PartResult]
     other_errors: list[str]
     seconds: float
 
     @property
-    def all_pass(self) -> bool:
-        """Whether there are tests and every one passes, with no other cell raising."""
-        return bool(self.parts) and not self.other_errors and all(part.status == "passes" for part in self.parts)
+    def ready(self) -> bool:
+        """Whether every visible test passes, every answer is written and no other cell raises."""
+        return (
+            bool(self.parts)
+            and not self.other_errors
+            and all(part.status == "passes" for part in self.parts)
+            and all(answer.status == "written" for answer in self.answers)
+        )
 
 
 def read_notebook(path: Path) -> Any:
@@ -169,12 +182,18 @@ def test_status(cell: Any, timeout: int = CELL_TIMEOUT_SECONDS) -> tuple[Status,
 def summarise(
     notebook: Any, path: Path, seconds: float, stopped: str | None, timeout: int = CELL_TIMEOUT_SECONDS
 ) -> SelfCheckReport:
-    """Turn an executed notebook into a report: one result per test cell, plus other errors."""
+    """Turn an executed notebook into a report: one result per test cell and written answer, plus other errors."""
     parts: list[PartResult] = []
+    answers: list[PartResult] = []
     other_errors: list[str] = [stopped] if stopped else []
     title = None
     for index, cell in enumerate(notebook.cells, start=1):
         grading = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown" and grading.get("grade"):
+            grade_id = grading.get("grade_id", f"cell {index}")
+            unwritten = not cell.source.strip() or ANSWER_PLACEHOLDER in cell.source
+            answers.append(PartResult(title or grade_id, grade_id, "to write" if unwritten else "written"))
+            continue
         if cell.cell_type == "markdown":
             title = heading_of(cell.source) or title
             continue
@@ -187,7 +206,7 @@ def summarise(
         elif (error := error_output(cell)) is not None:
             first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
             other_errors.append(f"cell {index} ({textwrap.shorten(first_line, 40)}): {describe_error(error, timeout)}")
-    return SelfCheckReport(path, parts, other_errors, seconds)
+    return SelfCheckReport(path, parts, answers, other_errors, seconds)
 
 
 def check_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> SelfCheckReport:
@@ -205,25 +224,29 @@ def check_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> SelfCheck
 def format_report(report: SelfCheckReport) -> str:
     """The report as text for a terminal: one line per part, then a one-line verdict."""
     lines = [f"Self-check of {report.notebook.name}: ran top to bottom in a fresh kernel in {report.seconds:.0f} s", ""]
-    width = max((len(part.status) for part in report.parts), default=0)
-    for part in report.parts:
+    width = max((len(part.status) for part in report.parts + report.answers), default=0)
+    for part in report.parts + report.answers:
         lines.append(f"  {part.status.upper():<{width}}  {part.title}")
         if part.message:
             lines.append(f"  {'':<{width}}    {part.message}")
     if report.other_errors:
         lines += ["", "Other cells raised an error:"] + [f"  {error}" for error in report.other_errors]
-    counts = {status: sum(part.status == status for part in report.parts) for status in ("passes", "fails", "not implemented", "not run")}
+    counts = {status: sum(part.status == status for part in report.parts) for status in TEST_STATUSES}
+    to_write = sum(answer.status == "to write" for answer in report.answers)
     lines += [
         "",
         f"{counts['passes']} of {len(report.parts)} visible tests pass; {counts['fails']} fail; "
-        f"{counts['not implemented']} not implemented yet" + (f"; {counts['not run']} not run" if counts["not run"] else "") + ".",
+        f"{counts['not implemented']} not implemented yet"
+        + (f"; {counts['not run']} not run" if counts["not run"] else "")
+        + (f"; {to_write} of {len(report.answers)} written answers still to write" if to_write else "")
+        + ".",
         "Hidden tests decide the grade: a pass here is a good sign, not a score. Save (Ctrl+S) before checking again.",
     ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: check each notebook given, print its report, exit 0 only if all pass."""
+    """Command line: check each notebook given, print its report, exit 0 only if all are ready."""
     parser = argparse.ArgumentParser(
         prog="perceptron-selfcheck",
         description="Run an assignment notebook in a fresh kernel and say which visible tests pass.",
@@ -234,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get(NESTED_MARKER):
         print("perceptron-selfcheck: not run from inside a self-check (run it in a terminal, not in the notebook)")
         return 0
-    all_pass = True
+    all_ready = True
     for path in args.notebooks:
         try:
             report = check_notebook(path, args.timeout)
@@ -242,8 +265,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"perceptron-selfcheck: {error}", file=sys.stderr)
             return 2
         print(format_report(report))
-        all_pass = all_pass and report.all_pass
-    return 0 if all_pass else 1
+        all_ready = all_ready and report.ready
+    return 0 if all_ready else 1
 
 
 if __name__ == "__main__":

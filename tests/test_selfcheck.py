@@ -60,7 +60,7 @@ def test_reports_pass_fail_and_missing_parts_with_their_messages(tmp_path):
     assert report.parts[1].message.startswith("AssertionError: expected [1, -1, 1]")
     assert "signed_distance" in report.parts[2].message
     assert report.other_errors == []
-    assert not report.all_pass
+    assert not report.ready
     assert path.read_bytes() == before, "the self-check must not change the student's file"
 
 
@@ -122,7 +122,7 @@ def test_agrees_with_nbgraders_validator_on_every_assignment_of_a_buggy_student(
         test_sources = {
             cell.source.strip(): cell.metadata.nbgrader.grade_id
             for cell in nbformat.read(path, as_version=4).cells
-            if cell.metadata.get("nbgrader", {}).get("grade")
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade")
         }
 
         report = selfcheck.check_notebook(path)
@@ -135,6 +135,28 @@ def test_agrees_with_nbgraders_validator_on_every_assignment_of_a_buggy_student(
         failing |= {(assignment, part.grade_id) for part in report.parts if part.status == "fails"}
     # np.sign(0) == 0 breaks the visible test of predict (example_class/cy_buggy.py).
     assert ("01_geometry", "test_predict") in failing
+
+
+@pytest.mark.slow
+def test_written_answers_are_listed_as_to_write_until_written(tmp_path):
+    release = ROOT / "release" / "04_convergence" / "convergence.ipynb"
+    notebook = nbformat.read(release, as_version=4)
+    answers = [c for c in notebook.cells if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")]
+    assert answers, "04_convergence has a written answer graded by hand"
+    path = tmp_path / "convergence.ipynb"
+    nbformat.write(notebook, path)
+
+    unwritten = selfcheck.check_notebook(path)
+    answers[0].source = "# My answer\nBecause the bias is one more weight of the augmented points."
+    nbformat.write(notebook, path)
+    written = selfcheck.check_notebook(path)
+
+    assert [a.status for a in unwritten.answers] == ["to write"] * len(answers)
+    assert "written answers still to write" in selfcheck.format_report(unwritten)
+    assert written.answers[0].status == "written"
+    assert written.answers[0].title == unwritten.answers[0].title
+    assert "In your own words" in written.answers[0].title
+    assert [p.title for p in written.parts] == [p.title for p in unwritten.parts], "an answer's own heading is not a part title"
 
 
 def test_a_missing_or_broken_file_exits_2_with_the_reason(tmp_path):

@@ -167,7 +167,7 @@ def heading_of(source: str) -> str | None:
     return None
 
 
-def test_status(cell: Any, timeout: int = CELL_TIMEOUT_SECONDS) -> tuple[Status, str]:
+def status_of_test_cell(cell: Any, timeout: int = CELL_TIMEOUT_SECONDS) -> tuple[Status, str]:
     """Classify a graded test cell that has run (or not) by its outputs."""
     if cell.get("execution_count") is None and not cell.get("outputs"):
         return "not run", ""
@@ -200,7 +200,7 @@ def summarise(
         if cell.cell_type != "code":
             continue
         if grading.get("grade"):
-            status, message = test_status(cell, timeout)
+            status, message = status_of_test_cell(cell, timeout)
             grade_id = grading.get("grade_id", f"cell {index}")
             parts.append(PartResult(title or grade_id, grade_id, status, message))
         elif (error := error_output(cell)) is not None:

@@ -138,6 +138,25 @@ def test_agrees_with_nbgraders_validator_on_every_assignment_of_a_buggy_student(
 
 
 @pytest.mark.slow
+def test_the_reference_solutions_are_ready_to_hand_in_in_every_assignment(tmp_path):
+    from perceptron_course.grading.trusted.course import Course
+    from perceptron_course.grading.trusted.example_class import solved_notebook
+
+    course = Course.open(ROOT)
+    not_ready = {}
+    for assignment in course.assignments():
+        for name in course.notebook_names(assignment):
+            path = tmp_path / assignment / f"{name}.ipynb"
+            path.parent.mkdir()
+            nbformat.write(solved_notebook(course, assignment, name), path)
+            report = selfcheck.check_notebook(path)
+            if not report.ready:
+                not_ready[assignment] = selfcheck.format_report(report)
+
+    assert not_ready == {}, "a correct answer must never be flagged"
+
+
+@pytest.mark.slow
 def test_written_answers_are_listed_as_to_write_until_written(tmp_path):
     release = ROOT / "release" / "04_convergence" / "convergence.ipynb"
     notebook = nbformat.read(release, as_version=4)

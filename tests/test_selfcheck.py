@@ -178,26 +178,24 @@ def test_written_answers_are_listed_as_to_write_until_written(tmp_path):
     assert [p.title for p in written.parts] == [p.title for p in unwritten.parts], "an answer's own heading is not a part title"
 
 
-def test_a_missing_or_broken_file_exits_2_with_the_reason(tmp_path):
+def test_a_missing_or_broken_file_exits_2_with_the_reason(tmp_path, capsys):
     broken = tmp_path / "broken.ipynb"
     broken.write_text("{not json", encoding="utf-8")
 
-    assert run_cli(str(tmp_path / "missing.ipynb")).returncode == 2
-    result = run_cli(str(broken))
-    assert result.returncode == 2
-    assert "not a readable notebook" in result.stderr
+    assert selfcheck.main([str(tmp_path / "missing.ipynb")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert selfcheck.main([str(broken)]) == 2
+    assert "not a readable notebook" in capsys.readouterr().err
 
 
-def test_a_notebook_asking_for_a_kernel_that_is_not_installed_exits_2(tmp_path):
+def test_a_notebook_asking_for_a_kernel_that_is_not_installed_exits_2(tmp_path, capsys):
     notebook = nbformat.read(GEOMETRY, as_version=4)
     notebook.metadata.kernelspec = {"name": "no-such-kernel", "display_name": "gone", "language": "python"}
     path = tmp_path / "other_kernel.ipynb"
     nbformat.write(notebook, path)
 
-    result = run_cli(str(path))
-
-    assert result.returncode == 2
-    assert "kernel 'no-such-kernel', which is not installed" in result.stderr
+    assert selfcheck.main([str(path)]) == 2
+    assert "kernel 'no-such-kernel', which is not installed" in capsys.readouterr().err
 
 
 def test_a_self_check_started_inside_a_self_check_does_nothing(monkeypatch, capsys):

@@ -230,7 +230,7 @@ IMPORTS = """
     results = {}
     for module in ("perceptron_course.geometry", "perceptron_course.perceptron", "perceptron_course.theory",
                    "perceptron_course.variants", "perceptron_course.multiclass", "perceptron_course.estimator",
-                   "perceptron_course.svm", "perceptron_course.losses", "perceptron_course.mlp",
+                   "perceptron_course.svm", "perceptron_course.losses", "perceptron_course.mlp", "perceptron_course.selfcheck",
                    "perceptron_course.grading.trusted", "sklearn.linear_model"):
         try:
             __import__(module)

@@ -1,4 +1,4 @@
-"""The ``perceptron-course`` console script: release, grade, demo."""
+"""The ``perceptron-course`` console script: release, grade, demo, bundle."""
 
 from __future__ import annotations
 
@@ -97,6 +97,17 @@ def command_demo(args) -> int:
     return 0
 
 
+def command_bundle(args) -> int:
+    from .bundle import build_bundle
+
+    course = Course.open(args.root)
+    folder, archive = build_bundle(course, Path(args.out) if args.out else course.root / "dist")
+    print(f"student bundle: {folder}")
+    print(f"           zip: {archive}")
+    print(f"students install it with: pip install {folder / 'package'}")
+    return 0
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -129,6 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: one per core)")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(run=command_demo)
+
+    bundle = commands.add_parser("bundle", help="write what students receive (assignments, lectures, student package) as a folder and a zip")
+    bundle.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
+    bundle.add_argument("--out", default=None, help="where the bundle folder and zip go (default: dist/ in the course folder)")
+    bundle.set_defaults(run=command_bundle)
     return parser
 
 

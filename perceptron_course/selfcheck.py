@@ -1,0 +1,273 @@
+"""Check an assignment before handing it in: ``perceptron-selfcheck assignment.ipynb``.
+
+Runs the saved notebook top to bottom in a fresh kernel, as the grader does (same cell order,
+same per-cell timeout, every cell run even after an error), and prints on one screen which
+parts are not implemented yet, which visible tests fail (with their message) and which pass.
+Only the visible tests in the notebook run: the hidden tests that decide the grade are not
+here, so a pass is a good sign, not a score. Needs nbclient and ipykernel, not nbgrader.
+
+Written answers (graded by hand) are listed as written or still to write. Also
+``python -m perceptron_course.selfcheck assignment.ipynb``. Exit status: 0 when every visible
+test passes and every answer is written, 1 otherwise, 2 when the file cannot be checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+# Same as ``c.Execute.timeout`` in the course's nbgrader_config.py (a test holds them equal).
+CELL_TIMEOUT_SECONDS = 15
+# Set in the kernel's environment: a cell that calls the self-check does not start another one.
+NESTED_MARKER = "PERCEPTRON_COURSE_SELFCHECK"
+MESSAGE_WIDTH = 100
+
+Status = Literal["passes", "fails", "not implemented", "not run", "to write", "written"]
+TEST_STATUSES: tuple[Status, ...] = ("passes", "fails", "not implemented", "not run")
+# What nbgrader leaves in a written answer's cell (``ClearSolutions.text_stub``).
+ANSWER_PLACEHOLDER = "YOUR ANSWER HERE"
+
+
+class SelfCheckError(Exception):
+    """The file cannot be checked (missing, not a notebook)."""
+
+
+@dataclass(frozen=True)
+class PartResult:
+    """The outcome of one graded cell: a test, or a written answer graded by hand.
+
+    Attributes
+    ----------
+    title : str
+        The heading of the part the test belongs to (else the cell's grade id).
+    grade_id : str
+        The test cell's nbgrader id (``test_augment``), as the grader's feedback names it.
+    status : {"passes", "fails", "not implemented", "not run", "to write", "written"}
+        The last two are for written answers.
+    message : str
+        For a failure, the error's name and message; empty for a pass.
+    """
+
+    title: str
+    grade_id: str
+    status: Status
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class SelfCheckReport:
+    """What one run of a notebook found.
+
+    Attributes
+    ----------
+    notebook : Path
+    parts : list of PartResult
+        One per graded test cell, in notebook order.
+    answers : list of PartResult
+        One per written answer (graded by hand), in notebook order.
+    other_errors : list of str
+        Errors raised by cells that are not tests (setup cells, your own code cells).
+    seconds : float
+        Wall time of the run.
+    """
+
+    notebook: Path
+    parts: list[PartResult]
+    answers: list[PartResult]
+    other_errors: list[str]
+    seconds: float
+
+    @property
+    def ready(self) -> bool:
+        """Whether every visible test passes, every answer is written and no other cell raises."""
+        return (
+            bool(self.parts)
+            and not self.other_errors
+            and all(part.status == "passes" for part in self.parts)
+            and all(answer.status == "written" for answer in self.answers)
+        )
+
+
+def read_notebook(path: Path) -> Any:
+    """Read a notebook file (format 4), or raise SelfCheckError saying why it cannot be read."""
+    import nbformat
+
+    if not path.is_file():
+        raise SelfCheckError(f"{path}: no such file")
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception as error:  # nbformat raises several unrelated types for a broken file
+        raise SelfCheckError(f"{path}: not a readable notebook ({type(error).__name__}: {error})") from error
+
+
+def execute_notebook(notebook: Any, folder: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> str | None:
+    """Run every cell of ``notebook`` in place in a fresh kernel started in ``folder``.
+
+    Returns
+    -------
+    str or None
+        Why the run stopped early (the kernel died), else None. Cells after that have no outputs.
+
+    Raises
+    ------
+    SelfCheckError
+        If the notebook's kernel is not installed.
+    """
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    for cell in notebook.cells:  # outputs saved from the student's session must not count as results
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    kernel_name = notebook.metadata.get("kernelspec", {}).get("name", "python3")
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        interrupt_on_timeout=True,
+        allow_errors=True,
+        kernel_name=kernel_name,
+        resources={"metadata": {"path": str(folder)}},
+    )
+    try:
+        # The kernel's own stderr (a TCP transport warning, log lines) is noise on a student's screen.
+        client.execute(env={**os.environ, NESTED_MARKER: "1"}, stderr=subprocess.DEVNULL)
+    except DeadKernelError as error:
+        return f"the kernel died ({error}); the cells after it did not run"
+    except NoSuchKernel as error:
+        raise SelfCheckError(f"the notebook asks for kernel {kernel_name!r}, which is not installed here") from error
+    return None
+
+
+def error_output(cell: Any) -> dict[str, Any] | None:
+    """The first ``error`` output of a code cell, or None when it raised nothing."""
+    return next((output for output in cell.get("outputs", []) if output.get("output_type") == "error"), None)
+
+
+def describe_error(error: dict[str, Any], timeout: int = CELL_TIMEOUT_SECONDS) -> str:
+    """``Name: message`` on one line, shortened to fit a screen."""
+    if error.get("ename") == "KeyboardInterrupt":  # how nbclient stops a cell that runs too long
+        return f"stopped after {timeout} s (an endless loop?); the grader stops it too and the part scores 0"
+    text = f"{error.get('ename', 'Error')}: {error.get('evalue', '')}".strip().rstrip(":")
+    return textwrap.shorten(" ".join(text.split()), MESSAGE_WIDTH, placeholder=" ...")
+
+
+def heading_of(source: str) -> str | None:
+    """The first Markdown heading of a cell, without its ``#`` marks."""
+    for line in source.splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip()
+    return None
+
+
+def status_of_test_cell(cell: Any, timeout: int = CELL_TIMEOUT_SECONDS) -> tuple[Status, str]:
+    """Classify a graded test cell that has run (or not) by its outputs."""
+    if cell.get("execution_count") is None and not cell.get("outputs"):
+        return "not run", ""
+    error = error_output(cell)
+    if error is None:
+        return "passes", ""
+    if error.get("ename") == "NotImplementedError":
+        return "not implemented", describe_error(error, timeout)
+    return "fails", describe_error(error, timeout)
+
+
+def summarise(
+    notebook: Any, path: Path, seconds: float, stopped: str | None, timeout: int = CELL_TIMEOUT_SECONDS
+) -> SelfCheckReport:
+    """Turn an executed notebook into a report: one result per test cell and written answer, plus other errors."""
+    parts: list[PartResult] = []
+    answers: list[PartResult] = []
+    other_errors: list[str] = [stopped] if stopped else []
+    title = None
+    for index, cell in enumerate(notebook.cells, start=1):
+        grading = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown" and grading.get("grade"):
+            grade_id = grading.get("grade_id", f"cell {index}")
+            unwritten = not cell.source.strip() or ANSWER_PLACEHOLDER in cell.source
+            answers.append(PartResult(title or grade_id, grade_id, "to write" if unwritten else "written"))
+            continue
+        if cell.cell_type == "markdown":
+            title = heading_of(cell.source) or title
+            continue
+        if cell.cell_type != "code":
+            continue
+        if grading.get("grade"):
+            status, message = status_of_test_cell(cell, timeout)
+            grade_id = grading.get("grade_id", f"cell {index}")
+            parts.append(PartResult(title or grade_id, grade_id, status, message))
+        elif (error := error_output(cell)) is not None:
+            first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
+            other_errors.append(f"cell {index} ({textwrap.shorten(first_line, 40)}): {describe_error(error, timeout)}")
+    return SelfCheckReport(path, parts, answers, other_errors, seconds)
+
+
+def check_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> SelfCheckReport:
+    """Run the notebook at ``path`` in a fresh kernel and report its visible tests.
+
+    The file itself is not changed: the run works on a copy in memory.
+    """
+    path = Path(path).resolve()
+    notebook = read_notebook(path)
+    start = time.perf_counter()
+    stopped = execute_notebook(notebook, path.parent, timeout)
+    return summarise(notebook, path, time.perf_counter() - start, stopped, timeout)
+
+
+def format_report(report: SelfCheckReport) -> str:
+    """The report as text for a terminal: one line per part, then a one-line verdict."""
+    lines = [f"Self-check of {report.notebook.name}: ran top to bottom in a fresh kernel in {report.seconds:.0f} s", ""]
+    width = max((len(part.status) for part in report.parts + report.answers), default=0)
+    for part in report.parts + report.answers:
+        lines.append(f"  {part.status.upper():<{width}}  {part.title}")
+        if part.message:
+            lines.append(f"  {'':<{width}}    {part.message}")
+    if report.other_errors:
+        lines += ["", "Other cells raised an error:"] + [f"  {error}" for error in report.other_errors]
+    counts = {status: sum(part.status == status for part in report.parts) for status in TEST_STATUSES}
+    to_write = sum(answer.status == "to write" for answer in report.answers)
+    lines += [
+        "",
+        f"{counts['passes']} of {len(report.parts)} visible tests pass; {counts['fails']} fail; "
+        f"{counts['not implemented']} not implemented yet"
+        + (f"; {counts['not run']} not run" if counts["not run"] else "")
+        + (f"; {to_write} of {len(report.answers)} written answers still to write" if to_write else "")
+        + ".",
+        "Hidden tests decide the grade: a pass here is a good sign, not a score. Save (Ctrl+S) before checking again.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: check each notebook given, print its report, exit 0 only if all are ready."""
+    parser = argparse.ArgumentParser(
+        prog="perceptron-selfcheck",
+        description="Run an assignment notebook in a fresh kernel and say which visible tests pass.",
+    )
+    parser.add_argument("notebooks", nargs="+", type=Path, help="the saved assignment notebook(s)")
+    parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT_SECONDS, help="seconds per cell (default: the grader's)")
+    args = parser.parse_args(argv)
+    if os.environ.get(NESTED_MARKER):
+        print("perceptron-selfcheck: not run from inside a self-check (run it in a terminal, not in the notebook)")
+        return 0
+    all_ready = True
+    for path in args.notebooks:
+        try:
+            report = check_notebook(path, args.timeout)
+        except SelfCheckError as error:
+            print(f"perceptron-selfcheck: {error}", file=sys.stderr)
+            return 2
+        print(format_report(report))
+        all_ready = all_ready and report.ready
+    return 0 if all_ready else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""The student's self-check: runs a saved assignment and says what passes, fails, is missing."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from perceptron_course import selfcheck
+
+ROOT = Path(__file__).resolve().parents[1]
+GEOMETRY = ROOT / "release" / "01_geometry" / "geometry.ipynb"
+
+CORRECT_AUGMENT = '''def augment(X):
+    X = np.asarray(X, dtype=float)
+    return np.hstack([np.ones((X.shape[0], 1)), X])
+'''
+# The classic bug the visible test names: np.sign(0) is 0, not +1.
+BUGGY_PREDICT = '''def predict(w, b, X):
+    return np.sign(np.asarray(X) @ w + b).astype(int)
+'''
+
+
+def fill(notebook, function: str, code: str) -> None:
+    """Replace the body of the solution cell that defines ``function``."""
+    (cell,) = [c for c in notebook.cells if c.cell_type == "code" and c.source.lstrip().startswith(f"def {function}(")]
+    cell.source = code
+
+
+def write_geometry(tmp_path: Path, **solutions: str) -> Path:
+    notebook = nbformat.read(GEOMETRY, as_version=4)
+    for function, code in solutions.items():
+        fill(notebook, function, code)
+    path = tmp_path / "geometry.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "perceptron_course.selfcheck", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.slow
+def test_reports_pass_fail_and_missing_parts_with_their_messages(tmp_path):
+    path = write_geometry(tmp_path, augment=CORRECT_AUGMENT, predict=BUGGY_PREDICT)
+    before = path.read_bytes()
+
+    report = selfcheck.check_notebook(path)
+
+    assert [(part.title, part.status) for part in report.parts] == [
+        ("1. The augmentation trick (2 points)", "passes"),
+        ("2. Prediction (2 points)", "fails"),
+        ("3. Signed distance (2 points)", "not implemented"),
+        ("4. Margin of a data set with respect to a separator (2 points)", "not implemented"),
+    ]
+    assert report.parts[1].message.startswith("AssertionError: expected [1, -1, 1]")
+    assert "signed_distance" in report.parts[2].message
+    assert report.other_errors == []
+    assert not report.ready
+    assert path.read_bytes() == before, "the self-check must not change the student's file"
+
+
+@pytest.mark.slow
+def test_command_prints_one_screen_and_exits_1_until_every_test_passes(tmp_path):
+    result = run_cli(str(write_geometry(tmp_path, augment=CORRECT_AUGMENT, predict=BUGGY_PREDICT)))
+
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) <= 24, result.stdout
+    assert "1 of 4 visible tests pass; 1 fail; 2 not implemented yet." in lines
+    assert any(line.strip().startswith("FAILS") and "Prediction" in line for line in lines)
+    assert result.stderr == "", "kernel noise on stderr would clutter the student's screen"
+
+
+@pytest.mark.slow
+def test_a_crashing_setup_cell_and_a_dead_kernel_are_reported(tmp_path):
+    notebook = nbformat.read(GEOMETRY, as_version=4)
+    notebook.cells.insert(2, nbformat.v4.new_code_cell("import not_a_module_anywhere"))
+    notebook.cells.insert(4, nbformat.v4.new_code_cell("import os\nos._exit(1)"))
+    for cell in notebook.cells[5:]:  # outputs saved from an earlier session are not results
+        if cell.cell_type == "code":
+            cell.execution_count, cell.outputs = 7, [nbformat.v4.new_output("stream", text="all good\n")]
+    path = tmp_path / "broken.ipynb"
+    nbformat.write(notebook, path)
+
+    report = selfcheck.check_notebook(path)
+
+    assert any("kernel died" in error for error in report.other_errors), report.other_errors
+    assert any("ModuleNotFoundError" in error for error in report.other_errors), report.other_errors
+    assert {part.status for part in report.parts} == {"not run"}
+
+
+@pytest.mark.slow
+def test_an_endless_loop_is_stopped_and_named_and_the_rest_still_runs(tmp_path):
+    endless = "def augment(X):\n    while True:\n        pass\n"
+    path = write_geometry(tmp_path, augment=endless, predict=BUGGY_PREDICT)
+
+    report = selfcheck.check_notebook(path, timeout=2)
+
+    assert report.parts[0].status == "fails"
+    assert report.parts[0].message.startswith("stopped after 2 s"), report.parts[0].message
+    assert report.parts[1].status == "fails", "cells after the stopped one must still run"
+
+
+@pytest.mark.slow
+def test_agrees_with_nbgraders_validator_on_every_assignment_of_a_buggy_student(tmp_path):
+    from nbgrader.validator import Validator
+
+    from perceptron_course.grading.trusted.course import Course
+    from perceptron_course.grading.trusted.example_class import build_submission, load_recipes
+
+    course = Course.open(ROOT)
+    recipe = load_recipes(ROOT / "example_class")["cy_buggy"]
+    failing = set()
+    for assignment in course.assignments():
+        build_submission(course, recipe, assignment, tmp_path / assignment)
+        (path,) = (tmp_path / assignment).glob("*.ipynb")
+        test_sources = {
+            cell.source.strip(): cell.metadata.nbgrader.grade_id
+            for cell in nbformat.read(path, as_version=4).cells
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade")
+        }
+
+        report = selfcheck.check_notebook(path)
+        failed = Validator(ignore_checksums=True).validate(str(path)).get("failed", [])
+
+        assert {part.grade_id for part in report.parts} == set(test_sources.values())
+        assert {part.grade_id for part in report.parts if part.status != "passes"} == {
+            test_sources[cell["source"]] for cell in failed
+        }, assignment
+        failing |= {(assignment, part.grade_id) for part in report.parts if part.status == "fails"}
+    # np.sign(0) == 0 breaks the visible test of predict (example_class/cy_buggy.py).
+    assert ("01_geometry", "test_predict") in failing
+
+
+@pytest.mark.slow
+def test_the_reference_solutions_are_ready_to_hand_in_in_every_assignment(tmp_path):
+    from perceptron_course.grading.trusted.course import Course
+    from perceptron_course.grading.trusted.example_class import solved_notebook
+
+    course = Course.open(ROOT)
+    not_ready = {}
+    for assignment in course.assignments():
+        for name in course.notebook_names(assignment):
+            path = tmp_path / assignment / f"{name}.ipynb"
+            path.parent.mkdir()
+            nbformat.write(solved_notebook(course, assignment, name), path)
+            report = selfcheck.check_notebook(path)
+            if not report.ready:
+                not_ready[assignment] = selfcheck.format_report(report)
+
+    assert not_ready == {}, "a correct answer must never be flagged"
+
+
+@pytest.mark.slow
+def test_written_answers_are_listed_as_to_write_until_written(tmp_path):
+    release = ROOT / "release" / "04_convergence" / "convergence.ipynb"
+    notebook = nbformat.read(release, as_version=4)
+    answers = [c for c in notebook.cells if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")]
+    assert answers, "04_convergence has a written answer graded by hand"
+    path = tmp_path / "convergence.ipynb"
+    nbformat.write(notebook, path)
+
+    unwritten = selfcheck.check_notebook(path)
+    answers[0].source = "# My answer\nBecause the bias is one more weight of the augmented points."
+    nbformat.write(notebook, path)
+    written = selfcheck.check_notebook(path)
+
+    assert [a.status for a in unwritten.answers] == ["to write"] * len(answers)
+    assert "written answers still to write" in selfcheck.format_report(unwritten)
+    assert written.answers[0].status == "written"
+    assert written.answers[0].title == unwritten.answers[0].title
+    assert "In your own words" in written.answers[0].title
+    assert [p.title for p in written.parts] == [p.title for p in unwritten.parts], "an answer's own heading is not a part title"
+
+
+def test_a_missing_or_broken_file_exits_2_with_the_reason(tmp_path, capsys):
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{not json", encoding="utf-8")
+
+    assert selfcheck.main([str(tmp_path / "missing.ipynb")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert selfcheck.main([str(broken)]) == 2
+    assert "not a readable notebook" in capsys.readouterr().err
+
+
+def test_a_notebook_asking_for_a_kernel_that_is_not_installed_exits_2(tmp_path, capsys):
+    notebook = nbformat.read(GEOMETRY, as_version=4)
+    notebook.metadata.kernelspec = {"name": "no-such-kernel", "display_name": "gone", "language": "python"}
+    path = tmp_path / "other_kernel.ipynb"
+    nbformat.write(notebook, path)
+
+    assert selfcheck.main([str(path)]) == 2
+    assert "kernel 'no-such-kernel', which is not installed" in capsys.readouterr().err
+
+
+def test_a_self_check_started_inside_a_self_check_does_nothing(monkeypatch, capsys):
+    monkeypatch.setenv(selfcheck.NESTED_MARKER, "1")
+
+    assert selfcheck.main([str(GEOMETRY)]) == 0
+    assert "not run from inside a self-check" in capsys.readouterr().out
+
+
+def test_cell_timeout_is_the_graders():
+    config = ast.parse((ROOT / "nbgrader_config.py").read_text(encoding="utf-8"))
+    timeouts = [
+        node.value.value
+        for node in ast.walk(config)
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "c.Execute.timeout"
+    ]
+    assert timeouts == [selfcheck.CELL_TIMEOUT_SECONDS]
+
+
+def test_selfcheck_needs_no_grading_code_and_no_nbgrader():
+    imported = {
+        alias.name if isinstance(node, ast.Import) else node.module
+        for node in ast.walk(ast.parse(Path(selfcheck.__file__).read_text(encoding="utf-8")))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+    assert not {name for name in imported if name and ("grading" in name or "nbgrader" in name)}, imported

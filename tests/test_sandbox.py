@@ -35,7 +35,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sandbox_class"
 REAL_PACKAGE = REPO / "perceptron_course"
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
-GRADER_OUTPUT = ("autograded", "feedback", "gradebook.db", "grades.csv", "reports")
+GRADER_OUTPUT = ("autograded", "feedback", "gradebook.db", "grades.csv", "grades_by_student.csv", "reports")
 
 
 @pytest.fixture(scope="module", autouse=True)

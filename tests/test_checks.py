@@ -286,3 +286,25 @@ def test_a_feature_map_that_memorises_points_does_not_pass_for_one_that_makes_xo
 
     with pytest.raises(AssertionError, match="only the points it has seen"):
         checks.check_xor_features(memoriser)
+
+
+def test_labels_must_be_the_classes_themselves():
+    def almost(W, b, classes, X):
+        index = np.argmax(np.asarray(X, float) @ np.asarray(W, float).T + b, axis=1)
+        picked = np.asarray(classes)[index]
+        return np.char.add(picked.astype(str), "_WRONG") if picked.dtype.kind == "U" else picked + 0.75
+
+    with pytest.raises(AssertionError, match="wrong labels"):
+        checks.check_ovr_predict(almost)
+
+
+def test_a_feature_map_may_not_change_width_between_samples():
+    calls = {"n": 0}
+
+    def changing(X):
+        calls["n"] += 1
+        X = np.asarray(X, float)
+        base = np.column_stack([X, np.prod(X, axis=1)])
+        return np.column_stack([base, np.zeros((len(X), calls["n"] % 2))])
+
+    assert "same number of features" in failed_behaviours("xor_features", changing)

@@ -39,6 +39,8 @@ CELLS_LOST = {
     "sign_strict": {"test_predict"},
     "bool_as_int": {"test_is_mistake"},
     "xor_memorizer": {"test_xor_features"},  # one-hot ids of the points seen: any finite sample is separable
+    "xor_width_skip": {"test_xor_features"},  # the same, changing width on the fresh samples (second round)
+    "labels_not_classes": {"test_ovr_predict"},  # 10.75 for the class 10, "cat_WRONG" for "cat" (second round)
 }
 #: What the student reads in the feedback of the part they lose.
 MESSAGES = {
@@ -132,7 +134,7 @@ def test_graded_notebooks_hold_the_verdicts_not_the_hidden_tests_run(batch):
 
 
 #: Attackers whose code needs nothing an honest solution would not: only their scores give them away.
-PLAIN_LOOKING = {"wrong_only", "lookup_table", "xor_memorizer"}
+PLAIN_LOOKING = {"wrong_only", "lookup_table", "xor_memorizer", "xor_width_skip", "labels_not_classes"}
 
 
 @pytest.mark.slow

@@ -17,6 +17,9 @@ from pathlib import Path
 
 #: Largest notebook read from a submission.
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
+#: Most entries, and deepest nesting, of a submission folder the intake looks at.
+MAX_ENTRIES = 200
+MAX_DEPTH = 8
 #: Student and assignment ids: no separators, no "..", no leading dot or dash.
 SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}")
 
@@ -66,11 +69,19 @@ def folder_problems(folder: Path, *, within: Path) -> list[str]:
             break
         if part.is_symlink() or not part.is_dir():
             return [f"{part.relative_to(within)} is not a real folder (a symbolic link, or missing)"]
-    for root, folders, files in os.walk(folder, followlinks=False):
-        for name in sorted(folders + files):
-            reason = entry_problem(Path(root) / name)
+    pending, seen = [(folder, 0)], 0
+    while pending:  # an explicit stack, capped: a folder 3000 levels deep must not overflow the grader's stack
+        current, depth = pending.pop()
+        for entry in sorted(os.scandir(current), key=lambda entry: entry.name):
+            seen += 1
+            if seen > MAX_ENTRIES or depth >= MAX_DEPTH:
+                return [*problems, f"the folder holds more than {MAX_ENTRIES} entries or is nested deeper than {MAX_DEPTH} levels"]
+            path = Path(entry.path)
+            reason = entry_problem(path)
             if reason:
-                problems.append(str((Path(root) / name).relative_to(folder)) + reason[len(name):])
+                problems.append(str(path.relative_to(folder)) + reason[len(entry.name):])
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append((path, depth + 1))
     return problems
 
 

@@ -25,8 +25,11 @@ from .sandbox import choose_isolation
 from .secret import load_or_create_secret
 
 GRADED, FAILED = "graded", "failed"
-#: Most cells a submitted notebook may have (the assignments have about 25).
+#: Most cells a submitted notebook may have (the assignments have about 25), and most characters of text
+#: (Markdown, raw) per cell and in all (an assignment's own text is about 8,000).
 MAX_CELLS = 500
+MAX_TEXT_CELL = 10_000
+MAX_TEXT_TOTAL = 60_000
 
 
 @dataclass
@@ -127,6 +130,10 @@ def read_submitted_notebook(path: Path):
     notebook = nbformat.reads(read_capped(path).decode("utf-8"), as_version=4)
     if len(notebook.cells) > MAX_CELLS:  # every pass of nbgrader goes over every cell: refuse before any
         raise ValueError(f"it has {len(notebook.cells):,} cells; a submission may have at most {MAX_CELLS}")
+    text = [cell.source for cell in notebook.cells if cell.cell_type != "code"]
+    # nbconvert's Markdown filters take quadratic time on some text: bound what the feedback page renders
+    if max(map(len, text), default=0) > MAX_TEXT_CELL or sum(map(len, text)) > MAX_TEXT_TOTAL:
+        raise ValueError(f"its text cells are too long (at most {MAX_TEXT_CELL:,} characters each, {MAX_TEXT_TOTAL:,} in all)")
     nbformat.validate(notebook)
     return notebook
 
@@ -208,7 +215,7 @@ def grade_submission(api, course: Course, student: str, assignment: str) -> Outc
     unanalysed = [cell for review in reviews.values() for cell in review.unanalysed]
     result = api.autograde(assignment, student, force=True, create=True)
     if not result["success"]:
-        return Outcome(student, assignment, FAILED, 0.0, max_score, f"autograde failed: {_last_error_line(result)}",
+        return Outcome(student, assignment, FAILED, 0.0, max_score, f"autograde failed: {quoted(_last_error_line(result), 200)}",
                        flags=flags, unanalysed=unanalysed)
     mark_flagged(api, student, assignment, reviews)
     score, max_score, cells = read_scores(api, student, assignment)
@@ -218,7 +225,7 @@ def grade_submission(api, course: Course, student: str, assignment: str) -> Outc
     if feedback["success"]:
         outcome.feedback = sorted((course.feedback / student / assignment).glob("*.html"))
     else:
-        outcome.reason = f"graded, but feedback failed: {_last_error_line(feedback)}"
+        outcome.reason = f"graded, but feedback failed: {quoted(_last_error_line(feedback), 200)}"
     return outcome
 
 

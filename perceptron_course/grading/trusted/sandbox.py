@@ -91,8 +91,10 @@ class Isolation:
 
 def _core_flags() -> list[str]:
     """The namespace and privilege flags every sandbox gets (and the availability probe checks)."""
+    # --as-pid-1: no bubblewrap reaper inside, whose memory and environment the kernel could read
+    # (it runs without the seccomp filter); the launcher is PID 1, and every process inside is filtered.
     return ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--disable-userns",
-            "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv"]
+            "--unshare-all", "--as-pid-1", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv"]
 
 
 def _system_binds() -> list[str]:
@@ -273,6 +275,7 @@ def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = N
     if bwrap is None:
         raise RuntimeError(f"bubblewrap is not installed ({INSTALL_HINT})")
     command = [bwrap, *_core_flags(), *_system_binds(), "--proc", "/proc", "--dev", "/dev",
+               "--perms", "1777", "--size", str(1024 * 1024), "--tmpfs", "/dev/shm",  # else an uncapped tmpfs
                "--perms", "1777", "--size", str(scratch_mb * 1024 * 1024), "--tmpfs", SCRATCH]
     roots = _python_roots()
     for root in roots:
@@ -361,9 +364,14 @@ def process_cap(limit: int = MAX_TASKS):
                 time.sleep(0.05)
 
 
-def in_cgroup(procs: Path, argv: list[str]) -> list[str]:
-    """``argv`` run after moving itself into the cgroup whose ``cgroup.procs`` is ``procs``."""
-    return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
+def detached(argv: list[str], procs: Path | None) -> list[str]:
+    """``argv`` started with an empty environment and no terminal, inside the cgroup of ``procs`` if given.
+
+    bubblewrap's own process then holds nothing of the grader's environment, and nothing a
+    kernel writes to its inherited stdout or stderr reaches the TA's terminal.
+    """
+    join = 'echo $$ > "$0" && ' if procs is not None else ""
+    return ["/bin/sh", "-c", join + 'exec /usr/bin/env -i "$@" </dev/null >/dev/null 2>&1', str(procs or "sh"), *argv]
 
 
 @contextmanager
@@ -386,8 +394,7 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
             view = build_student_view(Path(data_dir) / "view", assignment)
             argv = bubblewrap_command(argv, view, sockets=runtime_dir / SOCKETS_FOLDER,
                                       connection_file="{connection_file}")
-            if procs is not None:
-                argv = in_cgroup(procs, argv)
+            argv = detached(argv, procs)
         # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
         spec = {"argv": argv, "display_name": "Python 3 (grading)", "language": "python", "interrupt_mode": "message"}
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
@@ -505,6 +512,8 @@ class SandboxKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kwargs):
         self._close_socket_fds()
         folder = self._sockets_folder()
+        if folder.is_dir() and not folder.is_symlink():
+            folder.chmod(0o700)  # closed after the last start (see _socket_urls)
         shutil.rmtree(folder, ignore_errors=True)  # rmtree never follows links
         folder.mkdir(mode=0o700)
         self.transport = "ipc"
@@ -520,6 +529,9 @@ class SandboxKernelManager(AsyncKernelManager):
             ports = {channel: getattr(self, f"{channel}_port") for channel in CHANNELS}
             self._socket_fds = open_kernel_sockets(self._sockets_folder(), "kernel", ports,
                                                    still_running=self._still_running)
+            # Its sockets are bound: from now on the kernel may write nothing more into this host folder
+            # (no files filling the disk, no tree too deep to remove). Connecting needs no write access to it.
+            self._sockets_folder().chmod(0o500)
         return {channel: f"ipc:///proc/{os.getpid()}/fd/{fd}" for channel, fd in self._socket_fds.items()}
 
     def _make_url(self, channel: str) -> str:

@@ -75,8 +75,12 @@ def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[str]:
         elif kind == "fresh":
             _, sample, labels = case.context
             separator = separators.get(sample)
-            if separator is None or separator.shape[0] != features.shape[1] + 1:
-                continue  # the sample itself already failed
+            if separator is None:
+                continue  # the sample itself already failed, and said why
+            if separator.shape[0] != features.shape[1] + 1:
+                failures.append("xor_features must give every point the same number of features: a fresh sample got "
+                                f"{features.shape[1]}, another sample {separator.shape[0] - 1}:\n    {call}")
+                continue
             predicted = np.where(np.hstack([np.ones((n, 1)), features]) @ separator >= 0, 1, -1)
             if not np.array_equal(predicted, labels):
                 failures.append("xor_features does not make XOR separable, only the points it has seen: a separator "

@@ -84,13 +84,17 @@ def _compare_predicted(received: Any, expected: np.ndarray) -> Difference | None
     if got is None or got.shape != expected.shape:
         return Difference(f"something that is not an array of shape {expected.shape} of labels",
                           python_literal(expected, limit=1500), python_literal(received, limit=1500))
-    try:
-        equal = got.astype(expected.dtype) == expected
-    except (TypeError, ValueError):
-        equal = np.zeros(expected.shape, dtype=bool)
-    if np.all(equal):
+    # Compared as Python values, never cast: 10.75 is not the class 10, and "cat_WRONG" is not "cat".
+    if [_plain(value) for value in got.ravel().tolist()] == [_plain(value) for value in expected.ravel().tolist()]:
         return None
     return Difference("wrong labels", python_literal(expected, limit=1500), python_literal(got, limit=1500))
+
+
+def _plain(value):
+    """A label as a comparable Python value: a number (bools are not classes) or a string."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    return ("number", float(value)) if isinstance(value, (int, float)) else ("text", str(value))
 
 
 def _predict_cases(rng: np.random.Generator) -> list[Case]:

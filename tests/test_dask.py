@@ -1,5 +1,11 @@
-"""Grading on a real Dask cluster (worker processes) gives exactly the serial result, and a
+"""Grading on a real Dask cluster (worker processes) gives exactly the serial result, a worker killed
+mid-batch costs nothing (Dask runs its submission again), and a
 worker killed by one submission costs that submission only."""
+
+import os
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import dask
 import pytest
@@ -58,6 +64,29 @@ def test_a_dask_cluster_gives_the_serial_result(serial, tmp_path):
         "eve_broken": "failed",  # not a notebook: a row with the reason, as in a serial run
     }
     assert not list(course.root.glob(".grading-*")), "work areas are cleaned up"
+
+
+def worker_pids(client: Client) -> dict[str, int]:
+    return client.run(os.getpid)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_batch_on_dask_loses_nothing(serial, tmp_path):
+    # As the kernel's out-of-memory killer would: SIGKILL a worker while it grades a submission.
+    # Dask replaces the worker and runs that submission again elsewhere; the result is the serial one.
+    course = fresh_class(tmp_path, "course")
+    with start_cluster() as cluster, Client(cluster) as client, ThreadPoolExecutor(max_workers=1) as background:
+        pids = worker_pids(client)
+        grading = background.submit(grade, course, assignments=ASSIGNMENTS, executor=client.get_executor(), progress=False)
+        busy = []
+        while not busy and not grading.done():
+            busy = [address for address, keys in client.processing().items() if keys]
+            time.sleep(0.05)
+        assert busy, "a worker was grading when the batch was still running"
+        os.kill(pids[busy[0]], signal.SIGKILL)
+        outcomes = grading.result()
+        assert pids[busy[0]] not in worker_pids(client).values(), "the killed worker is gone"
+    assert everything(course, outcomes) == serial
 
 
 @pytest.mark.slow

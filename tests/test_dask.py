@@ -1,6 +1,6 @@
-"""Grading on a real Dask cluster (worker processes) gives exactly the serial result, a worker killed
-mid-batch costs nothing (Dask runs its submission again), and a
-worker killed by one submission costs that submission only."""
+"""Grading on a real Dask cluster (worker processes) gives exactly the serial result; a worker
+killed mid-batch costs nothing (Dask runs its submission again); a submission that kills every
+worker it runs on costs that submission only."""
 
 import os
 import signal

@@ -36,8 +36,8 @@ def environment_scripts() -> Path:
     return Path(sys.executable).parent
 
 
-def _alembic(db_url: str, *arguments: str) -> str:
-    """Run this environment's ``alembic`` on nbgrader's migrations for ``db_url``; return its output."""
+def _alembic(db_url: str, *arguments: str) -> None:
+    """Run this environment's ``alembic`` on nbgrader's migrations for ``db_url`` (by path, not from PATH)."""
     from nbgrader.dbutil import write_alembic_ini
 
     with tempfile.TemporaryDirectory(prefix="perceptron-alembic-") as folder:
@@ -47,7 +47,6 @@ def _alembic(db_url: str, *arguments: str) -> str:
                               capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise CourseError(f"alembic {' '.join(arguments)} failed on {db_url}: {done.stderr.strip()[-500:]}")
-    return done.stdout
 
 
 def _recorded_revision(gradebook: Path) -> str | None:

@@ -9,6 +9,7 @@ import pytest
 from nbgrader.validator import Validator
 
 from perceptron_course.grading.trusted.course import Course
+from perceptron_course.grading.trusted.notebook_format import course_notebooks, normalise, normalised_text
 from perceptron_course.grading.trusted.pipeline import release
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,9 +42,34 @@ def test_release_fails_every_test(assignment, name):
     assert "changed" not in results and "type_changed" not in results, results
 
 
-def comparable(notebook):
-    """What must match between the committed release and a fresh one: cell types, sources, metadata."""
-    return [(cell.cell_type, cell.source, dict(cell.metadata)) for cell in notebook.cells]
+def saved_by_jupyterlab(notebook):
+    """The notebook as JupyterLab 4 saves it after Run All: kernel details, counts, outputs, view state."""
+    notebook.metadata.language_info = {
+        "codemirror_mode": {"name": "ipython", "version": 3}, "file_extension": ".py", "mimetype": "text/x-python",
+        "name": "python", "nbconvert_exporter": "python", "pygments_lexer": "ipython3", "version": "3.11.2",
+    }
+    notebook.metadata.widgets = {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2, "version_minor": 0}}
+    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    for count, cell in enumerate(code_cells, start=1):
+        cell.execution_count = count
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="ok\n")]
+        cell.metadata.update(scrolled=True, collapsed=False, trusted=True, jupyter={"outputs_hidden": False},
+                             execution={"iopub.status.busy": "2026-11-23T10:00:00.000Z"})
+    return notebook
+
+
+def test_a_jupyterlab_save_is_undone_by_the_normaliser():
+    path = COURSE.source / "01_geometry" / "geometry.ipynb"
+    stored = nbformat.read(path, as_version=4)
+    saved = saved_by_jupyterlab(nbformat.read(path, as_version=4))
+    assert saved != stored
+    assert normalise(saved) == stored
+    assert stored.metadata.language_info == {"name": "python"} and stored.metadata.kernelspec.name == "python3"
+
+
+@pytest.mark.parametrize("path", course_notebooks(REPO), ids=lambda path: str(path.relative_to(REPO)))
+def test_committed_notebooks_are_stored_without_run_time_metadata(path):
+    assert path.read_text(encoding="utf-8") == normalised_text(path), f"{path.relative_to(REPO)}: run `perceptron-course release`"
 
 
 @pytest.mark.slow
@@ -52,11 +78,17 @@ def test_committed_release_is_exactly_what_nbgrader_generates(tmp_path):
         target = tmp_path / item
         (shutil.copytree if (REPO / item).is_dir() else shutil.copy2)(REPO / item, target)
     fresh = Course.open(tmp_path)
+    for assignment, name in NOTEBOOKS:  # a TA opened, ran and saved every source notebook
+        path = fresh.source / assignment / f"{name}.ipynb"
+        nbformat.write(saved_by_jupyterlab(nbformat.read(path, as_version=4)), path)
     release(fresh)
     for assignment, name in NOTEBOOKS:
-        committed = nbformat.read(COURSE.release / assignment / f"{name}.ipynb", as_version=4)
-        regenerated = nbformat.read(fresh.release / assignment / f"{name}.ipynb", as_version=4)
-        assert comparable(committed) == comparable(regenerated), f"release/{assignment}/{name}.ipynb is stale: run `perceptron-course release`"
+        relative = Path(assignment) / f"{name}.ipynb"
+        assert (fresh.source / relative).read_bytes() == (COURSE.source / relative).read_bytes(), f"source/{relative}: a save shows as a change"
+        committed = nbformat.read(COURSE.release / relative, as_version=4)
+        regenerated = nbformat.read(fresh.release / relative, as_version=4)
+        assert committed == regenerated, f"release/{relative} is stale (cells or metadata): run `perceptron-course release`"
+        assert (COURSE.release / relative).read_bytes() == (fresh.release / relative).read_bytes()
     assert sorted(p.name for p in COURSE.release.iterdir()) == COURSE.assignments()
 
 

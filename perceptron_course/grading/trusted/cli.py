@@ -1,4 +1,4 @@
-"""The ``perceptron-course`` console script: release, grade, demo, bundle."""
+"""The ``perceptron-course`` console script: release, grade, demo, bundle, lab."""
 
 from __future__ import annotations
 
@@ -108,6 +108,13 @@ def command_bundle(args) -> int:
     return 0
 
 
+def command_lab(args) -> int:
+    from .lab import start_lab
+
+    start_lab(Course.open(args.root), port=args.port, open_browser=not args.no_browser)
+    return 0  # not reached: JupyterLab replaces this process
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -145,6 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
     bundle.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
     bundle.add_argument("--out", default=None, help="where the bundle folder and zip go (default: dist/ in the course folder)")
     bundle.set_defaults(run=command_bundle)
+
+    lab = commands.add_parser("lab", help="start JupyterLab on the course with the formgrader (127.0.0.1 only)")
+    lab.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
+    lab.add_argument("--port", type=_positive, default=None, help="port (default: JupyterLab's, 8888 or the next free one)")
+    lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    lab.set_defaults(run=command_lab)
     return parser
 
 

@@ -64,14 +64,21 @@ def _last_error_line(result: dict) -> str:
 def release(course: Course, assignments: list[str] | None = None) -> list[str]:
     """Regenerate ``release/<assignment>/`` from ``source/`` with ``nbgrader generate_assignment``.
 
-    Returns the assignment ids released. Raises ``CourseError`` if one fails.
+    The notebooks of both folders are stored without run-time metadata (outputs, execution
+    counts, ``language_info`` versions, view state: see ``notebook_format``), so a save in
+    JupyterLab that changed no content shows no change. Returns the assignment ids
+    released. Raises ``CourseError`` if one fails.
     """
+    from .notebook_format import course_notebooks, normalise_files
+
     chosen = _choose_assignments(course, assignments)
+    normalise_files([path for path in course_notebooks(course.root, chosen) if course.source in path.parents])
     api = nbgrader_api(course)
     for assignment in chosen:
         result = api.generate_assignment(assignment, force=True)
         if not result["success"]:
             raise CourseError(f"generate_assignment {assignment} failed: {_last_error_line(result)}")
+    normalise_files([path for path in course_notebooks(course.root, chosen) if course.release in path.parents])
     return chosen
 
 

@@ -1,0 +1,108 @@
+"""`perceptron-course lab`: the formgrader works on a fresh course copy, with PATH lacking the environment."""
+
+import json
+import secrets
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from alembic.script import ScriptDirectory
+from nbgrader.api import Base
+from nbgrader.dbutil import ALEMBIC_DIR
+from sqlalchemy import create_engine
+
+from perceptron_course.grading.trusted.example_class import copy_course
+from perceptron_course.grading.trusted.lab import prepare_gradebook
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = Path(sys.executable).parent
+#: A PATH as a TA's shell has it before activating anything: no alembic, jupyter or nbgrader.
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+STARTUP_LIMIT_SECONDS = 300  # a cap on waiting, not a measurement: a server that never answers fails
+
+
+NEWEST_SCHEMA = ScriptDirectory(ALEMBIC_DIR).get_current_head()  # of the installed nbgrader
+
+
+def tables_and_revision(gradebook: Path) -> tuple[set[str], list[str]]:
+    with sqlite3.connect(gradebook) as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        revisions = [row[0] for row in connection.execute("SELECT version_num FROM alembic_version")] if "alembic_version" in tables else []
+    return tables, revisions
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def get(url: str, token: str) -> tuple[int, str]:
+    """Status and body of a GET, following redirects with the token (as a header, which redirects keep)."""
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode("utf-8", "replace")
+
+
+def wait_until_serving(server: subprocess.Popen, url: str, token: str, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_LIMIT_SECONDS
+    while time.monotonic() < deadline:
+        assert server.poll() is None, f"JupyterLab exited with {server.returncode}: {log.read_text()[-3000:]}"
+        try:
+            if get(url, token)[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"JupyterLab did not answer {url} within {STARTUP_LIMIT_SECONDS} s")
+
+
+@pytest.mark.slow
+def test_formgrader_works_on_a_fresh_course_without_the_environment_on_path(tmp_path):
+    assert not any((Path(folder) / "alembic").exists() for folder in SYSTEM_PATH.split(":")), "the premise: no alembic on PATH"
+    course = copy_course(REPO, tmp_path / "course")
+    token, port = secrets.token_hex(16), free_port()
+    runtime = tmp_path / "runtime"
+    environment = {"PATH": SYSTEM_PATH, "HOME": str(tmp_path / "home"), "JUPYTER_TOKEN": token,
+                   "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTER_CONFIG_DIR": str(tmp_path / "config")}
+    command = [str(SCRIPTS / "perceptron-course"), "lab", "--root", str(course.root), "--port", str(port), "--no-browser"]
+    log_path = tmp_path / "lab.log"
+    log = log_path.open("w")
+    server = subprocess.Popen(command, env=environment, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until_serving(server, f"{base}/api/status", token, log_path)
+        status, page = get(f"{base}/formgrader", token)
+        assert status == 200, log_path.read_text()[-3000:]
+        assert "Manage Assignments" in page
+        status, listing = get(f"{base}/formgrader/api/assignments", token)
+        assert status == 200, log_path.read_text()[-3000:]
+        assert {assignment["name"] for assignment in json.loads(listing)} >= {"01_geometry", "06_limitations"}
+        [server_info] = [json.loads(path.read_text()) for path in runtime.glob("jpserver-*.json")]
+        assert server_info["hostname"] == "127.0.0.1" and Path(server_info["root_dir"]) == course.root
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        log.close()
+    tables, revisions = tables_and_revision(course.root / "gradebook.db")
+    assert {"alembic_version", "assignment", "student"} <= tables
+    assert revisions == [NEWEST_SCHEMA]
+
+
+def test_a_gradebook_left_without_its_migration_table_is_stamped(tmp_path):
+    course = copy_course(REPO, tmp_path / "course")
+    engine = create_engine(f"sqlite:///{course.root / 'gradebook.db'}")
+    Base.metadata.create_all(bind=engine)  # what a formgrader visit that could not run alembic leaves
+    engine.dispose()
+    assert "alembic_version" not in tables_and_revision(course.root / "gradebook.db")[0]
+    prepare_gradebook(course)
+    assert tables_and_revision(course.root / "gradebook.db")[1] == [NEWEST_SCHEMA]

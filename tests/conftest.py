@@ -23,13 +23,15 @@ def tree_state(folder: Path, *, exclude: tuple[str, ...] = ()) -> dict[str, tupl
     states shows exactly which path changed, and how.
     """
     state = {}
-    for root, folders, files in os.walk(folder, followlinks=False):
-        here = Path(root)
-        if here == folder:
-            folders[:] = [name for name in folders if name not in exclude]
-            files = [name for name in files if name not in exclude]
-        for name in folders + files:
-            path = here / name
+    pending = [folder]  # an explicit stack: a hostile submission nests folders deeper than Python recurses
+    while pending:
+        here = pending.pop()
+        with os.scandir(here) as listing:
+            entries = list(listing)
+        for entry in entries:
+            if here == folder and entry.name in exclude:
+                continue
+            path = Path(entry.path)
             info = path.lstat()
             if stat.S_ISLNK(info.st_mode):
                 content = "-> " + os.readlink(path)
@@ -37,5 +39,7 @@ def tree_state(folder: Path, *, exclude: tuple[str, ...] = ()) -> dict[str, tupl
                 content = hashlib.sha256(path.read_bytes()).hexdigest()
             else:
                 content = stat.filemode(info.st_mode)[0]
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append(path)
             state[str(path.relative_to(folder))] = (stat.filemode(info.st_mode), content)
     return state

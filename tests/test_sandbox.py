@@ -450,8 +450,10 @@ def hostile_batch(tmp_path_factory):
             os.environ.pop("PERCEPTRON_TA_TOKEN")
         else:
             os.environ["PERCEPTRON_TA_TOKEN"] = saved
-    return {"course": course, "outcomes": outcomes, "before": before, "file_attacks": file_attacks,
-            "daemons_left": _wait_until_gone("perceptron-sandbox-daemon-marker")}
+    yield {"course": course, "outcomes": outcomes, "before": before, "file_attacks": file_attacks,
+           "daemons_left": _wait_until_gone("perceptron-sandbox-daemon-marker")}
+    # A folder nested 1,200 levels deep is more than Python 3.11's rmtree (pytest's clean-up) can remove.
+    subprocess.run(["rm", "-rf", "--", str(course.root / "submitted" / "deep_submission_folder")], check=True)
 
 
 @pytest.mark.slow
@@ -492,7 +494,7 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     assert tree_state(course.root, exclude=GRADER_OUTPUT) == hostile_batch["before"]
     for folder in ("autograded", "feedback"):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
-        assert graded <= {"honest", "daemon", "escaper", "fork_bomb", *FIRST_ROUND}, graded
+        assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *FIRST_ROUND, *SECOND_ROUND}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
 
@@ -550,3 +552,54 @@ def test_the_grader_refuses_messages_too_big_for_its_memory():
     finally:
         receiver.close()
         manager.context.destroy()
+
+
+#: Recipes of the second attack round: cells each must keep (their own correct code) and, for the
+#: refused ones, what grades.csv must say.
+SECOND_ROUND = {
+    "ta_environment": set(), "pid1_memory": set(), "terminal_escape": set(), "deep_tree": set(),
+    "markdown_slow_feedback": set(), "outside_writes": {"test_augment", "test_predict", "test_signed_distance",
+                                                        "test_set_margin"},
+}
+SECOND_ROUND_REFUSED = {
+    "deep_submission_folder": "nested deeper than 8 levels",
+    "report_points_injection": "autograde failed",
+    "markdown_slow_feedback": "text cells are too long",
+}
+
+
+@pytest.mark.slow
+def test_hostile_batch_second_round_attacks_gain_nothing_and_stop_nothing(hostile_batch):
+    outcomes = hostile_batch["outcomes"]
+    for student, kept in SECOND_ROUND.items():
+        if student in SECOND_ROUND_REFUSED:
+            continue
+        outcome = outcomes[student]
+        assert outcome.status == "graded", (student, outcome.reason)
+        assert {cell for cell, score in outcome.cell_scores.items() if score > 0} == kept, (student, outcome.cell_scores)
+    for student, reason in SECOND_ROUND_REFUSED.items():
+        outcome = outcomes[student]
+        assert outcome.status == "failed" and reason in outcome.reason, (student, outcome.reason)
+        assert "<" not in outcome.reason and "\n" not in outcome.reason
+    assert outcomes["huge_message"].status == "graded"
+    report = (hostile_batch["course"].reports / "report.md").read_text(encoding="utf-8")
+    assert "<img" not in report and "<!--" not in report and "<b>" not in report  # quoted as inert text
+    graded = nbformat.read(hostile_batch["course"].root / "autograded" / "outside_writes" / "01_geometry" / "geometry.ipynb",
+                           as_version=4)
+    printed = "".join(str(output.get("text", "")) + str(output.get("evalue", ""))
+                      for cell in graded.cells for output in cell.get("outputs", []))
+    assert "OUTSIDE" not in printed and "No space left on device" in printed, printed[:500]
+
+
+def test_a_kernel_cannot_write_to_the_graders_terminal_or_read_its_environment(tmp_path):
+    view = sandbox.build_student_view(tmp_path / "view", "01_geometry")
+    probe = ("import os, sys\n"
+             "sys.stderr.write('\\x1b]52;c;Y3VybCBldmlsIHwgc2g=\\x07 FAKE ALL PASSED'); sys.stderr.flush()\n"
+             "print('ENVIRON', open('/proc/1/environ').read())\n")
+    command = sandbox.detached(sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view), None)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PERCEPTRON_TA_TOKEN": TA_TOKEN})
+    assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
+    inside = run_probe("print(open('/proc/1/environ').read()); print(open('/proc/1/cmdline').read())", tmp_path,
+                       env={**os.environ, "PERCEPTRON_TA_TOKEN": TA_TOKEN})
+    assert inside.returncode == 0 and TA_TOKEN not in inside.stdout and "bwrap" not in inside.stdout

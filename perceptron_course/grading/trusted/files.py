@@ -72,7 +72,9 @@ def folder_problems(folder: Path, *, within: Path) -> list[str]:
     pending, seen = [(folder, 0)], 0
     while pending:  # an explicit stack, capped: a folder 3000 levels deep must not overflow the grader's stack
         current, depth = pending.pop()
-        for entry in sorted(os.scandir(current), key=lambda entry: entry.name):
+        with os.scandir(current) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+        for entry in entries:
             seen += 1
             if seen > MAX_ENTRIES or depth >= MAX_DEPTH:
                 return [*problems, f"the folder holds more than {MAX_ENTRIES} entries or is nested deeper than {MAX_DEPTH} levels"]

@@ -78,9 +78,6 @@ class Element:
     def classes(self) -> set[str]:
         return set(self.attrs.get("class", "").split())
 
-    def all_text(self) -> str:
-        return self.text
-
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -123,7 +120,7 @@ class Page(HTMLParser):
 ACTIVE_TAGS = {
     "script", "iframe", "frame", "frameset", "object", "embed", "applet", "form", "input", "button", "select",
     "textarea", "base", "link", "svg", "math", "template", "audio", "video", "source", "track", "portal",
-    "noscript", "marquee", "isindex", "img-with-srcset", "meta-refresh",
+    "noscript", "marquee", "isindex",
 }
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "background", "poster", "cite", "longdesc", "lowsrc",
                   "dynsrc", "ping", "codebase", "archive", "manifest", "xlink:href", "srcdoc", "srcset", "usemap"}
@@ -328,7 +325,7 @@ def attack_page(tmp_path_factory):
 
 def test_the_attack_notebook_is_valid_and_reaches_the_page(attack_page):
     nbformat.validate(attack_notebook())  # the attacks are in a notebook nbgrader would read
-    shown = Page(attack_page).find("main")[0].all_text()
+    shown = Page(attack_page).find("main")[0].text
     assert "dressed as a passed part" in shown and "kept" in shown and "bold" in shown  # harmless content survives
     assert "<script>alert('stream')</script>" in shown and "<script>alert('verdict')</script>" in shown  # as text
 
@@ -339,6 +336,25 @@ def test_no_page_element_or_attribute_can_run_load_or_send_anything(attack_page)
     assert not page.find("script") and "<script" not in attack_page.lower()
 
 
+def test_outputs_a_kernel_made_invalid_are_shown_safely(tmp_path):
+    nb = honest_notebook()
+    cell = new_code_cell("raw_messages()")
+    cell.outputs = [nbformat.from_dict({"output_type": "display_data", "metadata": {},
+                                        "data": {"text/html": {"tag": "script"}, "text/plain": "kept"}}),
+                    nbformat.from_dict({"output_type": "execute_result", "metadata": {}, "execution_count": "1 onclick=x",
+                                        "data": {"text/plain": "<script>alert(1)</script>"}}),
+                    nbformat.from_dict({"output_type": "stream", "name": "<script>", "text": "a stream of its own"}),
+                    nbformat.from_dict({"output_type": "update_display_data", "data": {}, "metadata": {}})]
+    nb.cells.insert(1, cell)
+    with pytest.raises(nbformat.ValidationError):
+        nbformat.validate(nb)
+    page = Page(render_feedback(nb, {"test_augment": (2.0, 2.0), "test_predict": (0.0, 2.0)}, tmp_path))
+    shown = page.find("main")[0].text
+    assert "kept" in shown and "<script>alert(1)</script>" in shown and "a stream of its own" in shown
+    assert "[an output of kind 'update_display_data': not shown in feedback]" in shown
+    assert active_content(page) == []
+
+
 def test_only_real_png_and_jpeg_images_are_shown(attack_page):
     sources = [element.attrs.get("src", "") for element in Page(attack_page).find("img")]
     assert sources.count(f"data:image/png;base64,{PNG}") == 2  # the two real PNGs, without their metadata
@@ -346,7 +362,7 @@ def test_only_real_png_and_jpeg_images_are_shown(attack_page):
 
 
 def test_what_is_left_out_is_said(attack_page):
-    shown = Page(attack_page).find("main")[0].all_text()
+    shown = Page(attack_page).find("main")[0].text
     for left_out in ("application/javascript", "application/vnd.jupyter.widget-view+json", "image/svg+xml",
                      "application/pdf"):
         assert f"[{left_out}: not shown in feedback]" in shown, left_out
@@ -371,7 +387,7 @@ def test_only_the_template_styles_the_page(attack_page):
 
 
 def test_hidden_tests_stay_hidden(attack_page):
-    shown = Page(attack_page).find("main")[0].all_text()
+    shown = Page(attack_page).find("main")[0].text
     assert "hidden tests: not shown" in shown
     assert "check_augment" not in shown and "perceptron_course.grading.trusted.checks" not in shown
 
@@ -395,7 +411,7 @@ def test_the_summary_names_each_part_with_its_result_and_score(honest_page):
         ["2. Prediction (2 points)", "failed", "0 / 2"],
         ["Total", "", "2 / 4"],
     ]
-    assert table.parents[-1] == "header" and "Test cell" not in honest_page.find("main")[0].all_text()
+    assert table.parents[-1] == "header" and "Test cell" not in honest_page.find("main")[0].text
 
 
 def test_each_summary_row_links_to_its_part(honest_page):
@@ -462,6 +478,6 @@ def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
     [box] = page.with_class("feedback-error")
     [message] = [child for child in box.children if child.tag == "pre"]
     assert message.text.startswith("predict returned a wrong") and "\n" in message.text.strip()
-    shown = page.find("main")[0].all_text()
+    shown = page.find("main")[0].text
     assert "bold output" in shown and "<script>alert('printed')</script>" in shown
     assert "check_predict" not in shown

@@ -223,7 +223,8 @@ def safe_output(output: NotebookNode) -> NotebookNode:
     """
     kind = output.get("output_type")
     if kind == "stream":
-        return new_output("stream", name=str(output.get("name", "stdout")), text=str(output.get("text", "")))
+        name = "stderr" if output.get("name") == "stderr" else "stdout"  # the template shows no other stream
+        return new_output("stream", name=name, text=str(output.get("text", "")))
     if kind == "error":
         return new_output("error", ename=str(output.get("ename", "")), evalue=str(output.get("evalue", "")),
                           traceback=[str(line) for line in output.get("traceback", [])])
@@ -239,7 +240,8 @@ def safe_output(output: NotebookNode) -> NotebookNode:
         left_out = ", ".join(sorted(str(mimetype)[:60] for mimetype in data)[:5]) or "an empty output"
         return _not_shown(left_out)
     if kind == "execute_result":
-        return new_output("execute_result", data=shown, execution_count=output.get("execution_count"))
+        count = output.get("execution_count")
+        return new_output("execute_result", data=shown, execution_count=count if isinstance(count, int) else None)
     return new_output("display_data", data=shown)
 
 
@@ -376,10 +378,12 @@ class FeedbackHTMLExporter(HTMLExporter):
         return clean_student_html(super().markdown2html(context, source))
 
     def _preprocess(self, nb, resources):
-        nb, resources = super()._preprocess(nb, resources)
+        # Outputs first: nbconvert validates the notebook after each preprocessor, and a kernel
+        # can send outputs that are not valid (a dict as HTML, a text execution count).
+        nb, resources = super()._preprocess(safe_outputs(nb), resources)
         resources["feedback_parts"] = graded_parts(nb)
         resources["content_security_policy"] = CONTENT_SECURITY_POLICY
-        return safe_outputs(nb), resources
+        return nb, resources
 
     def from_notebook_node(self, nb, resources=None, **kw):
         page, resources = super().from_notebook_node(nb, resources, **kw)

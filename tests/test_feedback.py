@@ -244,7 +244,8 @@ MARKDOWN_ATTACKS = [
     '</div></div></main></body></html><script>alert("escaped the body")</script><body onload="alert(1)">',
     '<img srcset="https://evil.example/a.png 1x" src="data:image/svg+xml;base64,'
     + base64.b64encode(SVG_WITH_SCRIPT.encode()).decode() + '"><img src="https://evil.example/pixel.png">',
-    '<div class="part part-passed feedback-summary">dressed as a passed part</div>',
+    '<div class="part part-passed feedback-summary">dressed as a passed part</div>'
+    '<h2 id="part-test_augment">a heading that takes the summary\'s link</h2><h3 id="top">and the way back</h3>',
 ]
 
 
@@ -384,6 +385,12 @@ def test_only_the_template_styles_the_page(attack_page):
     assert not [element for element in page.elements if "style" in element.attrs]
     marked = page.with_class("part-passed") + page.with_class("feedback-summary")
     assert all(element.tag in ("header", "tr", "section") for element in marked), marked  # not the student's div
+
+
+def test_the_summary_links_lead_to_the_template_parts(attack_page):
+    page = Page(attack_page)
+    for anchor, tag in (("part-test_augment", "section"), ("top", "header")):
+        assert [element.tag for element in page.elements if element.attrs.get("id") == anchor] == [tag], anchor
 
 
 def test_hidden_tests_stay_hidden(attack_page):

@@ -131,13 +131,24 @@ def _safe_attribute(element: str, attribute: str, value: str) -> str | None:
     return value
 
 
+#: Ids the template gives its own elements (the summary links to them).
+_TEMPLATE_ID = re.compile(r"part-.*|top|notebook", re.IGNORECASE)
+
+
+def _safe_student_attribute(element: str, attribute: str, value: str) -> str | None:
+    """``_safe_attribute``, and no id that the template uses (a link of the summary would lead there)."""
+    if attribute == "id" and _TEMPLATE_ID.fullmatch(value.strip()):
+        return None
+    return _safe_attribute(element, attribute, value)
+
+
 #: What a student wrote: no classes (they could dress text as a passed part), ids only on headings.
 STUDENT_CLEANER = nh3.Cleaner(
     tags=STUDENT_TAGS,
     clean_content_tags=DROPPED_WITH_CONTENT,
     attributes=_STUDENT_ATTRIBUTES,
     allowed_classes={"a": {"anchor-link"}},
-    attribute_filter=_safe_attribute,
+    attribute_filter=_safe_student_attribute,
     url_schemes={"http", "https", "mailto", "data"},
     strip_comments=True,
 )

@@ -40,7 +40,7 @@ c.OverwriteCells.add_missing_cells = True
 # failures in red): see perceptron_course/grading/trusted/feedback.py.
 c.GenerateFeedback.exporter_class = "perceptron_course.grading.trusted.feedback.FeedbackHTMLExporter"
 c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
+    "perceptron_course.grading.trusted.feedback.GetGradesAndWaiting",
     "perceptron_course.grading.trusted.feedback.HideHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

@@ -23,7 +23,6 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 from nbgrader.converters import GenerateFeedback
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import GetGrades
 from traitlets import Bool, Dict
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -35,7 +34,7 @@ EVIL = "https://evil.example/"
 
 
 class FixedGrades(Preprocessor):
-    """``GetGrades`` without a gradebook: the scores of the cells are given."""
+    """The course's ``GetGrades`` without a gradebook: the scores of the cells are given (``None``: not graded yet)."""
 
     enabled = Bool(True)
     scores = Dict()
@@ -44,7 +43,9 @@ class FixedGrades(Preprocessor):
         for cell in nb.cells:
             nbgrader_metadata = cell.metadata.get("nbgrader", {})
             if nbgrader_metadata.get("grade_id") in self.scores:
-                nbgrader_metadata["score"], nbgrader_metadata["points"] = self.scores[nbgrader_metadata["grade_id"]]
+                score, points = self.scores[nbgrader_metadata["grade_id"]]
+                # as nbgrader: 0 until a TA grades it
+                nbgrader_metadata.update(score=score or 0.0, points=points, needs_manual_grade=score is None)
         earned = sum(score or 0 for score, _ in self.scores.values())
         resources["nbgrader"].update(score=earned, max_score=sum(points for _, points in self.scores.values()), late_penalty=0)
         return nb, resources
@@ -56,7 +57,7 @@ def render_feedback(nb, scores: dict[str, tuple[float | None, float]], tmp_path:
     converter = GenerateFeedback(coursedir=CourseDirectory(root=str(tmp_path)), config=config)
     exporter = converter.exporter_class(parent=converter, config=converter.config)  # as BaseConverter.start
     for preprocessor in converter.preprocessors:
-        if preprocessor in (GetGrades, "nbgrader.preprocessors.GetGrades"):
+        if preprocessor == "perceptron_course.grading.trusted.feedback.GetGradesAndWaiting":
             preprocessor = FixedGrades(scores=scores)
         exporter.register_preprocessor(preprocessor)
     resources = {"nbgrader": {"notebook": "geometry", "assignment": "01_geometry", "student": "mallory"}}
@@ -468,7 +469,9 @@ def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
 
     course = copy_course(REPO, tmp_path / "course")
     build_example_class(course, Path(__file__).resolve().parent / "fixtures" / "feedback_class")
-    [outcome] = grade(course, progress=False, jobs=1)
+    outcomes = {outcome.assignment: outcome for outcome in grade(course, progress=False, jobs=1)}
+    assert set(outcomes) == {"01_geometry", "04_convergence"}
+    outcome = outcomes["01_geometry"]
     assert outcome.status == "graded" and outcome.score == 6, (outcome.status, outcome.reason, outcome.cell_scores)
     text = (course.feedback / "xss_mallory" / "01_geometry" / "geometry.html").read_text(encoding="utf-8")
     page = Page(text)
@@ -488,3 +491,7 @@ def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
     shown = page.find("main")[0].text
     assert "bold output" in shown and "<script>alert('printed')</script>" in shown
     assert "check_predict" not in shown
+    convergence = Page((course.feedback / "xss_mallory" / "04_convergence" / "convergence.html").read_text(encoding="utf-8"))
+    rows = [[" ".join(cell.text.split()) for cell in row.children] for row in convergence.find("tr")]
+    assert ["4. In your own words (2 points, graded by hand)", "not graded yet", "– / 2"] in rows
+    assert ["3. The bound for the perceptron with a bias (3 points)", "passed", "3 / 3"] in rows

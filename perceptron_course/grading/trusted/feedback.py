@@ -5,6 +5,7 @@ Jupyter origin (the formgrader), so everything the student controls is hostile:
 markdown, outputs of every MIME type, cell metadata. ``GenerateFeedback`` (see
 ``nbgrader_config.py``) renders it with:
 
+- ``GetGradesAndWaiting`` (a preprocessor): nbgrader's scores, and which parts wait for a TA.
 - ``HideHiddenTests`` (a preprocessor): removes each hidden-test region from the cell
   source and cuts the traceback of any error in such a cell down to one line, since
   a traceback quotes the lines around the failure. The error's message stays whole:
@@ -35,6 +36,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
+from nbgrader.preprocessors import GetGrades
 from traitlets import Bool, Unicode
 
 HIDDEN_PLACEHOLDER = "# (hidden tests: not shown)"
@@ -283,7 +285,7 @@ class Part:
 
     @property
     def status(self) -> str:
-        """``passed``, ``failed``, ``partial`` or ``pending`` (not graded yet: a written answer)."""
+        """``passed``, ``failed``, ``partial`` or ``pending`` (a written answer a TA has not graded yet)."""
         if self.score is None:
             return "pending"
         if self.score >= self.points:
@@ -327,10 +329,22 @@ def graded_parts(nb: NotebookNode) -> list[Part]:
         parts.append(Part(
             grade_id=str(nbgrader_metadata.get("grade_id", "")),
             title=title,
-            score=None if score is None else float(score),
+            score=None if score is None or nbgrader_metadata.get("needs_manual_grade") else float(score),
             points=float(nbgrader_metadata.get("points") or 0),
         ))
     return parts
+
+
+class GetGradesAndWaiting(GetGrades):
+    """nbgrader's ``GetGrades``, which also says which cells wait for a TA.
+
+    nbgrader scores a written answer 0 until a TA grades it; the page says "not graded yet" instead.
+    """
+
+    def _get_score(self, cell, resources) -> None:
+        super()._get_score(cell, resources)
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["needs_manual_grade"] = bool(grade.needs_manual_grade)
 
 
 # ---------------------------------------------------------------------- the exporter

@@ -10,9 +10,9 @@ markdown, outputs of every MIME type, cell metadata. ``GenerateFeedback`` (see
   source and cuts the traceback of any error in such a cell down to one line, since
   a traceback quotes the lines around the failure. The error's message stays whole:
   a failed hidden check says there what it called, expected and received.
-- ``FeedbackHTMLExporter``: after the configured preprocessors it keeps only outputs
-  that are safe to show (``safe_outputs``), names every graded part by the heading
-  above it (``graded_parts``), renders the course's template (a Content-Security-Policy
+- ``FeedbackHTMLExporter``: it keeps only outputs that are safe to show
+  (``safe_outputs``, before the preprocessors), names every graded part by the heading
+  above it (``graded_parts``, after them), renders the course's template (a Content-Security-Policy
   that allows no script, a summary of the score of each part, failures in red boxes),
   and cleans student HTML twice with nh3 (the ammonia sanitiser): each fragment the
   student wrote (markdown, HTML outputs) with a strict allowlist, then the whole page
@@ -259,7 +259,7 @@ def safe_output(output: NotebookNode) -> NotebookNode:
 
 
 def safe_outputs(nb: NotebookNode) -> NotebookNode:
-    """A copy of ``nb`` whose outputs are all ``safe_output``s, without widget state or attachments' metadata."""
+    """A copy of ``nb`` whose outputs are all ``safe_output``s, without the widgets' state."""
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:

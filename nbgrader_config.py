@@ -35,9 +35,12 @@ c.ResilientExecute.max_restarts = 3
 c.OverwriteCells.add_missing_cells = True
 
 # Feedback never shows hidden tests: their source is removed and their failures show only the message.
-c.GenerateFeedback.exporter_class = "perceptron_course.grading.trusted.feedback.FeedbackHTMLExporter"  # templates compiled once
+# The exporter makes the page safe to open on the Jupyter origin (student HTML and outputs sanitised,
+# no script, a Content-Security-Policy) and clear (each part named by its heading, scores at the top,
+# failures in red): see perceptron_course/grading/trusted/feedback.py.
+c.GenerateFeedback.exporter_class = "perceptron_course.grading.trusted.feedback.FeedbackHTMLExporter"
 c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
+    "perceptron_course.grading.trusted.feedback.GetGradesAndWaiting",
     "perceptron_course.grading.trusted.feedback.HideHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

@@ -1,20 +1,61 @@
-"""Feedback without hidden tests.
+"""Feedback pages that hide the hidden tests, are safe to open, and are clear to read.
 
-nbgrader restores the full test cells (hidden tests included) into ``autograded/``
-and renders them into feedback by default. This preprocessor, run by
-``GenerateFeedback`` (see ``nbgrader_config.py``), removes each hidden-test
-region from the cell source and cuts the traceback of any error in such a cell
-down to its last line, since a traceback quotes the lines around the failure.
+A feedback page is the student's graded notebook as HTML, and a TA opens it on the
+Jupyter origin (the formgrader), so everything the student controls is hostile:
+markdown, outputs of every MIME type, cell metadata. ``GenerateFeedback`` (see
+``nbgrader_config.py``) renders it with:
+
+- ``GetGradesAndWaiting`` (a preprocessor): nbgrader's scores, and which parts wait for a TA.
+- ``HideHiddenTests`` (a preprocessor): removes each hidden-test region from the cell
+  source and cuts the traceback of any error in such a cell down to one line, since
+  a traceback quotes the lines around the failure. The error's message stays whole:
+  a failed hidden check says there what it called, expected and received.
+- ``FeedbackHTMLExporter``: it keeps only outputs that are safe to show
+  (``safe_outputs``, before the preprocessors), names every graded part by the heading
+  above it (``graded_parts``, after them), renders the course's template (a Content-Security-Policy
+  that allows no script, a summary of the score of each part, failures in red boxes),
+  and cleans student HTML twice with nh3 (the ammonia sanitiser): each fragment the
+  student wrote (markdown, HTML outputs) with a strict allowlist, then the whole page
+  body, so markup that reaches the page by any other path is cleaned too.
 """
 
 from __future__ import annotations
 
-from jinja2 import BytecodeCache
+import base64
+import binascii
+import copy
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbgrader
+import nh3
+from jinja2 import BytecodeCache, pass_context
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import GetGrades
 from traitlets import Bool, Unicode
 
 HIDDEN_PLACEHOLDER = "# (hidden tests: not shown)"
+#: Folder of the course's nbconvert template (``perceptron_feedback/``), next to this module.
+TEMPLATES = Path(__file__).with_name("feedback_templates")
+TEMPLATE_NAME = "perceptron_feedback"
+#: nbgrader's own feedback template, which ours extends.
+NBGRADER_TEMPLATES = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"
+
+#: The first element of every page's ``<head>``: no script, no plugin, no frame, no form
+#: target, no ``<base>``, no request to anywhere; styles only inline, images only ``data:``.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'none'; object-src 'none'; style-src 'unsafe-inline'; "
+    "img-src data:; font-src 'none'; connect-src 'none'; media-src 'none'; frame-src 'none'; "
+    "child-src 'none'; worker-src 'none'; manifest-src 'none'; form-action 'none'; base-uri 'none'"
+)
+
+
+# ---------------------------------------------------------------------- hidden tests
 
 
 def remove_regions(source: str, begin: str, end: str, placeholder: str) -> tuple[str, bool]:
@@ -54,6 +95,261 @@ class HideHiddenTests(Preprocessor):
         return cell, resources
 
 
+# ---------------------------------------------------------------------- HTML cleaning
+
+#: Tags a student's markdown or HTML output may keep (their text is always kept).
+STUDENT_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "samp", "small",
+    "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", "var",
+}
+#: Tags whose content goes too: code and style sheets, and the foreign trees (SVG, MathML)
+#: that browsers parse by other rules.
+DROPPED_WITH_CONTENT = {"script", "style", "svg", "math", "template", "noscript", "xmp", "iframe", "noembed", "noframes"}
+_STUDENT_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "width", "height"},
+    "td": {"colspan", "rowspan", "align"},
+    "th": {"colspan", "rowspan", "align"},
+    **{f"h{level}": {"id"} for level in range(1, 7)},  # nbconvert's heading anchors
+}
+_IMAGE_DATA_URL = re.compile(r"data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=\s]*", re.IGNORECASE)
+_WEB_URL = re.compile(r"(https?|mailto):", re.IGNORECASE)
+_SIZE = re.compile(r"[0-9]{1,5}%?")
+
+
+def _safe_attribute(element: str, attribute: str, value: str) -> str | None:
+    """The value to keep, or ``None`` to drop the attribute.
+
+    Links go to an anchor of the page or to the web; images only come from ``data:``
+    PNG, JPEG or GIF (the page's policy blocks every other source anyway).
+    """
+    if attribute == "href":
+        return value if value.startswith("#") or _WEB_URL.match(value) else None
+    if attribute == "src":
+        return value if element == "img" and _IMAGE_DATA_URL.fullmatch(value) else None
+    if attribute in ("width", "height"):
+        return value if _SIZE.fullmatch(value) else None
+    return value
+
+
+#: Ids the template gives its own elements (the summary links to them).
+_TEMPLATE_ID = re.compile(r"part-.*|top|notebook", re.IGNORECASE)
+
+
+def _safe_student_attribute(element: str, attribute: str, value: str) -> str | None:
+    """``_safe_attribute``, and no id that the template uses (a link of the summary would lead there)."""
+    if attribute == "id" and _TEMPLATE_ID.fullmatch(value.strip()):
+        return None
+    return _safe_attribute(element, attribute, value)
+
+
+#: What a student wrote: no classes (they could dress text as a passed part), ids only on headings.
+STUDENT_CLEANER = nh3.Cleaner(
+    tags=STUDENT_TAGS,
+    clean_content_tags=DROPPED_WITH_CONTENT,
+    attributes=_STUDENT_ATTRIBUTES,
+    allowed_classes={"a": {"anchor-link"}},
+    attribute_filter=_safe_student_attribute,
+    url_schemes={"http", "https", "mailto", "data"},
+    strip_comments=True,
+)
+#: The whole page body: the template's structure (classes, ids) on top of what a student may keep.
+PAGE_CLEANER = nh3.Cleaner(
+    tags=STUDENT_TAGS | {"main", "header", "section", "footer", "nav"},
+    clean_content_tags=DROPPED_WITH_CONTENT,
+    attributes={**_STUDENT_ATTRIBUTES, "*": {"class", "id", "role"}},
+    attribute_filter=_safe_attribute,
+    url_schemes={"http", "https", "mailto", "data"},
+    strip_comments=True,
+)
+
+
+def clean_student_html(html: str) -> str:
+    """``html`` written by a student, with only passive markup left (see ``STUDENT_CLEANER``)."""
+    return STUDENT_CLEANER.clean(str(html))
+
+
+class _TagNames(HTMLParser):
+    """The names of the start tags of an HTML text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs) -> None:
+        self.names.add(tag)
+
+
+#: What the template's ``<head>`` may hold; anything else means the template changed (fail closed).
+HEAD_TAGS = {"html", "head", "meta", "title", "style"}
+
+
+def secure_page(page: str) -> str:
+    """``page`` with everything between ``<body ...>`` and the last ``</body>`` cleaned by ``PAGE_CLEANER``.
+
+    The head comes from the course's template alone (its only text, the notebook's
+    name, is escaped), so the first ``<body`` is the template's; a head with any tag
+    but ``HEAD_TAGS`` is refused.
+    """
+    body = re.search(r"<body\b[^>]*>", page)
+    end = page.rfind("</body>")
+    if body is None or end < body.end():
+        raise ValueError("the feedback template did not produce a <body>")
+    unexpected = _TagNames(page[: body.start()]).names - HEAD_TAGS
+    if unexpected:
+        raise ValueError(f"the feedback page's head holds {sorted(unexpected)}")
+    return page[: body.end()] + PAGE_CLEANER.clean(page[body.end() : end]) + page[end:]
+
+
+# ---------------------------------------------------------------------- outputs
+
+#: Output MIME types a feedback page shows; HTML and markdown are cleaned when rendered.
+SHOWN_MIMETYPES = ("text/plain", "text/html", "text/markdown", "text/latex", "image/png", "image/jpeg")
+_IMAGE_SIGNATURES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
+
+
+def is_image(mimetype: str, value: object) -> bool:
+    """Whether ``value`` is base64 text that decodes to an image of type ``mimetype``."""
+    if not isinstance(value, str):
+        return False
+    try:
+        data = base64.b64decode("".join(value.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return data.startswith(_IMAGE_SIGNATURES[mimetype])
+
+
+def _not_shown(what: str) -> NotebookNode:
+    return new_output("stream", name="stdout", text=f"[{what}: not shown in feedback]\n")
+
+
+def safe_output(output: NotebookNode) -> NotebookNode:
+    """``output`` reduced to what a feedback page may show, or a one-line note of what was left out.
+
+    Text outputs and errors are kept as text (the template escapes them). Rich outputs
+    keep text, HTML, markdown, LaTeX and real PNG/JPEG images; JavaScript, widgets, SVG
+    and every other type are left out, and so is their metadata (file names, sizes,
+    ``isolated`` iframes).
+    """
+    kind = output.get("output_type")
+    if kind == "stream":
+        name = "stderr" if output.get("name") == "stderr" else "stdout"  # the template shows no other stream
+        return new_output("stream", name=name, text=str(output.get("text", "")))
+    if kind == "error":
+        return new_output("error", ename=str(output.get("ename", "")), evalue=str(output.get("evalue", "")),
+                          traceback=[str(line) for line in output.get("traceback", [])])
+    if kind not in ("display_data", "execute_result"):
+        return _not_shown(f"an output of kind {str(kind)[:40]!r}")
+    data = output.get("data", {})
+    shown = {
+        mimetype: data[mimetype]
+        for mimetype in SHOWN_MIMETYPES
+        if mimetype in data and (is_image(mimetype, data[mimetype]) if mimetype in _IMAGE_SIGNATURES else isinstance(data[mimetype], str))
+    }
+    if not shown:
+        left_out = ", ".join(sorted(str(mimetype)[:60] for mimetype in data)[:5]) or "an empty output"
+        return _not_shown(left_out)
+    if kind == "execute_result":
+        count = output.get("execution_count")
+        return new_output("execute_result", data=shown, execution_count=count if isinstance(count, int) else None)
+    return new_output("display_data", data=shown)
+
+
+def safe_outputs(nb: NotebookNode) -> NotebookNode:
+    """A copy of ``nb`` whose outputs are all ``safe_output``s, without the widgets' state."""
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [safe_output(output) for output in cell.get("outputs", [])]
+    return nb
+
+
+# ---------------------------------------------------------------------- graded parts
+
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<title>.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+_KIND_NAMES = {"tests": "Tests", "answer": "Answer", "task": "Task"}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One graded cell of a feedback page, named by the heading of its part of the notebook."""
+
+    grade_id: str
+    title: str
+    score: float | None
+    points: float
+
+    @property
+    def status(self) -> str:
+        """``passed``, ``failed``, ``partial`` or ``pending`` (a written answer a TA has not graded yet)."""
+        if self.score is None:
+            return "pending"
+        if self.score >= self.points:
+            return "passed"
+        return "failed" if self.score <= 0 else "partial"
+
+    @property
+    def anchor(self) -> str:
+        """The id of the part's cell in the page."""
+        return "part-" + re.sub(r"[^A-Za-z0-9_-]", "_", self.grade_id)
+
+
+def trusted_heading(cell: NotebookNode) -> str | None:
+    """The first heading of a locked markdown cell (restored from the source by autograde), else ``None``.
+
+    Only locked cells are trusted: a heading the student added would name the part as they like.
+    """
+    nbgrader_metadata = cell.metadata.get("nbgrader", {})
+    if cell.cell_type != "markdown" or not nbgrader_metadata.get("locked") or not nbgrader_metadata.get("grade_id"):
+        return None
+    match = _HEADING.search(cell.source)
+    return match.group("title").strip() if match else None
+
+
+def _kind(nbgrader_metadata: dict) -> str:
+    if nbgrader_metadata.get("task"):
+        return "task"
+    return "answer" if nbgrader_metadata.get("solution") else "tests"
+
+
+def graded_parts(nb: NotebookNode) -> list[Part]:
+    """Every graded cell of ``nb`` (after nbgrader's ``GetGrades``), in order, named by the last trusted heading above it."""
+    parts, heading = [], None
+    for cell in nb.cells:
+        heading = trusted_heading(cell) or heading
+        nbgrader_metadata = cell.metadata.get("nbgrader", {})
+        if not (nbgrader_metadata.get("grade") or nbgrader_metadata.get("task")):
+            continue
+        score = nbgrader_metadata.get("score")
+        title = heading or f"{_KIND_NAMES[_kind(nbgrader_metadata)]} {nbgrader_metadata.get('grade_id', '')}"
+        parts.append(Part(
+            grade_id=str(nbgrader_metadata.get("grade_id", "")),
+            title=title,
+            score=None if score is None or nbgrader_metadata.get("needs_manual_grade") else float(score),
+            points=float(nbgrader_metadata.get("points") or 0),
+        ))
+    return parts
+
+
+class GetGradesAndWaiting(GetGrades):
+    """nbgrader's ``GetGrades``, which also says which cells wait for a TA.
+
+    nbgrader scores a written answer 0 until a TA grades it; the page says "not graded yet" instead.
+    """
+
+    def _get_score(self, cell, resources) -> None:
+        super()._get_score(cell, resources)
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["needs_manual_grade"] = bool(grade.needs_manual_grade)
+
+
+# ---------------------------------------------------------------------- the exporter
+
+
 class _MemoryBytecodeCache(BytecodeCache):
     """Compiled Jinja templates kept for the life of the process."""
 
@@ -72,13 +368,48 @@ _COMPILED_TEMPLATES = _MemoryBytecodeCache()
 
 
 class FeedbackHTMLExporter(HTMLExporter):
-    """nbconvert's HTML exporter, compiling its templates once per process, not once per page.
+    """nbconvert's HTML exporter made safe for student notebooks, with the course's feedback template.
 
-    nbgrader makes a new exporter for every feedback page, and compiling the templates
-    took about 0.4 s of each.
+    Whatever the configuration says, it renders ``feedback_templates/perceptron_feedback``
+    (which extends nbgrader's feedback template) with HTML sanitising on; the
+    template filters ``clean_html`` and ``markdown2html`` clean student HTML with
+    ``clean_student_html``, and the page body is cleaned again at the end
+    (``secure_page``). It also compiles its templates once per process, not once per
+    page (nbgrader makes a new exporter for every page; compiling took about 0.4 s).
     """
+
+    def __init__(self, **kwargs) -> None:
+        # Keyword arguments win over the configuration (nbgrader configures its own template).
+        super().__init__(**{
+            **kwargs,
+            "sanitize_html": True,
+            "template_name": TEMPLATE_NAME,
+            "extra_template_basedirs": [str(TEMPLATES), str(NBGRADER_TEMPLATES)],
+            "extra_template_paths": [str(NBGRADER_TEMPLATES)],  # where 'feedback/index.html.j2' is found
+        })
 
     def _create_environment(self):
         environment = super()._create_environment()
         environment.bytecode_cache = _COMPILED_TEMPLATES
         return environment
+
+    def default_filters(self):
+        yield from super().default_filters()
+        yield ("clean_html", clean_student_html)
+
+    @pass_context
+    def markdown2html(self, context, source):
+        """Markdown rendered by nbconvert, then cleaned: raw HTML in markdown is the student's."""
+        return clean_student_html(super().markdown2html(context, source))
+
+    def _preprocess(self, nb, resources):
+        # Outputs first: nbconvert validates the notebook after each preprocessor, and a kernel
+        # can send outputs that are not valid (a dict as HTML, a text execution count).
+        nb, resources = super()._preprocess(safe_outputs(nb), resources)
+        resources["feedback_parts"] = graded_parts(nb)
+        resources["content_security_policy"] = CONTENT_SECURITY_POLICY
+        return nb, resources
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        page, resources = super().from_notebook_node(nb, resources, **kw)
+        return secure_page(page), resources

@@ -27,14 +27,14 @@ ATTACKERS = ["wrong_only", "noop_checks", "import_hook", "input_transformer", "a
 #: Cells each student loses; every other cell of what they submitted keeps full marks.
 CELLS_LOST = {
     **{attacker: GEOMETRY for attacker in ATTACKERS},
-    "sklearn_perceptron": {"test_train_perceptron"},
+    "sklearn_perceptron": {"test_train_perceptron", "test_choose_epoch_cap"},  # the latter calls the former
     "honest_ada": set(),
     "numpy_bools": set(),
     "lists_not_arrays": set(),
     "loop_style": set(),
     "epoch_off_by_one": {"test_train_perceptron", "test_choose_epoch_cap"},  # which calls train_perceptron
-    # its train_perceptron (the source's) calls the step on rows of X: the caller's X changes too
-    "mutates_input": {"test_perceptron_step", "test_train_perceptron"},
+    # its train_perceptron and choose_epoch_cap (the source's) call the step on rows of X: the caller's X changes too
+    "mutates_input": {"test_perceptron_step", "test_train_perceptron", "test_choose_epoch_cap"},
     "visible_crash": {"test_signed_distance"},
     "sign_strict": {"test_predict"},
     "bool_as_int": {"test_is_mistake"},

@@ -274,6 +274,29 @@ def test_silence_is_never_a_pass():
     assert not verdict.passed and "gave no answer" in verdict.message()
 
 
+REFERENCE_CHECKS = [name for name, check_ in CHECKS.items() if check_.reference is not None and check_.judge is None]
+
+
+@pytest.mark.parametrize("function_name", REFERENCE_CHECKS)
+def test_answers_prepared_ahead_are_the_ones_the_verdict_uses(function_name):
+    from perceptron_course.grading.in_sandbox import harness
+    from perceptron_course.grading.trusted.checks.framework import judge_replies, prepare_cases
+    from perceptron_course.grading.trusted.verdicts import Declaration, harness_request, read_replies
+
+    check_ = CHECKS[function_name]
+    prepared = prepare_cases(check_, case_generator(b"s" * 16, function_name, "x"))
+    assert [case.behaviour for case in prepared.cases] == \
+        [case.behaviour for case in check_.cases(case_generator(b"s" * 16, function_name, "x"))]
+    lines: list[str] = []
+    request = harness_request(Declaration(check_, function_name), prepared.cases, "@@m@@")
+    harness.call_all({function_name: check_.reference}, request, emit=lines.append)
+    replies, problem = read_replies("\n".join(lines), "@@m@@", len(prepared.cases))
+    assert problem == "" and len(replies) == len(prepared.cases)
+    assert judge_replies(check_, prepared.cases, replies, expected=prepared.expected).passed
+    shifted = prepared.expected[1:] + prepared.expected[:1]  # answers of other cases: the verdict must notice
+    assert not judge_replies(check_, prepared.cases, replies, expected=shifted).passed
+
+
 def test_a_feature_map_that_memorises_points_does_not_pass_for_one_that_makes_xor_separable():
     checks.check_xor_features(lambda X: np.column_stack([np.asarray(X, float), np.prod(np.asarray(X, float), axis=1)]))
     seen: dict = {}

@@ -357,6 +357,33 @@ def test_the_kernel_manager_connects_through_descriptors(tmp_path):
             server.close()
 
 
+def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down():
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from perceptron_course.grading.trusted import preprocessors
+
+    class Recording(preprocessors.ResilientExecute):
+        def create_kernel_manager(self):
+            self.created = super().create_kernel_manager()
+            return self.created
+
+    notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
+    with sandbox.private_runtime_dir() as runtime, sandbox.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+        with preprocessors.kernel_started_early(config):
+            [started] = preprocessors._STARTED_EARLY.values()
+            process = started.provisioner.process
+            execute = Recording(config=config, grading_secret="00" * 16)
+            execute.preprocess(notebook, {"nbgrader": {"student": "someone"}})
+            assert execute.created is started and preprocessors._STARTED_EARLY == {}
+            assert process.poll() is not None  # nbclient shut it down after the notebook
+        assert notebook.cells[0].outputs[0].text == "42\n"
+        with preprocessors.kernel_started_early(config):  # no notebook takes this one
+            [unused] = preprocessors._STARTED_EARLY.values()
+            process = unused.provisioner.process
+            assert process.poll() is None
+        assert process.poll() is not None and preprocessors._STARTED_EARLY == {}
+
+
 def test_root_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
     monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")  # turning it off is not enough as root

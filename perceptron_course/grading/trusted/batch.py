@@ -28,6 +28,7 @@ from typing import Callable
 from .course import Course, nbgrader_api
 from .files import name_problem, read_capped, real_folder, replace_tree, write_new
 from .pipeline import FAILED, GRADED, Outcome, grade_submission, quiet_nbgrader_warnings, unreadable_notebooks
+from .preprocessors import kernel_started_early
 from .sandbox import Isolation, grading_kernel, private_runtime_dir
 from .secret import SECRET_FILE, read_secret
 
@@ -92,7 +93,8 @@ def grade_job(job: GradeJob) -> Outcome:
     with private_runtime_dir() as runtime, grading_kernel(isolation, runtime, job.assignment) as config:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         api = nbgrader_api(course, config)
-        return grade_submission(api, course, job.student, job.assignment)
+        with kernel_started_early(api.config):
+            return grade_submission(api, course, job.student, job.assignment)
 
 
 def worker_failure(job: GradeJob, max_score: float, error: BaseException) -> Outcome:

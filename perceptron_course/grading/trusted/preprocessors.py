@@ -26,6 +26,8 @@ import copy
 import hashlib
 import re
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from time import monotonic
 
@@ -37,8 +39,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
-from .checks.framework import Verdict, case_generator, judge_replies
-from .sandbox import KERNEL_NAME
+from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
+from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
 from .verdicts import (
     Declaration, DeclarationError, declarations, harness_code, harness_request, new_marker, read_replies, split_hidden,
@@ -108,8 +110,13 @@ class ResilientExecute(Execute):
                                              "grading kernel that perceptron-course grade starts").tag(config=True)
 
     def create_kernel_manager(self):
-        manager = super().create_kernel_manager()
         runtime = Path(jupyter_runtime_dir())
+        started = _STARTED_EARLY.pop(runtime, None)
+        if started is not None:  # nbclient sees a running kernel and only connects to it
+            started.finish_start()
+            self.km = started
+            return started
+        manager = super().create_kernel_manager()
         runtime.mkdir(parents=True, exist_ok=True)
         manager.connection_file = str(runtime / f"kernel-{uuid.uuid4()}.json")
         return manager
@@ -130,7 +137,21 @@ class ResilientExecute(Execute):
         self._output_chars: dict[int, int] = {}
         self._probing = False  # while a check's harness runs: its reply lines must not be cut
         self.timeout_func = self._remaining_timeout
-        return super().preprocess(nb, resources, km)
+        # The cases and the reference's answers need nothing from the student: they are
+        # computed beside the kernel while it starts and runs the cells before the tests.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader-cases") as pool:
+            self._prepared: dict[str, Future[PreparedCases]] = {
+                check.function: pool.submit(prepare_cases, check, self._case_generator(check.function))
+                for check in _declared_checks(nb)
+            }
+            try:
+                return super().preprocess(nb, resources, km)
+            finally:
+                for future in self._prepared.values():
+                    future.cancel()
+
+    def _case_generator(self, function: str):
+        return case_generator(self._secret, function, self._student, self._submission)
 
     def _remaining_timeout(self, cell) -> int:
         return max(1, min(self.timeout or self.time_budget, int(self._deadline - monotonic()) + 1))
@@ -204,7 +225,9 @@ class ResilientExecute(Execute):
     def _judge_in_kernel(self, declaration: Declaration, index: int) -> Verdict:
         """Call the student's function on the cases in the kernel; judge the replies here."""
         check = declaration.check
-        cases = check.cases(case_generator(self._secret, check.function, self._student, self._submission))
+        prepared = self._prepared.get(check.function)
+        prepared = prepared.result() if prepared is not None else prepare_cases(check, self._case_generator(check.function))
+        cases = prepared.cases
         skipped = self._reason_to_skip()
         if skipped:
             return Verdict(check.function, len(cases), [f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"])
@@ -230,7 +253,7 @@ class ResilientExecute(Execute):
             stopped = _why_calls_stopped(probe, self.timeout) or problem
         if stopped.startswith("made the kernel die") or stopped.endswith("could not be interrupted)"):
             self._restart_and_replay(index + 1)
-        return judge_replies(check, cases, replies, stopped)
+        return judge_replies(check, cases, replies, stopped, prepared.expected)
 
     # ------------------------------------------------------------------ kernel deaths
 
@@ -334,6 +357,47 @@ def _as_hint(output):
     lines = [_ANSI.sub("", line) for line in output.get("traceback", [])] or [f"{output.get('ename')}: {output.get('evalue')}"]
     text = "A visible test failed (the hidden tests below decide the grade):\n" + "\n".join(lines) + "\n"
     return new_output("stream", name="stdout", text=text)
+
+
+#: Kernels started before their notebook reached ``ResilientExecute``, by private runtime folder.
+_STARTED_EARLY: dict[Path, SandboxKernelManager] = {}
+
+
+@contextmanager
+def kernel_started_early(config):
+    """Start the sandboxed kernel of a submission's first notebook now, while nbgrader prepares it.
+
+    ``ResilientExecute`` adopts it (the runtime folder is private to the submission, so
+    no other submission can); one that no notebook took is shut down on leaving. Without
+    the sandbox, kernels start when the notebook runs, as nbclient does.
+    """
+    execute = ResilientExecute(config=config)
+    execute.update_config(config)  # as preprocess() does: the config's kernel manager over nbgrader's default
+    if execute.kernel_manager_class is not SandboxKernelManager:
+        yield
+        return
+    runtime = Path(jupyter_runtime_dir())
+    manager = execute.create_kernel_manager()
+    manager.start_in_background(extra_arguments=execute.extra_arguments)
+    _STARTED_EARLY[runtime] = manager
+    try:
+        yield
+    finally:
+        if _STARTED_EARLY.pop(runtime, None) is manager:
+            run_sync(manager.shutdown_kernel)(now=True)
+
+
+def _declared_checks(nb) -> list[Check]:
+    """Every check the notebook's test cells declare, once each (a region that does not parse declares none)."""
+    found = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not _is_test_cell(cell):
+            continue
+        try:
+            found.update((declared.check.function, declared.check) for declared in declarations(split_hidden(cell.source)[1]))
+        except DeclarationError:
+            continue  # said in the cell's verdict when it is graded
+    return list(found.values())
 
 
 def _why_calls_stopped(probe, timeout) -> str:

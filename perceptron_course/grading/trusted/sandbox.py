@@ -42,6 +42,7 @@ from pathlib import Path
 import zmq
 import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_core.utils import run_sync
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import DottedObjectName, Dict, Type
 
@@ -498,6 +499,29 @@ class SandboxKernelManager(AsyncKernelManager):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._socket_fds: dict[str, int] = {}
+        self._defer_post_start = False
+        self._post_start_arguments: dict | None = None
+
+    def start_in_background(self, **kwargs) -> None:
+        """Start the kernel process and return without waiting for it; ``finish_start`` waits.
+
+        The grader does its own work (nbgrader's bookkeeping, the cases) while the kernel boots.
+        """
+        self._defer_post_start = True
+        run_sync(self.start_kernel)(**kwargs)
+
+    def finish_start(self) -> None:
+        """Wait for a kernel started by ``start_in_background`` to open its sockets, and connect."""
+        if self._post_start_arguments is not None:
+            arguments, self._post_start_arguments = self._post_start_arguments, None
+            run_sync(super()._async_post_start_kernel)(**arguments)
+
+    async def _async_post_start_kernel(self, **kwargs):
+        if self._defer_post_start:  # once: a restart waits as usual
+            self._defer_post_start = False
+            self._post_start_arguments = kwargs
+            return
+        await super()._async_post_start_kernel(**kwargs)
 
     def _context_default(self) -> zmq.asyncio.Context:
         context = super()._context_default()

@@ -140,11 +140,34 @@ def call_text(check: Check, case: Case) -> str:
 
 
 def expected_answer(check: Check, case: Case) -> Any:
-    """The reference's answer on (copies of) the case's arguments, quietly."""
+    """The reference's answer on (copies of) the case's arguments.
+
+    NumPy's floating-point warnings are off (``np.errstate`` is local to the thread, so
+    this may run beside the kernel's messages, see ``prepare_cases``); the reference
+    itself warns about nothing on the cases the checks draw.
+    """
     assert check.reference is not None
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
+    with np.errstate(all="ignore"):
         return check.reference(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
+
+
+@dataclass(frozen=True)
+class PreparedCases:
+    """A check's cases for one submission, with the reference's answer to each where it has one."""
+
+    cases: list[Case]
+    expected: list | None  #: ``None`` for a check judged without a single right answer (``judge``)
+
+
+def prepare_cases(check: Check, rng: np.random.Generator) -> PreparedCases:
+    """Draw the cases and compute every expected answer: work that needs nothing from the student.
+
+    The grader runs it in a thread while the kernel starts and the student's cells run.
+    """
+    cases = check.cases(rng)
+    if check.reference is None or check.judge is not None:
+        return PreparedCases(cases, None)
+    return PreparedCases(cases, [expected_answer(check, case) for case in cases])
 
 
 # ----------------------------------------------------------------------------- judging
@@ -154,12 +177,14 @@ def not_implemented_message(function: str) -> str:
     return f"{function} is not implemented yet (it raises NotImplementedError): write it, then run its tests again."
 
 
-def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply | dict], stopped: str = "") -> Verdict:
+def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply | dict], stopped: str = "",
+                  expected: Sequence | None = None) -> Verdict:
     """The verdict on a student's function from its replies, in the order of ``cases``.
 
     ``replies`` may be shorter than ``cases`` when the calls stopped early
     (``stopped`` says why, e.g. a timeout on the next call), or be a single
-    ``{"missing": True}`` notice when the function does not exist.
+    ``{"missing": True}`` notice when the function does not exist. ``expected``, the
+    reference's answer to each case, is computed here when not given.
     """
     cases = list(cases)
     if replies and isinstance(replies[0], dict):
@@ -172,17 +197,17 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
     if check.judge is not None:
         failures = check.judge(cases, list(replies))
     else:
-        failures = _compare_each(check, cases, replies)
+        failures = _compare_each(check, cases, replies, expected)
     if len(replies) < len(cases):  # every case must be answered: silence is never a pass
         why = stopped or "gave no answer (its output was lost or rewritten)"
         failures.insert(0, f"{check.function} {why} on this call:\n    {call_text(check, cases[len(replies)])}")
     return Verdict(check.function, len(cases), failures)
 
 
-def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply]) -> list[str]:
+def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], expected: Sequence | None) -> list[str]:
     failed: list[tuple[Case, str]] = []
-    for case, reply in zip(cases, replies):
-        message = case_failure(check, case, reply)
+    for index, (case, reply) in enumerate(zip(cases, replies)):
+        message = case_failure(check, case, reply, expected[index] if expected is not None else _NOT_COMPUTED)
         if message:
             failed.append((case, message))
     # Named edge cases say most about a bug; among random cases the smallest input reads best.
@@ -190,8 +215,11 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply]) -> 
     return [message for _, message in failed]
 
 
-def case_failure(check: Check, case: Case, reply: Reply) -> str:
-    """Why the reply to one case is wrong, or ``""``."""
+_NOT_COMPUTED = object()
+
+
+def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_COMPUTED) -> str:
+    """Why the reply to one case is wrong, or ``""`` (``expected``: the reference's answer, if already known)."""
     call = call_text(check, case)
     if not reply.returned:
         kind, message = reply.error
@@ -202,7 +230,9 @@ def case_failure(check: Check, case: Case, reply: Reply) -> str:
         return (f"{check.function} changed its argument {changed} in place on {case.behaviour}: work on a copy "
                 f"(e.g. w = w + y * x, not w += y * x):\n    {call}")
     assert check.compare is not None
-    difference = check.compare(reply.result, expected_answer(check, case))
+    if expected is _NOT_COMPUTED:
+        expected = expected_answer(check, case)
+    difference = check.compare(reply.result, expected)
     if difference is None:
         return ""
     lines = [f"{check.function} returned {difference.what} on {case.behaviour}:", f"    {call}"]

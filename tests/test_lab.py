@@ -106,3 +106,17 @@ def test_a_gradebook_left_without_its_migration_table_is_stamped(tmp_path):
     assert "alembic_version" not in tables_and_revision(course.root / "gradebook.db")[0]
     prepare_gradebook(course)
     assert tables_and_revision(course.root / "gradebook.db")[1] == [NEWEST_SCHEMA]
+
+
+def test_a_new_gradebook_is_stamped_with_what_the_alembic_program_answers(tmp_path):
+    from nbgrader.dbutil import write_alembic_ini
+
+    from perceptron_course.grading.trusted.course import nbgrader_api
+
+    write_alembic_ini(str(tmp_path / "alembic.ini"), f"sqlite:///{tmp_path / 'unused.db'}")
+    heads = subprocess.run([str(SCRIPTS / "alembic"), "-c", str(tmp_path / "alembic.ini"), "heads"],
+                           capture_output=True, text=True, check=True).stdout
+    course = copy_course(REPO, tmp_path / "course")
+    with nbgrader_api(course).gradebook:  # nbgrader creates and stamps it, asking this process, not the program
+        pass
+    assert tables_and_revision(course.root / "gradebook.db")[1] == [heads.split()[0]]

@@ -19,7 +19,7 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from .course import Course, CourseError, nbgrader_api
+from .course import Course, CourseError, head_revision, nbgrader_api
 
 #: The formgrader and the student-side extensions (assignment list, Validate button, courses).
 NBGRADER_SERVER_EXTENSIONS = (
@@ -57,14 +57,6 @@ def _recorded_revision(gradebook: Path) -> str | None:
             return None
         row = connection.execute("SELECT version_num FROM alembic_version").fetchone()
     return row[0] if row else None
-
-
-def head_revision() -> str:
-    """The newest gradebook migration of the installed nbgrader."""
-    from alembic.script import ScriptDirectory
-    from nbgrader.dbutil import ALEMBIC_DIR
-
-    return ScriptDirectory(ALEMBIC_DIR).get_current_head()
 
 
 def prepare_gradebook(course: Course) -> Path:

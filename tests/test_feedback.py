@@ -26,6 +26,8 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets import Bool, Dict
 from traitlets.config.loader import PyFileConfigLoader
 
+from perceptron_course.grading.trusted.feedback import IMAGE_ALT
+
 REPO = Path(__file__).resolve().parents[1]
 EVIL = "https://evil.example/"
 
@@ -361,6 +363,8 @@ def test_only_real_png_and_jpeg_images_are_shown(attack_page):
     sources = [element.attrs.get("src", "") for element in Page(attack_page).find("img")]
     assert sources.count(f"data:image/png;base64,{PNG}") == 2  # the two real PNGs, without their metadata
     assert all(source.startswith("data:image/png;base64,") or source == "" for source in sources), sources
+    shown = [element for element in Page(attack_page).find("img") if element.attrs.get("src", "").startswith("data:")]
+    assert [element.attrs.get("alt") for element in shown] == [IMAGE_ALT] * 2  # what the students' images say
 
 
 def test_what_is_left_out_is_said(attack_page):

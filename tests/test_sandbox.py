@@ -384,6 +384,29 @@ def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down(
         assert process.poll() is not None and preprocessors._STARTED_EARLY == {}
 
 
+def test_each_sandbox_is_held_to_its_tasks_and_one_core():
+    spin = [sys.executable, "-c", "import os\nfor _ in range(3): os.fork()\nwhile True: pass"]  # 8 busy processes
+    with sandbox.sandbox_cgroups() as procs:
+        assert procs, "as root, grading makes cgroups for each sandbox"
+        groups = [path.parent for path in procs]
+        limits = {file: (group / file).read_text().split() for group in groups for file in
+                  ("pids.max", "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.max") if (group / file).exists()}
+        assert limits["pids.max"] == [str(sandbox.MAX_TASKS)]
+        quota, period = limits.get("cpu.max") or limits["cpu.cfs_quota_us"] + limits["cpu.cfs_period_us"]
+        assert int(quota) == int(period) * sandbox.MAX_CORES
+        spinning = subprocess.Popen(sandbox.detached(spin, procs))
+        try:
+            time.sleep(1.5)
+            assert all(str(spinning.pid) in (group / "cgroup.procs").read_text().split() for group in groups)
+            throttled = [int(line.split()[1]) for group in groups if (group / "cpu.stat").exists()
+                         for line in (group / "cpu.stat").read_text().splitlines() if line.startswith("nr_throttled ")]
+            assert throttled and max(throttled) > 0  # eight busy processes wanted more than one core, and were held
+        finally:
+            spinning.kill()
+            spinning.wait()
+    assert not any(group.exists() for group in groups)  # the forked spinners were killed with their groups
+
+
 def test_root_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
     monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")  # turning it off is not enough as root
@@ -623,7 +646,7 @@ def test_a_kernel_cannot_write_to_the_graders_terminal_or_read_its_environment(t
     probe = ("import os, sys\n"
              "sys.stderr.write('\\x1b]52;c;Y3VybCBldmlsIHwgc2g=\\x07 FAKE ALL PASSED'); sys.stderr.flush()\n"
              "print('ENVIRON', open('/proc/1/environ').read())\n")
-    command = sandbox.detached(sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view), None)
+    command = sandbox.detached(sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view), [])
     result = subprocess.run(command, capture_output=True, text=True, timeout=120,
                             env={**os.environ, "PERCEPTRON_TA_TOKEN": TA_TOKEN})
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""

@@ -316,63 +316,89 @@ def launcher_command(isolation: Isolation, *, probe_code: str | None = None) -> 
 
 #: Processes and threads of one sandbox in all (bubblewrap, its init and the kernel's own threads included).
 MAX_TASKS = MAX_PROCESSES + 32
-CGROUP_V1_PIDS = Path("/sys/fs/cgroup/pids")
+#: Cores one sandbox may keep busy: a submission that spins many processes slows only itself.
+MAX_CORES = 1
+CPU_PERIOD_US = 100_000
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+#: What each sandbox's cgroups hold it to: controller -> file -> value, for cgroup v1 and v2.
+CGROUP_V1_LIMITS = {"pids": {"pids.max": str(MAX_TASKS)},
+                    "cpu": {"cpu.cfs_period_us": str(CPU_PERIOD_US), "cpu.cfs_quota_us": str(CPU_PERIOD_US * MAX_CORES)}}
+CGROUP_V2_LIMITS = {"pids": {"pids.max": str(MAX_TASKS)}, "cpu": {"cpu.max": f"{CPU_PERIOD_US * MAX_CORES} {CPU_PERIOD_US}"}}
 
 
-def _cgroup_parent() -> Path | None:
-    """A cgroup under which the grader may make a child with a ``pids`` limit, or ``None``."""
+def _cgroup_parents() -> dict[Path, dict[str, str]]:
+    """Where the grader may make a child cgroup for a sandbox, and the limits to write into it.
+
+    Only as root: RLIMIT_NPROC already holds for a grader that is not root, and an
+    unprivileged grader cannot make cgroups. With cgroup v1 each controller has its own
+    tree; with cgroup v2, one child of the grader's own cgroup takes the delegated ones.
+    """
     if os.geteuid() != 0:
-        return None  # RLIMIT_NPROC holds for a grader that is not root
-    if (CGROUP_V1_PIDS / "cgroup.procs").is_file() and os.access(CGROUP_V1_PIDS, os.W_OK):
-        return CGROUP_V1_PIDS
-    try:  # cgroup v2: our own cgroup, if the pids controller is delegated to its children
-        own = Path("/sys/fs/cgroup") / Path("/proc/self/cgroup").read_text().split("0::", 1)[1].split()[0].lstrip("/")
-        return own if "pids" in (own / "cgroup.subtree_control").read_text().split() else None
+        return {}
+    parents = {CGROUP_ROOT / controller: limits for controller, limits in CGROUP_V1_LIMITS.items()
+               if (CGROUP_ROOT / controller / "cgroup.procs").is_file() and os.access(CGROUP_ROOT / controller, os.W_OK)}
+    if parents:
+        return parents
+    try:
+        own = CGROUP_ROOT / Path("/proc/self/cgroup").read_text().split("0::", 1)[1].split()[0].lstrip("/")
+        delegated = (own / "cgroup.subtree_control").read_text().split()
     except (OSError, IndexError):
-        return None
+        return {}
+    limits = {name: value for controller, files in CGROUP_V2_LIMITS.items() if controller in delegated
+              for name, value in files.items()}
+    return {own: limits} if limits else {}
 
 
 @contextmanager
-def process_cap(limit: int = MAX_TASKS):
-    """A pids cgroup for one submission's sandbox; yields its ``cgroup.procs`` path, or ``None``.
+def sandbox_cgroups():
+    """The cgroups of one submission's sandbox (tasks and CPU capped); yields their ``cgroup.procs`` files.
 
     As root, Linux does not apply RLIMIT_NPROC to the kernel (its user maps back to root),
-    so a fork bomb would be bounded only by the time budget. A pids cgroup bounds it
-    whatever the user. When none can be made, the rlimit is what remains.
+    so a fork bomb would be bounded only by the time budget; and nothing else bounds the
+    cores a kernel's processes keep busy. The cgroups bound both whatever the user. Where
+    none can be made the list is empty, and the rlimits are what remains.
     """
-    parent = _cgroup_parent()
-    if parent is None:
-        yield None
-        return
-    group = parent / f"perceptron-grading-{os.getpid()}-{time.monotonic_ns()}"
-    try:
-        group.mkdir()
-        (group / "pids.max").write_text(str(limit))
-    except OSError:
-        yield None
-        return
-    try:
-        yield group / "cgroup.procs"
-    finally:
-        for _ in range(50):  # the kernel is shut down by now; anything left is killed, then the group goes
+    name = f"perceptron-grading-{os.getpid()}-{time.monotonic_ns()}"
+    groups = []
+    for parent, limits in _cgroup_parents().items():
+        try:
+            (parent / name).mkdir()
+        except OSError:
+            continue
+        groups.append(parent / name)
+        for file, value in limits.items():
             try:
-                pids = [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
-                for pid in pids:
-                    os.kill(pid, 9)
-                group.rmdir()
-                break
-            except (ProcessLookupError, OSError):
-                time.sleep(0.05)
+                (parent / name / file).write_text(value)
+            except OSError:  # a limit this kernel does not offer: the others still hold
+                pass
+    try:
+        yield [group / "cgroup.procs" for group in groups]
+    finally:
+        for group in groups:
+            _remove_cgroup(group)
 
 
-def detached(argv: list[str], procs: Path | None) -> list[str]:
-    """``argv`` started with an empty environment and no terminal, inside the cgroup of ``procs`` if given.
+def _remove_cgroup(group: Path) -> None:
+    """Kill whatever is left in ``group`` (the kernel is shut down by now), then remove it."""
+    for _ in range(50):
+        try:
+            for pid in (group / "cgroup.procs").read_text().split():
+                os.kill(int(pid), 9)
+            group.rmdir()
+            return
+        except (ProcessLookupError, OSError):
+            time.sleep(0.05)
+
+
+def detached(argv: list[str], procs: list[Path]) -> list[str]:
+    """``argv`` started with an empty environment and no terminal, inside the cgroups of ``procs``.
 
     bubblewrap's own process then holds nothing of the grader's environment, and nothing a
     kernel writes to its inherited stdout or stderr reaches the TA's terminal.
     """
-    join = 'echo $$ > "$0" && ' if procs is not None else ""
-    return ["/bin/sh", "-c", join + 'exec /usr/bin/env -i "$@" </dev/null >/dev/null 2>&1', str(procs or "sh"), *argv]
+    join = "".join(f'echo $$ > "${number}" && ' for number in range(1, len(procs) + 1))
+    return ["/bin/sh", "-c", join + f'shift {len(procs)} && exec /usr/bin/env -i "$@" </dev/null >/dev/null 2>&1', "sh",
+            *(str(path) for path in procs), *argv]
 
 
 @contextmanager
@@ -387,7 +413,7 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
     from traitlets.config import Config
 
     saved = os.environ.get("JUPYTER_PATH")
-    with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir, process_cap() as procs:
+    with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir, sandbox_cgroups() as procs:
         spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
         argv = launcher_command(isolation)

@@ -384,6 +384,23 @@ def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down(
         assert process.poll() is not None and preprocessors._STARTED_EARLY == {}
 
 
+def test_a_kernel_that_cannot_start_early_leaves_the_notebook_to_start_its_own(monkeypatch):
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from perceptron_course.grading.trusted import preprocessors
+
+    def refuse(manager, **kwargs):
+        raise OSError("no kernel now")
+
+    monkeypatch.setattr(sandbox.SandboxKernelManager, "start_in_background", refuse)
+    notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
+    with sandbox.private_runtime_dir() as runtime, sandbox.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+        with preprocessors.kernel_started_early(config):
+            assert preprocessors._STARTED_EARLY == {}
+            preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
+    assert notebook.cells[0].outputs[0].text == "42\n"
+
+
 def test_each_sandbox_is_held_to_its_tasks_and_one_core():
     spin = [sys.executable, "-c", "import os\nfor _ in range(3): os.fork()\nwhile True: pass"]  # 8 busy processes
     with sandbox.sandbox_cgroups() as procs:

@@ -115,7 +115,6 @@ class ResilientExecute(Execute):
         started = _STARTED_EARLY.pop(runtime, None)
         if started is not None:  # nbclient sees a running kernel and only connects to it
             started.finish_start()
-            self.km = started
             return started
         manager = super().create_kernel_manager()
         runtime.mkdir(parents=True, exist_ok=True)
@@ -386,7 +385,11 @@ def kernel_started_early(config):
         return
     runtime = Path(jupyter_runtime_dir())
     manager = execute.create_kernel_manager()
-    manager.start_in_background(extra_arguments=execute.extra_arguments)
+    try:
+        manager.start_in_background(extra_arguments=execute.extra_arguments)
+    except Exception:  # noqa: BLE001 - the notebook starts its own kernel, and a failure is reported there
+        yield
+        return
     _STARTED_EARLY[runtime] = manager
     try:
         yield

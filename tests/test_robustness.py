@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import tree_digest
+from conftest import sandboxes_left, tree_digest
 
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
@@ -107,7 +107,7 @@ def batch(tmp_path_factory):
         counter.close()
     return {
         "course": course, "first": first, "second": second, "first_csv": first_csv, "connections": counter.connections,
-        "submitted_before": submitted_before, "release_before": release_before,
+        "submitted_before": submitted_before, "release_before": release_before, "sandboxes_left": sandboxes_left(),
     }
 
 
@@ -154,6 +154,7 @@ def test_every_submission_has_a_row_and_grading_twice_changes_nothing(batch):
     second = {(o.student, o.status, o.score, tuple(sorted(o.cell_scores.items()))) for o in batch["second"]}
     assert first == second
     assert batch["course"].grades_csv.read_text() == batch["first_csv"]
+    assert batch["sandboxes_left"] == []  # every kernel, crashed or not, was shut down with its submission
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import tree_state
+from conftest import sandboxes_left, tree_state
 
 from perceptron_course.grading.trusted import files, sandbox
 from perceptron_course.grading.trusted.course import CourseError
@@ -518,7 +518,7 @@ def hostile_batch(tmp_path_factory):
         else:
             os.environ["PERCEPTRON_TA_TOKEN"] = saved
     yield {"course": course, "outcomes": outcomes, "before": before, "file_attacks": file_attacks,
-           "daemons_left": _wait_until_gone("perceptron-sandbox-daemon-marker")}
+           "daemons_left": _wait_until_gone("perceptron-sandbox-daemon-marker"), "sandboxes_left": sandboxes_left()}
     # A folder nested 1,200 levels deep is more than Python 3.11's rmtree (pytest's clean-up) can remove.
     subprocess.run(["rm", "-rf", "--", str(course.root / "submitted" / "deep_submission_folder")], check=True)
 
@@ -547,7 +547,7 @@ def test_hostile_batch_every_escape_is_blocked(hostile_batch):
 
 @pytest.mark.slow
 def test_hostile_batch_leaves_no_process_and_no_secret(hostile_batch):
-    assert hostile_batch["daemons_left"] == []
+    assert hostile_batch["daemons_left"] == [] and hostile_batch["sandboxes_left"] == []
     course = hostile_batch["course"]
     for folder in GRADER_OUTPUT:
         for path in [course.root / folder, *(course.root / folder).rglob("*")] if (course.root / folder).exists() else []:

@@ -69,4 +69,9 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
+    # Last, once the scores are saved: the autograded notebook keeps no script or active HTML, since
+    # the formgrader renders it unsanitised with the TA's session (see feedback.py, SafeToRender).
+    "perceptron_course.grading.trusted.feedback.SafeToRender",
 ]
+# The formgrader's own renderer cleans HTML outputs and drops JavaScript outputs too.
+c.HTMLExporter.sanitize_html = True

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 from nbgrader.converters import GenerateFeedback
@@ -499,3 +500,8 @@ def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
     rows = [[" ".join(cell.text.split()) for cell in row.children] for row in convergence.find("tr")]
     assert ["4. In your own words (2 points, graded by hand)", "not graded yet", "– / 2"] in rows
     assert ["3. The bound for the perceptron with a bias (3 points)", "passed", "3 / 3"] in rows
+    # What the formgrader shows the TA is the autograded notebook, rendered as it is: nothing active in it.
+    autograded = nbformat.read(course.root / "autograded" / "xss_mallory" / "01_geometry" / "geometry.ipynb", as_version=4)
+    body, _ = HTMLExporter(template_name="basic", sanitize_html=False).from_notebook_node(autograded)
+    assert active_content(Page(body)) == [] and "<script" not in body.lower()
+    assert "bold output" in body and "a link" in body  # the harmless part of what the student wrote stays

@@ -276,6 +276,52 @@ def safe_outputs(nb: NotebookNode) -> NotebookNode:
     return nb
 
 
+def clean_markdown(source: str) -> str:
+    """Markdown rendered to HTML (a link's ``javascript:`` is markdown, not HTML), then cleaned."""
+    from nbconvert.filters.markdown import markdown2html
+
+    return clean_student_html(markdown2html(source))
+
+
+def clean_rich_values(output: NotebookNode) -> NotebookNode:
+    """``output`` with its HTML cleaned, and its markdown turned into cleaned HTML."""
+    data = output.get("data", {})
+    if "text/markdown" in data:
+        data["text/html"] = clean_markdown(data.pop("text/markdown"))
+    elif "text/html" in data:
+        data["text/html"] = clean_student_html(data["text/html"])
+    return output
+
+
+class SafeToRender(Preprocessor):
+    """Leave in the autograded notebook only what any renderer may show, nbgrader's formgrader included.
+
+    The formgrader renders ``autograded/`` notebooks with nbconvert on the Jupyter origin,
+    with the TA's session and without cleaning: script in a student's markdown or in an
+    output would act as the TA (set grades, read the course folder). Run after the scores
+    are saved, so grading is unchanged: outputs become ``safe_output``s with cleaned HTML,
+    markdown cells and outputs become cleaned HTML (which renders as they did), and raw
+    cells are cleaned. The student's own notebook in ``submitted/`` is not touched.
+    """
+
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        nb.metadata.pop("widgets", None)
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code":
+            cell.outputs = [clean_rich_values(safe_output(output)) for output in cell.get("outputs", [])]
+        elif cell.get("metadata", {}).get("nbgrader", {}).get("locked"):
+            pass  # restored from source/ by nbgrader: the instructor's text, its headings name the parts
+        elif cell.cell_type == "markdown":
+            cell.source = clean_markdown(cell.source)
+        else:
+            cell.source = clean_student_html(cell.source)
+        return cell, resources
+
+
 # ---------------------------------------------------------------------- graded parts
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<title>.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)

@@ -197,3 +197,27 @@ def test_unwritable_course_folder(capsys, small_class, monkeypatch):
     status, error = run_cli(capsys, "grade", "--root", str(small_class.root))
     assert status == 2 and "cannot write in" in error and "Permission denied" in error
     assert not small_class.grades_csv.exists() and not (small_class.root / "autograded").exists()
+
+
+@pytest.mark.slow
+def test_an_output_that_cannot_be_kept_fails_that_submission_only(tmp_path, monkeypatch):
+    from perceptron_course.grading.trusted import batch
+    from perceptron_course.grading.trusted.files import UnsafeFileError
+
+    course = copy_course(REPO, tmp_path / "course")
+    build_example_class(course, REPO / "example_class")
+    real_replace_tree = batch.replace_tree
+
+    def refuse_cy(source, root, relative):  # as a 290 MB autograded notebook makes read_capped refuse
+        if relative.parts[1:3] == ("cy_buggy", "01_geometry") and source.exists():
+            raise UnsafeFileError("geometry.ipynb is bigger than the cap")
+        real_replace_tree(source, root, relative)
+
+    monkeypatch.setattr(batch, "replace_tree", refuse_cy)
+    outcomes = {(o.student, o.assignment): o for o in grade(course, assignments=["01_geometry"], progress=False, jobs=1)}
+    failed = outcomes[("cy_buggy", "01_geometry")]
+    assert failed.status == "failed" and "could not be kept" in failed.reason and "bigger than the cap" in failed.reason
+    assert not (course.root / "autograded" / "cy_buggy" / "01_geometry").exists()
+    assert outcomes[("ada_reference", "01_geometry")].score == 8  # the batch went on
+    rows = {(row["student"], row["assignment"]): row for row in csv.DictReader(course.grades_csv.read_text().splitlines())}
+    assert rows[("cy_buggy", "01_geometry")]["status"] == "failed" and rows[("ada_reference", "01_geometry")]["score"] == "8"

@@ -52,6 +52,14 @@ def test_output_is_capped_while_it_arrives():
 
 
 @pytest.mark.slow
+def test_the_whole_notebook_s_output_is_capped_too():
+    notebook = execute(["print('x' * 100_000)"] * 5, max_notebook_output_chars=50_000)  # 20,000 kept per output
+    texts = ["".join(output.get("text", "") for output in cell.outputs) for cell in notebook.cells]
+    assert all(text.startswith("x" * 20_000) for text in texts[:2]), [len(text) for text in texts]
+    assert all("outputs are over 50,000 characters" in text and "x" not in text for text in texts[2:]), texts[2:]
+
+
+@pytest.mark.slow
 def test_display_updates_and_widgets_cannot_rewrite_outputs():
     notebook = execute(["from IPython.display import display\n"
                         "handle = display({'text/plain': 'first'}, raw=True, display_id=True)\n"

@@ -168,13 +168,16 @@ def copy_gradebook(source: Path, destination: Path) -> None:
         origin.close()
 
 
-def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook) -> Outcome:
-    """Bring one job's files and scores into the course (main process only); return the outcome with course paths."""
+def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook, *, keep_files: bool = True) -> Outcome:
+    """Bring one job's files and scores into the course (main process only); return the outcome with course paths.
+
+    With ``keep_files`` false, the submission's earlier output in the course is removed instead.
+    """
     area = Path(job.area)
     relative = Path(job.student) / job.assignment
     plain_names = not (name_problem(job.student, "student") or name_problem(job.assignment, "assignment"))
     for folder in ("autograded", "feedback") if plain_names else ():  # never through a link, never elsewhere
-        replace_tree(area / folder / relative, course.root, Path(folder) / relative)
+        replace_tree(area / folder / relative if keep_files else area / "nothing", course.root, Path(folder) / relative)
     if outcome.status == GRADED:
         _copy_scores(area / "gradebook.db", gradebook, job)
         outcome.feedback = [course.feedback / relative / path.name for path in outcome.feedback]

@@ -347,7 +347,13 @@ def grade(
                 tqdm(total=len(batch), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
 
             def merge(job, outcome):  # here, in the one process that writes the gradebook
-                merged[job.key] = merge_result(course, job, outcome, gradebook)
+                try:
+                    merged[job.key] = merge_result(course, job, outcome, gradebook)
+                except Exception as error:  # noqa: BLE001 - one submission's output, never the batch
+                    failed = Outcome(job.student, job.assignment, FAILED, 0.0, outcome.max_score,
+                                     f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
+                                     flags=outcome.flags)
+                    merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
                 bar.update()
 
             run_jobs(batch, workers=jobs or default_workers(), executor=executor,

@@ -107,6 +107,8 @@ class ResilientExecute(Execute):
     max_restarts = Integer(3, help="kernel restarts after deaths before the remaining cells are given up").tag(config=True)
     max_cell_output_chars = Integer(2_000_000, help="characters of output kept per cell while it runs").tag(config=True)
     max_reply_chars = Integer(16_000_000, help="characters of harness output read for one check").tag(config=True)
+    max_notebook_output_chars = Integer(16_000_000, help="characters of output kept in the whole notebook "
+                                                         "(the harness's replies aside)").tag(config=True)
     require_grading_kernel = Bool(True, help="refuse to run student code in any kernel but the sandboxed "
                                              "grading kernel that perceptron-course grade starts").tag(config=True)
 
@@ -135,6 +137,8 @@ class ResilientExecute(Execute):
         self._gave_up = ""
         self._worked: set[int] = set()  # cells that ran without error: what a replay runs again
         self._output_chars: dict[int, int] = {}
+        self._kept_chars = 0  # of the notebook's outputs, all cells together
+        self._cut_cells: set[int] = set()  # cells whose output was cut (and says so)
         self._probing = False  # while a check's harness runs: its reply lines must not be cut
         self.timeout_func = self._remaining_timeout
         # The cases and the reference's answers need nothing from the student: they are
@@ -235,6 +239,7 @@ class ResilientExecute(Execute):
         probe = new_code_cell(harness_code(harness_request(declaration, cases, marker)))
         original = self.nb.cells[index]
         self._output_chars[index] = 0
+        self._cut_cells.discard(index)  # the probe's own cut says so in its own outputs
         stopped = ""
         self._probing = True
         try:
@@ -312,15 +317,20 @@ class ResilientExecute(Execute):
         cap = self.max_reply_chars if self._probing else self.max_cell_output_chars
         if not self._probing:
             limit_output(out, MAX_TEXT_CHARS, MAX_RICH_CHARS)
-        used = self._output_chars.get(cell_index, 0)
         size = output_chars(out)
+        used = self._output_chars.get(cell_index, 0)
         self._output_chars[cell_index] = used + size
-        if used + size > cap:
+        notebook_full = not self._probing and self._kept_chars + size > self.max_notebook_output_chars
+        if used + size > cap or notebook_full:
             outs.remove(out)
-            if used <= cap:
-                outs.append(new_output("stream", name="stdout",
-                                       text=f"\n... [further output cut by the grader: over {cap:,} characters]\n"))
+            if cell_index not in self._cut_cells:  # one note per cell
+                self._cut_cells.add(cell_index)
+                limit = (f"the notebook's outputs are over {self.max_notebook_output_chars:,} characters" if notebook_full
+                         else f"over {cap:,} characters")
+                outs.append(new_output("stream", name="stdout", text=f"\n... [further output cut by the grader: {limit}]\n"))
             return None
+        if not self._probing:
+            self._kept_chars += size
         return out
 
     def handle_comm_msg(self, outs, msg, cell_index):

@@ -384,6 +384,26 @@ def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down(
         assert process.poll() is not None and preprocessors._STARTED_EARLY == {}
 
 
+def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from perceptron_course.grading.trusted import preprocessors
+
+    probe = ("import json, os\nfrom ipykernel import get_connection_file\n"
+             "folder = os.path.dirname(json.load(open(get_connection_file()))['ip'])\n"
+             "for attempt in (lambda: os.chmod(folder, 0o700), lambda: open(os.path.join(folder, 'fill'), 'w'),\n"
+             "                lambda: os.mkdir(os.path.join(folder, 'deep'))):\n"
+             "    try:\n        attempt(); print('ALLOWED')\n"
+             "    except OSError as error:\n        print('refused', error.errno)\n")
+    notebook = new_notebook(cells=[new_code_cell(probe)])
+    with sandbox.private_runtime_dir() as runtime, sandbox.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+        preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
+        left = sorted(path.name for path in (runtime / sandbox.SOCKETS_FOLDER).iterdir())
+    printed = notebook.cells[0].outputs[0].text
+    assert printed.count("refused") == 3 and "ALLOWED" not in printed, printed
+    assert all(name.startswith("kernel-") for name in left), left
+
+
 def test_a_kernel_that_cannot_start_early_leaves_the_notebook_to_start_its_own(monkeypatch):
     from nbformat.v4 import new_code_cell, new_notebook
 

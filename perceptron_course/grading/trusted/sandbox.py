@@ -443,20 +443,24 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
 def private_runtime_dir():
     """A fresh Jupyter runtime folder, so a kernel sees no other kernel's connection files or sockets."""
     saved = os.environ.get("JUPYTER_RUNTIME_DIR")
-    with tempfile.TemporaryDirectory(prefix="perceptron-runtime-") as runtime:
-        os.environ["JUPYTER_RUNTIME_DIR"] = runtime
-        try:
-            yield Path(runtime)
-        finally:
-            if saved is None:
-                os.environ.pop("JUPYTER_RUNTIME_DIR", None)
-            else:
-                os.environ["JUPYTER_RUNTIME_DIR"] = saved
+    runtime = tempfile.mkdtemp(prefix="perceptron-runtime-")
+    os.environ["JUPYTER_RUNTIME_DIR"] = runtime
+    try:
+        yield Path(runtime)
+    finally:
+        if saved is None:
+            os.environ.pop("JUPYTER_RUNTIME_DIR", None)
+        else:
+            os.environ["JUPYTER_RUNTIME_DIR"] = saved
+        # rm, not shutil.rmtree: a tree nested thousands of levels deep (a kernel's, as a grader that
+        # is not root, where the kernel owns its sockets folder) is more than rmtree's recursion allows.
+        subprocess.run(["rm", "-rf", "--", runtime], check=False, capture_output=True)
 
 
 # ---------------------------------------------------------------------------- the kernel's sockets
 
 CHANNELS = ("shell", "iopub", "stdin", "hb", "control")
+NOBODY = 65534
 #: How long a starting kernel may take to open its sockets.
 SOCKET_WAIT_SECONDS = 60.0
 
@@ -566,6 +570,12 @@ class SandboxKernelManager(AsyncKernelManager):
             folder.chmod(0o700)  # closed after the last start (see _socket_urls)
         shutil.rmtree(folder, ignore_errors=True)  # rmtree never follows links
         folder.mkdir(mode=0o700)
+        if os.geteuid() == 0:
+            # Owned by nobody, writable by others but not readable, sticky: the kernel (root of the host
+            # through its user namespace, without privileges over host files) can bind its sockets there but
+            # cannot give itself the folder back once it is closed (chmod needs the owner).
+            os.chown(folder, NOBODY, NOBODY)
+            folder.chmod(0o1733)
         self.transport = "ipc"
         self.ip = str(folder / "kernel")
         return await super()._async_pre_start_kernel(**kwargs)

@@ -55,6 +55,8 @@ def test_objects_with_methods_become_unsupported_markers():
     (["ndarray", {"dtype": "<i8", "shape": [1], "data": [True]}], "another type than its dtype"),
     (["ndarray", {"dtype": "<i8", "shape": [-1], "data": []}], "malformed shape"),
     (["ndarray", {"dtype": "<f8", "shape": [300_000], "data": [0.0] * 300_000}], "too large"),
+    (["ndarray", {"dtype": "<U1000", "shape": [1000], "data": [""] * 1000}], "too large"),  # 4 MB from a short line
+    (["list", [["ndarray", {"dtype": "<f8", "shape": [200_000], "data": [0.0] * 200_000}]] * 2], "too large"),
     (["int", 2**70], "too large for int64"),
     (["int", 1.5], "malformed int"),
     (["bool", 1], "malformed bool"),
@@ -66,6 +68,12 @@ def test_objects_with_methods_become_unsupported_markers():
 def test_malformed_or_oversized_values_are_refused(wire, reason):
     with pytest.raises(WireError, match=reason):
         decode_value(wire)
+
+
+def test_arrays_up_to_the_caps_are_accepted():
+    labels = decode_value(["ndarray", {"dtype": "<U3", "shape": [40_000], "data": ["cat"] * 40_000}])
+    numbers = decode_value(["ndarray", {"dtype": "<f8", "shape": [240_000], "data": [0.5] * 240_000}])
+    assert labels.shape == (40_000,) and numbers.shape == (240_000,)
 
 
 def test_deep_nesting_and_huge_lines_are_refused():

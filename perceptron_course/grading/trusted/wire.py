@@ -26,6 +26,9 @@ __all__ = ["MAX_REPLY_CHARS", "Reply", "Unsupported", "WireError", "decode_value
 MAX_REPLY_CHARS = 2_000_000
 #: Most numbers (array items and scalars together) accepted in one reply.
 MAX_ITEMS = 250_000
+#: Memory the arrays of one reply may take once rebuilt: as many float64 as MAX_ITEMS
+#: (an array of 250,000 empty strings of dtype <U1000 would take 1 GB).
+MAX_BYTES = 8 * MAX_ITEMS
 MAX_DEPTH = 8
 MAX_STRING = 10_000
 _ARRAY_DTYPES = {np.dtype(name).str for name in (
@@ -60,11 +63,14 @@ class Reply:
 class _Budget:
     def __init__(self) -> None:
         self.items = 0
+        self.bytes = 0
 
-    def spend(self, count: int) -> None:
+    def spend(self, count: int, nbytes: int = 0) -> None:
+        """Count ``count`` values taking ``nbytes`` of memory once rebuilt (a short line can stand for many bytes)."""
         self.items += count
-        if self.items > MAX_ITEMS:
-            raise WireError(f"the returned value is too large (more than {MAX_ITEMS} numbers)")
+        self.bytes += nbytes
+        if self.items > MAX_ITEMS or self.bytes > MAX_BYTES:
+            raise WireError(f"the returned value is too large (more than {MAX_ITEMS} numbers or {MAX_BYTES / 1e6:g} MB)")
 
 
 def _array(payload: Any, budget: _Budget) -> np.ndarray:
@@ -77,7 +83,7 @@ def _array(payload: Any, budget: _Budget) -> np.ndarray:
         raise WireError("an array with a malformed shape")
     if not isinstance(data, list) or len(data) != math.prod(shape):
         raise WireError("an array whose data does not match its shape")
-    budget.spend(len(data))
+    budget.spend(len(data), len(data) * np.dtype(dtype).itemsize)
     kind = np.dtype(dtype).kind
     allowed = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,)}[kind]
     if not all(type(item) in allowed and not (type(item) is bool and kind != "b") for item in data):

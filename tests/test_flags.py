@@ -8,7 +8,7 @@ import pytest
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import load_recipes, solved_notebook
 from perceptron_course.grading.trusted.flags import (
-    ALLOWED_IMPORTS, Flag, restored_cell_ids, review_notebook, summary,
+    ALLOWED_IMPORTS, MAX_FLAGS, Flag, restored_cell_ids, review_notebook, summary,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -204,6 +204,19 @@ def test_a_cell_claiming_a_locked_id_is_skipped_only_if_the_source_locks_it():
     assert "test_augment" in restored and "augment" not in restored
     claimed = notebook_of("exec('1')", nbgrader={"grade_id": "my_own", "locked": True, "solution": False})
     assert len(review_notebook(claimed, "01_geometry", restored).flags) == 1
+
+
+def test_a_second_cell_claiming_a_locked_id_is_read_since_only_one_is_restored():
+    impostor = notebook_of("import ctypes\nexec('1')", nbgrader={"grade_id": "setup", "locked": True, "solution": False})
+    impostor.cells.reverse()  # the impostor first: nbgrader keeps one copy of an id and runs the other as it is
+    flagged = [flag.construct for flag in review_notebook(impostor, "01_geometry", frozenset({"setup"})).flags]
+    assert "exec" in flagged and any("ctypes" in construct for construct in flagged), flagged
+
+
+def test_a_flood_of_flags_is_cut_to_a_few_and_says_how_many_more():
+    review = review_notebook(notebook_of("\n".join(["exec('1')"] * 5000)), "01_geometry", frozenset({"setup"}))
+    assert len(review.flags) == MAX_FLAGS
+    assert review.flags[-1].construct == f"{5000 - MAX_FLAGS + 1} more flags, from here on"
 
 
 def test_a_cell_that_does_not_parse_is_noted_not_flagged():

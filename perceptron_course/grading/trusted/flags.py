@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -406,6 +407,9 @@ def review_notebook(notebook, assignment: str, restored_ids: frozenset[str]) -> 
     aliases: dict[str, str] = {}
     flags: list[Flag] = []
     unanalysed: list[str] = []
+    claimed = Counter(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in notebook.get("cells", []))
+    # Of several cells claiming one id, nbgrader restores one and runs the others as they are: read them all.
+    restored_ids = frozenset(grade_id for grade_id in restored_ids if claimed[grade_id] <= 1)
     for position, cell in enumerate(notebook.get("cells", []), start=1):
         if cell.get("cell_type") != "code":
             continue
@@ -423,7 +427,18 @@ def review_notebook(notebook, assignment: str, restored_ids: frozenset[str]) -> 
             visitor.flag(tree.body[0] if tree.body else tree, "code nested too deeply to analyse")
         if student_editable(cell, restored_ids):
             flags.extend(visitor.flags)
-    return Review(tuple(dict.fromkeys(flags)), tuple(unanalysed))
+    return Review(_at_most(list(dict.fromkeys(flags)), MAX_FLAGS), tuple(unanalysed))
+
+
+#: Flags kept per notebook: enough to show a TA what to look at, not enough to bury the report.
+MAX_FLAGS = 50
+
+
+def _at_most(flags: list[Flag], limit: int) -> tuple[Flag, ...]:
+    if len(flags) <= limit:
+        return tuple(flags)
+    last = flags[limit - 1]
+    return (*flags[: limit - 1], Flag(last.cell, last.line, f"{len(flags) - limit + 1} more flags, from here on"))
 
 
 def restored_cell_ids(course: Course, assignment: str) -> frozenset[str]:

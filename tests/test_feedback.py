@@ -468,6 +468,27 @@ def test_a_written_answer_not_yet_graded_says_so(tmp_path):
 
 
 @pytest.mark.slow
+def test_autograded_notebooks_keep_nothing_active_and_render_markdown_within_a_budget():
+    from perceptron_course.grading.trusted.feedback import MAX_MARKDOWN_OUTPUT_CHARS, SafeToRender
+
+    locked = new_markdown_cell("## Part 1 <b>by the instructor</b>", metadata={"nbgrader": {"locked": True, "grade_id": "h"}})
+    answer = new_markdown_cell("[a link](javascript:alert(1)) and <script>alert(2)</script>**kept**")
+    big = "[" * (MAX_MARKDOWN_OUTPUT_CHARS // 2 + 1)
+    code = new_code_cell("x", outputs=[
+        new_output("display_data", data={"text/markdown": "[md](javascript:alert(3)) *fine*"}),
+        new_output("display_data", data={"text/html": "<img src=x onerror=alert(4)><b>bold</b>"}),
+        new_output("display_data", data={"text/markdown": big}), new_output("display_data", data={"text/markdown": big}),
+    ])
+    notebook, _ = SafeToRender().preprocess(new_notebook(cells=[locked, answer, code]), {})
+    assert notebook.cells[0].source == "## Part 1 <b>by the instructor</b>"
+    assert "javascript" not in notebook.cells[1].source and "<script" not in notebook.cells[1].source
+    assert "<strong>kept</strong>" in notebook.cells[1].source
+    first, html, within, beyond = (output.data for output in notebook.cells[2].outputs)
+    assert "javascript" not in first["text/html"] and "<em>fine</em>" in first["text/html"] and "text/markdown" not in first
+    assert html["text/html"] == "<img><b>bold</b>"
+    assert "text/html" in within and list(beyond) == ["text/plain"] and "not rendered" in beyond["text/plain"]
+
+
 def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
     from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
     from perceptron_course.grading.trusted.pipeline import grade

@@ -219,6 +219,13 @@ def test_a_flood_of_flags_is_cut_to_a_few_and_says_how_many_more():
     assert review.flags[-1].construct == f"{5000 - MAX_FLAGS + 1} more flags, from here on"
 
 
+def test_a_cell_of_thousands_of_shell_lines_is_flagged_not_transformed():
+    review = review_notebook(notebook_of("\n".join(["!a"] * 3000)), "01_geometry", frozenset({"setup"}))
+    assert [flag.construct for flag in review.flags] == ["3000 shell, magic or help lines (too many to analyse)"]
+    honest = review_notebook(notebook_of("%matplotlib inline\nfiles = !ls\nnp.zeros?"), "01_geometry", frozenset({"setup"}))
+    assert all("too many" not in flag.construct for flag in honest.flags)
+
+
 def test_a_cell_that_does_not_parse_is_noted_not_flagged():
     notebook = notebook_of("def f(:\n    pass", "x = 1\nexec('y')", nbgrader={"grade_id": "cell_x", "solution": True})
     review = review_notebook(notebook, "01_geometry", frozenset({"setup"}))

@@ -283,14 +283,9 @@ def clean_markdown(source: str) -> str:
     return clean_student_html(markdown2html(source))
 
 
-def clean_rich_values(output: NotebookNode) -> NotebookNode:
-    """``output`` with its HTML cleaned, and its markdown turned into cleaned HTML."""
-    data = output.get("data", {})
-    if "text/markdown" in data:
-        data["text/html"] = clean_markdown(data.pop("text/markdown"))
-    elif "text/html" in data:
-        data["text/html"] = clean_student_html(data["text/html"])
-    return output
+#: Characters of markdown outputs rendered per notebook: rendering takes time quadratic in some
+#: inputs (thousands of ``[``), so beyond this they are shown as text.
+MAX_MARKDOWN_OUTPUT_CHARS = 60_000
 
 
 class SafeToRender(Preprocessor):
@@ -308,11 +303,12 @@ class SafeToRender(Preprocessor):
 
     def preprocess(self, nb, resources):
         nb.metadata.pop("widgets", None)
+        self._markdown_left = MAX_MARKDOWN_OUTPUT_CHARS
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "code":
-            cell.outputs = [clean_rich_values(safe_output(output)) for output in cell.get("outputs", [])]
+            cell.outputs = [self._clean_rich_values(safe_output(output)) for output in cell.get("outputs", [])]
         elif cell.get("metadata", {}).get("nbgrader", {}).get("locked"):
             pass  # restored from source/ by nbgrader: the instructor's text, its headings name the parts
         elif cell.cell_type == "markdown":
@@ -320,6 +316,22 @@ class SafeToRender(Preprocessor):
         else:
             cell.source = clean_student_html(cell.source)
         return cell, resources
+
+    def _clean_rich_values(self, output: NotebookNode) -> NotebookNode:
+        """``output`` with its HTML cleaned, and its markdown turned into cleaned HTML while the notebook's budget lasts."""
+        data = output.get("data", {})
+        if "text/markdown" in data:
+            markdown = data.pop("text/markdown")
+            self._markdown_left -= len(markdown)
+            if self._markdown_left >= 0:
+                data["text/html"] = clean_markdown(markdown)
+            else:
+                data.pop("text/html", None)
+                data.setdefault("text/plain", f"[a markdown output of {len(markdown):,} characters, not rendered: the "
+                                              f"notebook's markdown outputs are over {MAX_MARKDOWN_OUTPUT_CHARS:,} characters]")
+        elif "text/html" in data:
+            data["text/html"] = clean_student_html(data["text/html"])
+        return output
 
 
 # ---------------------------------------------------------------------- graded parts

@@ -362,6 +362,12 @@ def _constant_attribute(call: ast.Call) -> str | None:
     return None
 
 
+#: Lines IPython rewrites before running them (``!ls``, ``x = !ls``, ``%time f()``, ``f?``), and how many a cell
+#: may hold to be analysed: honest cells have one or two.
+_ESCAPE_LINE = re.compile(r"^[ \t]*(?:[\w.,\[\] \t]+=[ \t]*)?[!%]|\?[ \t]*$", re.MULTILINE)
+MAX_ESCAPE_LINES = 100
+
+
 def python_source(cell_source: str) -> str:
     """The Python IPython would run for a cell: magics, ``!`` lines and ``?`` turned into calls."""
     from IPython.core.inputtransformer2 import TransformerManager
@@ -414,6 +420,11 @@ def review_notebook(notebook, assignment: str, restored_ids: frozenset[str]) -> 
         if cell.get("cell_type") != "code":
             continue
         label = cell_label(cell, position)
+        escapes = len(_ESCAPE_LINE.findall(str(cell.get("source", ""))))
+        if escapes > MAX_ESCAPE_LINES:  # IPython's transformer takes time quadratic in them
+            if student_editable(cell, restored_ids):
+                flags.append(Flag(label, 1, f"{escapes} shell, magic or help lines (too many to analyse)"))
+            continue
         try:
             tree = ast.parse(python_source(str(cell.get("source", ""))))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:  # ValueError: a null byte

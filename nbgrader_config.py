@@ -73,5 +73,7 @@ c.Autograde.autograde_preprocessors = [
     # the formgrader renders it unsanitised with the TA's session (see feedback.py, SafeToRender).
     "perceptron_course.grading.trusted.feedback.SafeToRender",
 ]
+# The limits a notebook hit, which ResilientExecute records in its metadata for the report, stay there.
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), "perceptron_course_grading"}
 # The formgrader's own renderer cleans HTML outputs and drops JavaScript outputs too.
 c.HTMLExporter.sanitize_html = True

@@ -3,19 +3,19 @@
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from perceptron_course.grading.trusted.preprocessors import ResilientExecute
+from perceptron_course.grading.trusted.preprocessors import LIMIT_LABELS, LIMITS_METADATA, ResilientExecute, limits_hit
 
 SECRET = "00" * 16
 
 
-def execute(sources, *, test_cells=(), **traits):
+def execute(sources, *, test_cells=(), notebook_metadata=None, **traits):
     """Run code cells (those at ``test_cells`` as graded test cells) through ResilientExecute; the notebook."""
     cells = [new_code_cell(source) for source in sources]
     for index in test_cells:
         cells[index].metadata["nbgrader"] = {"grade": True, "grade_id": f"test_{index}", "points": 1,
                                              "solution": False, "locked": True, "schema_version": 3}
     notebook = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                                  "language": "python"}})
+                                                                  "language": "python"}, **(notebook_metadata or {})})
     options = {"grading_secret": SECRET, "require_grading_kernel": False, "kernel_name": "python3", "timeout": 10}
     executor = ResilientExecute(**{**options, **traits})
     executor.preprocess(notebook, {"nbgrader": {"student": "someone"}})
@@ -130,3 +130,12 @@ def test_a_visible_result_or_stderr_cannot_grant_or_take_points():
              "    return np.hstack([np.ones((len(X), 1)), X])\n")
     noisy = execute([right, "import sys; sys.stderr.write('a warning')\n" + test], test_cells=[1])
     assert determine_grade(noisy.cells[1])[0] == 1
+
+
+@pytest.mark.slow
+def test_limits_are_what_the_grader_saw_not_what_a_cell_prints_or_the_notebook_claims():
+    claims = "KernelDied CellTimeoutError MemoryError time budget gives up after cut by the grader removed by the grader"
+    forged = {LIMITS_METADATA: {"limits_hit": list(LIMIT_LABELS)}}
+    notebook = execute([f"print({claims!r})", "import time; time.sleep(30)"], notebook_metadata=forged, timeout=2)
+    assert limits_hit(notebook) == ["a cell hit the time limit"]
+    assert limits_hit(execute([f"print({claims!r})"], notebook_metadata=forged)) == []

@@ -50,6 +50,14 @@ from .verdicts import (
 
 
 KERNEL_DIED = "KernelDied"
+#: How the report names each grading limit that stopped or cut student code, in the order it lists them.
+DIED, TIMEOUT, MEMORY, BUDGET, GAVE_UP, CUT, REMOVED = LIMIT_LABELS = (
+    "the kernel died (restarted)", "a cell hit the time limit", "a cell hit the memory limit",
+    "the notebook's time budget ran out", "the kernel kept dying: the remaining cells were not run",
+    "output was cut", "a rich output was removed",
+)
+#: The notebook metadata where ``ResilientExecute`` records them (kept by ``ClearMetadataPreprocessor``, see the config).
+LIMITS_METADATA = "perceptron_course_grading"
 RELEASE_FAILED_FRAMES = """\
 import gc as _gc, sys as _sys, traceback as _traceback
 if getattr(_sys, "last_traceback", None) is not None:
@@ -139,6 +147,7 @@ class ResilientExecute(Execute):
         self._output_chars: dict[int, int] = {}
         self._kept_chars = 0  # of the notebook's outputs, all cells together
         self._cut_cells: set[int] = set()  # cells whose output was cut (and says so)
+        self._limits: list[str] = []  # LIMIT_LABELS hit, in the order they were hit
         self._probing = False  # while a check's harness runs: its reply lines must not be cut
         self.timeout_func = self._remaining_timeout
         # The cases and the reference's answers need nothing from the student: they are
@@ -153,6 +162,14 @@ class ResilientExecute(Execute):
             finally:
                 for future in self._prepared.values():
                     future.cancel()
+                nb.metadata[LIMITS_METADATA] = {"limits_hit": list(dict.fromkeys(self._limits))}
+
+    def _hit(self, limit: str) -> None:
+        self._limits.append(limit)
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        self._hit(TIMEOUT)
+        return await super()._async_handle_timeout(timeout, cell)
 
     def _case_generator(self, function: str):
         return case_generator(self._secret, function, self._student, self._submission)
@@ -179,6 +196,7 @@ class ResilientExecute(Execute):
         if self._gave_up:
             return self._gave_up
         if monotonic() >= self._deadline:
+            self._hit(BUDGET)
             return (f"this cell was not run: the grader's time budget for the notebook ({self.time_budget} s, "
                     "restarts and replays included) ran out")
         return ""
@@ -190,12 +208,15 @@ class ResilientExecute(Execute):
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
             if any(output.get("ename") == "MemoryError" for output in cell.get("outputs", [])):
+                self._hit(MEMORY)
                 self._release_failed_frames()
             return cell, resources
         except DeadKernelError:
             ename, what = KERNEL_DIED, "the kernel died while running this cell (os._exit, a crash, or too much memory)"
+            self._hit(DIED)
         except CellTimeoutError:  # the interrupt did not stop it either
             ename, what = "CellTimeoutError", f"this cell ran longer than {self.timeout} s and could not be interrupted"
+            self._hit(TIMEOUT)
         cell.outputs = [_error(ename, f"{what}; the kernel was restarted and the earlier cells were run again")]
         self._restart_and_replay(index)
         return cell, self.resources
@@ -246,8 +267,10 @@ class ResilientExecute(Execute):
             probe = self.execute_cell(probe, index, store_history=False)
         except DeadKernelError:
             stopped = "made the kernel die (os._exit, a crash, or too much memory)"
+            self._hit(DIED)
         except CellTimeoutError:
             stopped = f"did not return within {self.timeout} s (and could not be interrupted)"
+            self._hit(TIMEOUT)
         finally:
             self._probing = False
             self.nb.cells[index] = original  # execute_cell put the probe in its place
@@ -280,6 +303,7 @@ class ResilientExecute(Execute):
         """
         self._restarts += 1
         if self._restarts > self.max_restarts:
+            self._hit(GAVE_UP)
             self._gave_up = (f"this cell was not run: the kernel died {self._restarts} times, and the grader gives up "
                              f"after {self.max_restarts} restarts")
             return
@@ -316,13 +340,14 @@ class ResilientExecute(Execute):
             return None
         cap = self.max_reply_chars if self._probing else self.max_cell_output_chars
         if not self._probing:
-            limit_output(out, MAX_TEXT_CHARS, MAX_RICH_CHARS)
+            self._limits += limit_output(out, MAX_TEXT_CHARS, MAX_RICH_CHARS)
         size = output_chars(out)
         used = self._output_chars.get(cell_index, 0)
         self._output_chars[cell_index] = used + size
         notebook_full = not self._probing and self._kept_chars + size > self.max_notebook_output_chars
         if used + size > cap or notebook_full:
             outs.remove(out)
+            self._hit(CUT)
             if cell_index not in self._cut_cells:  # one note per cell
                 self._cut_cells.add(cell_index)
                 limit = (f"the notebook's outputs are over {self.max_notebook_output_chars:,} characters" if notebook_full
@@ -456,22 +481,31 @@ def output_chars(output) -> int:
     return size + sum(len(value) if isinstance(value, str) else len(str(value)) for value in output.get("data", {}).values())
 
 
-def limit_output(output, max_chars: int, max_rich_chars: int) -> None:
-    """Cut the text of ``output`` to ``max_chars``; replace a rich value over ``max_rich_chars`` by a note."""
-    if isinstance(output.get("text"), str):
+def limit_output(output, max_chars: int, max_rich_chars: int) -> list[str]:
+    """Cut the text of ``output`` to ``max_chars``; replace a rich value over ``max_rich_chars`` by a note.
+
+    Returns the limits applied (``CUT``, ``REMOVED``), or an empty list.
+    """
+    texts = [output["text"]] if isinstance(output.get("text"), str) else []
+    if texts:
         output["text"] = _cut(output["text"], max_chars)
     data = output.get("data", {})
     removed = []
     for mime in list(data):
         value = data[mime] if isinstance(data[mime], str) else str(data[mime])
         if mime.startswith("text/"):
+            texts.append(value)
             data[mime] = _cut(value, max_chars)
         elif len(value) > max_rich_chars:
             removed.append(f"a {mime} output of {len(value):,} characters")
     if removed:  # only the note is left, so that no other representation is shown in its place
         output["data"] = {"text/plain": f"[{', '.join(removed)}, removed by the grader: over {max_rich_chars:,}]"}
+    cut = any(len(text) > max_chars for text in texts)
     if "traceback" in output:
-        output["traceback"] = [_cut(line, max_chars) for line in output["traceback"][-100:]]
+        lines = output["traceback"]
+        cut = cut or len(lines) > 100 or any(len(line) > max_chars for line in lines[-100:])
+        output["traceback"] = [_cut(line, max_chars) for line in lines[-100:]]
+    return [CUT] * cut + [REMOVED] * bool(removed)
 
 
 def _cut(text: str, max_chars: int) -> str:
@@ -514,24 +548,11 @@ class NamedStubs(ClearSolutions):
 _DEF = re.compile(r"\s*def\s+(\w+)\s*\(")
 
 
-#: What the grader writes into a notebook when a limit stopped student code, and how the report names it.
-LIMIT_MARKERS = {
-    KERNEL_DIED: "the kernel died (restarted)",
-    "CellTimeoutError": "a cell hit the time limit",
-    "MemoryError": "a cell hit the memory limit",
-    "time budget": "the notebook's time budget ran out",
-    "gives up after": "the kernel kept dying: the remaining cells were not run",
-    "cut by the grader": "output was cut",
-    "removed by the grader": "a rich output was removed",
-}
-
-
 def limits_hit(notebook) -> list[str]:
-    """Which grading limits stopped or cut student code in an executed notebook, each named once."""
-    texts = []
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []):
-            texts += [output.get("ename", ""), str(output.get("evalue", "")), str(output.get("text", ""))]
-            texts += [str(value) for value in output.get("data", {}).values() if len(str(value)) < 1000]
-    found = [label for marker, label in LIMIT_MARKERS.items() if any(marker in text for text in texts)]
-    return list(dict.fromkeys(found))
+    """Which grading limits stopped or cut student code in an executed notebook, as ``ResilientExecute`` recorded them.
+
+    Read from the notebook's metadata, which the grader writes whatever the submission held
+    there; never from outputs, where a student can print the grader's own words.
+    """
+    recorded = notebook.get("metadata", {}).get(LIMITS_METADATA, {}).get("limits_hit", [])
+    return [label for label in LIMIT_LABELS if isinstance(recorded, list) and label in recorded]

@@ -147,7 +147,7 @@ class ResilientExecute(Execute):
         self._output_chars: dict[int, int] = {}
         self._kept_chars = 0  # of the notebook's outputs, all cells together
         self._cut_cells: set[int] = set()  # cells whose output was cut (and says so)
-        self._limits: list[str] = []  # LIMIT_LABELS hit, in the order they were hit
+        self._limits: list[str] = []  # LIMIT_LABELS hit, each once, in the order they were first hit
         self._probing = False  # while a check's harness runs: its reply lines must not be cut
         self.timeout_func = self._remaining_timeout
         # The cases and the reference's answers need nothing from the student: they are
@@ -162,10 +162,11 @@ class ResilientExecute(Execute):
             finally:
                 for future in self._prepared.values():
                     future.cancel()
-                nb.metadata[LIMITS_METADATA] = {"limits_hit": list(dict.fromkeys(self._limits))}
+                nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits)}
 
     def _hit(self, limit: str) -> None:
-        self._limits.append(limit)
+        if limit not in self._limits:
+            self._limits.append(limit)
 
     async def _async_handle_timeout(self, timeout, cell=None):
         self._hit(TIMEOUT)
@@ -340,7 +341,8 @@ class ResilientExecute(Execute):
             return None
         cap = self.max_reply_chars if self._probing else self.max_cell_output_chars
         if not self._probing:
-            self._limits += limit_output(out, MAX_TEXT_CHARS, MAX_RICH_CHARS)
+            for limit in limit_output(out, MAX_TEXT_CHARS, MAX_RICH_CHARS):
+                self._hit(limit)
         size = output_chars(out)
         used = self._output_chars.get(cell_index, 0)
         self._output_chars[cell_index] = used + size
@@ -554,5 +556,6 @@ def limits_hit(notebook) -> list[str]:
     Read from the notebook's metadata, which the grader writes whatever the submission held
     there; never from outputs, where a student can print the grader's own words.
     """
-    recorded = notebook.get("metadata", {}).get(LIMITS_METADATA, {}).get("limits_hit", [])
-    return [label for label in LIMIT_LABELS if isinstance(recorded, list) and label in recorded]
+    recorded = notebook.get("metadata", {}).get(LIMITS_METADATA)
+    hit = recorded.get("limits_hit") if isinstance(recorded, dict) else None
+    return [label for label in LIMIT_LABELS if isinstance(hit, list) and label in hit]

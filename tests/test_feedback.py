@@ -486,6 +486,10 @@ def test_autograded_notebooks_keep_nothing_active_and_render_markdown_within_a_b
     first, html, within, beyond = (output.data for output in notebook.cells[2].outputs)
     assert "javascript" not in first["text/html"] and "<em>fine</em>" in first["text/html"] and "text/markdown" not in first
     assert html["text/html"] == "<img><b>bold</b>"
+    # The formgrader binds each score box to the element whose id is the grade id: no student id survives.
+    clobber = new_markdown_cell('<h6 id="test_radius">x</h6>\n\n# test_radius', metadata={"nbgrader": {"grade_id": "why"}})
+    cleaned, _ = SafeToRender().preprocess(new_notebook(cells=[clobber]), {})
+    assert "id=" not in cleaned.cells[0].source and "test_radius" in cleaned.cells[0].source
     assert "text/html" in within and list(beyond) == ["text/plain"] and "not rendered" in beyond["text/plain"]
 
 

@@ -172,6 +172,19 @@ def clean_student_html(html: str) -> str:
     return STUDENT_CLEANER.clean(str(html))
 
 
+#: What a student wrote, for any renderer (the formgrader): no ids at all, since the formgrader
+#: finds each grade's score box by an id that is the cell's grade id.
+NO_ID_CLEANER = nh3.Cleaner(
+    tags=STUDENT_TAGS,
+    clean_content_tags=DROPPED_WITH_CONTENT,
+    attributes={tag: names - {"id"} for tag, names in _STUDENT_ATTRIBUTES.items() if names - {"id"}},
+    allowed_classes={"a": {"anchor-link"}},
+    attribute_filter=_safe_attribute,
+    url_schemes={"http", "https", "mailto", "data"},
+    strip_comments=True,
+)
+
+
 class _TagNames(HTMLParser):
     """The names of the start tags of an HTML text."""
 
@@ -277,10 +290,10 @@ def safe_outputs(nb: NotebookNode) -> NotebookNode:
 
 
 def clean_markdown(source: str) -> str:
-    """Markdown rendered to HTML (a link's ``javascript:`` is markdown, not HTML), then cleaned."""
+    """Markdown rendered to HTML (a link's ``javascript:`` is markdown, not HTML), then cleaned of all but passive markup."""
     from nbconvert.filters.markdown import markdown2html
 
-    return clean_student_html(markdown2html(source))
+    return NO_ID_CLEANER.clean(markdown2html(source))
 
 
 #: Characters of markdown outputs rendered per notebook: rendering takes time quadratic in some
@@ -314,7 +327,7 @@ class SafeToRender(Preprocessor):
         elif cell.cell_type == "markdown":
             cell.source = clean_markdown(cell.source)
         else:
-            cell.source = clean_student_html(cell.source)
+            cell.source = NO_ID_CLEANER.clean(cell.source)
         return cell, resources
 
     def _clean_rich_values(self, output: NotebookNode) -> NotebookNode:
@@ -330,7 +343,7 @@ class SafeToRender(Preprocessor):
                 data.setdefault("text/plain", f"[a markdown output of {len(markdown):,} characters, not rendered: the "
                                               f"notebook's markdown outputs are over {MAX_MARKDOWN_OUTPUT_CHARS:,} characters]")
         elif "text/html" in data:
-            data["text/html"] = clean_student_html(data["text/html"])
+            data["text/html"] = NO_ID_CLEANER.clean(str(data["text/html"]))
         return output
 
 

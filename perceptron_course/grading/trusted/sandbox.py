@@ -248,9 +248,14 @@ def foreign_site_packages(roots: list[Path]) -> list[Path]:
     return sorted(path for path in found if path.is_dir() and path.resolve() not in used)
 
 
+#: This interpreter with ``..`` and ``.`` collapsed but links kept (a virtual environment's python is
+#: a link it must keep): a path through a folder the sandbox does not show (``attacks/../.venv``) fails there.
+_PYTHON = os.path.normpath(os.path.abspath(sys.executable))
+
+
 def _environment() -> dict[str, str]:
     """The kernel's whole environment."""
-    bin_folder = str(Path(sys.executable).parent)
+    bin_folder = str(Path(_PYTHON).parent)
     return {
         "PATH": f"{bin_folder}:/usr/local/bin:/usr/bin:/bin", "HOME": SCRATCH, "TMPDIR": SCRATCH, "LANG": "C.UTF-8",
         "PYTHONPATH": VIEW_MOUNT, "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
@@ -307,7 +312,7 @@ def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = N
 
 def launcher_command(isolation: Isolation, *, probe_code: str | None = None) -> list[str]:
     """The kernel launcher's command: ipykernel on ``{connection_file}``, or ``probe_code`` (tests)."""
-    command = [sys.executable, "-s", "-m", "perceptron_course.grading.in_sandbox.kernel",
+    command = [_PYTHON, "-s", "-m", "perceptron_course.grading.in_sandbox.kernel",
                "--memory-mb", str(isolation.memory_mb)]
     if isolation.sandbox:
         command += ["--max-file-mb", str(MAX_FILE_MB), "--max-processes", str(MAX_PROCESSES), "--seccomp"]

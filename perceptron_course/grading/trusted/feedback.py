@@ -146,25 +146,20 @@ def _safe_student_attribute(element: str, attribute: str, value: str) -> str | N
     return _safe_attribute(element, attribute, value)
 
 
+def _cleaner(**settings) -> nh3.Cleaner:
+    """An nh3 cleaner that keeps only ``STUDENT_TAGS`` (unless told otherwise), drops scripts and styles with
+    their content and comments, and lets links and images through ``_safe_attribute``."""
+    defaults = {"tags": STUDENT_TAGS, "clean_content_tags": DROPPED_WITH_CONTENT, "attribute_filter": _safe_attribute,
+                "url_schemes": {"http", "https", "mailto", "data"}, "strip_comments": True}
+    return nh3.Cleaner(**{**defaults, **settings})
+
+
 #: What a student wrote: no classes (they could dress text as a passed part), ids only on headings.
-STUDENT_CLEANER = nh3.Cleaner(
-    tags=STUDENT_TAGS,
-    clean_content_tags=DROPPED_WITH_CONTENT,
-    attributes=_STUDENT_ATTRIBUTES,
-    allowed_classes={"a": {"anchor-link"}},
-    attribute_filter=_safe_student_attribute,
-    url_schemes={"http", "https", "mailto", "data"},
-    strip_comments=True,
-)
+STUDENT_CLEANER = _cleaner(attributes=_STUDENT_ATTRIBUTES, allowed_classes={"a": {"anchor-link"}},
+                           attribute_filter=_safe_student_attribute)
 #: The whole page body: the template's structure (classes, ids) on top of what a student may keep.
-PAGE_CLEANER = nh3.Cleaner(
-    tags=STUDENT_TAGS | {"main", "header", "section", "footer", "nav"},
-    clean_content_tags=DROPPED_WITH_CONTENT,
-    attributes={**_STUDENT_ATTRIBUTES, "*": {"class", "id", "role"}},
-    attribute_filter=_safe_attribute,
-    url_schemes={"http", "https", "mailto", "data"},
-    strip_comments=True,
-)
+PAGE_CLEANER = _cleaner(tags=STUDENT_TAGS | {"main", "header", "section", "footer", "nav"},
+                        attributes={**_STUDENT_ATTRIBUTES, "*": {"class", "id", "role"}})
 
 
 def clean_student_html(html: str) -> str:
@@ -174,15 +169,8 @@ def clean_student_html(html: str) -> str:
 
 #: What a student wrote, for any renderer (the formgrader): no ids at all, since the formgrader
 #: finds each grade's score box by an id that is the cell's grade id.
-NO_ID_CLEANER = nh3.Cleaner(
-    tags=STUDENT_TAGS,
-    clean_content_tags=DROPPED_WITH_CONTENT,
-    attributes={tag: names - {"id"} for tag, names in _STUDENT_ATTRIBUTES.items() if names - {"id"}},
-    allowed_classes={"a": {"anchor-link"}},
-    attribute_filter=_safe_attribute,
-    url_schemes={"http", "https", "mailto", "data"},
-    strip_comments=True,
-)
+NO_ID_CLEANER = _cleaner(attributes={tag: names - {"id"} for tag, names in _STUDENT_ATTRIBUTES.items() if names - {"id"}},
+                         allowed_classes={"a": {"anchor-link"}})
 
 
 class _TagNames(HTMLParser):

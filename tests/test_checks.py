@@ -1,7 +1,7 @@
 """The hidden checks: they pass the source solutions and correct variants, and catch each bug by name.
 
 They run here in process, through the same wire format as in the grading kernel
-(``trusted/verdicts.judge_in_process``): what they decide is what the grader decides.
+(``checks.run_in_process``): what they decide is what the grader decides.
 """
 
 import runpy
@@ -15,7 +15,8 @@ from perceptron_course.grading.trusted import checks
 from perceptron_course.grading.trusted.checks import CHECKS
 from perceptron_course.grading.trusted.checks.framework import case_generator
 from perceptron_course.grading.trusted.course import Course
-from perceptron_course.grading.trusted.verdicts import declarations, judge_in_process, split_hidden
+from perceptron_course.grading.trusted.checks import run_in_process
+from perceptron_course.grading.trusted.verdicts import declarations, split_hidden
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE = Course.open(REPO)
@@ -175,7 +176,7 @@ def _train(X, y, max_epochs, *, epochs_run):
 
 def failed_behaviours(function_name: str, function) -> str:
     """Every failure message of a check, not only the ones a student is shown."""
-    return "\n".join(judge_in_process(CHECKS[function_name], function, secret=b"test secret 0123", student="t").failures)
+    return "\n".join(run_in_process(CHECKS[function_name], function, secret=b"test secret 0123", student="t").failures)
 
 
 def test_an_epoch_cap_off_by_one_is_caught_by_the_cases_on_the_boundary():
@@ -261,7 +262,7 @@ def test_a_verdict_comes_from_returned_data_only():
         def __array__(self, *args, **kwargs):
             raise RuntimeError("never called on the trusted side")
 
-    verdict = judge_in_process(CHECKS["augment"], lambda X: Liar(), secret=b"s" * 16, student="x")
+    verdict = run_in_process(CHECKS["augment"], lambda X: Liar(), secret=b"s" * 16, student="x")
     assert not verdict.passed and "an object of type Liar" in verdict.message()
 
 
@@ -281,14 +282,14 @@ REFERENCE_CHECKS = [name for name, check_ in CHECKS.items() if check_.reference 
 def test_answers_prepared_ahead_are_the_ones_the_verdict_uses(function_name):
     from perceptron_course.grading.in_sandbox import harness
     from perceptron_course.grading.trusted.checks.framework import judge_replies, prepare_cases
-    from perceptron_course.grading.trusted.verdicts import Declaration, harness_request, read_replies
+    from perceptron_course.grading.trusted.wire import harness_request, read_replies
 
     check_ = CHECKS[function_name]
     prepared = prepare_cases(check_, case_generator(b"s" * 16, function_name, "x"))
     assert [case.behaviour for case in prepared.cases] == \
         [case.behaviour for case in check_.cases(case_generator(b"s" * 16, function_name, "x"))]
     lines: list[str] = []
-    request = harness_request(Declaration(check_, function_name), prepared.cases, "@@m@@")
+    request = harness_request(function_name, prepared.cases, "@@m@@")
     harness.call_all({function_name: check_.reference}, request, emit=lines.append)
     replies, problem = read_replies("\n".join(lines), "@@m@@", len(prepared.cases))
     assert problem == "" and len(replies) == len(prepared.cases)

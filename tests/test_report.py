@@ -12,7 +12,8 @@ from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.course import Course, nbgrader_api
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.flags import Flag
-from perceptron_course.grading.trusted.pipeline import FAILED, GRADED, Outcome, write_grades_csv
+from perceptron_course.grading.trusted.exports import write_grades_csv
+from perceptron_course.grading.trusted.outcome import FAILED, GRADED, Outcome
 from perceptron_course.grading.trusted.report import write_report
 from perceptron_course.grading.trusted.sandbox import Isolation
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from perceptron_course.grading.in_sandbox import harness
-from perceptron_course.grading.trusted.verdicts import harness_code, new_marker, read_replies
+from perceptron_course.grading.trusted.verdicts import harness_code
 from perceptron_course.grading.trusted.wire import (
-    MAX_REPLY_CHARS, Unsupported, WireError, decode_value, encode, parse_reply, python_literal,
+    MAX_REPLY_CHARS, Unsupported, WireError, decode_value, encode, new_marker, parse_reply, python_literal, read_replies,
 )
 
 PLAIN_VALUES = [

@@ -27,7 +27,9 @@ from typing import Callable
 
 from .course import Course, nbgrader_api
 from .files import name_problem, read_capped, real_folder, replace_tree, write_new
-from .pipeline import FAILED, GRADED, Outcome, grade_submission, quiet_nbgrader_warnings, unreadable_notebooks
+from .autograde import grade_submission, quiet_nbgrader_warnings
+from .intake import unreadable_notebooks
+from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
 from .sandbox import Isolation, grading_kernel, private_runtime_dir
 from .secret import SECRET_FILE, read_secret

@@ -43,10 +43,8 @@ from traitlets import Bool, Integer, Unicode
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
-from .verdicts import (
-    Declaration, DeclarationError, declarations, harness_code, harness_request, new_marker, read_replies, split_hidden,
-    verdict_output,
-)
+from .verdicts import Declaration, DeclarationError, declarations, harness_code, split_hidden, verdict_output
+from .wire import harness_request, new_marker, read_replies
 
 
 KERNEL_DIED = "KernelDied"
@@ -258,7 +256,7 @@ class ResilientExecute(Execute):
         if skipped:
             return Verdict(check.function, len(cases), [f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"])
         marker = new_marker()
-        probe = new_code_cell(harness_code(harness_request(declaration, cases, marker)))
+        probe = new_code_cell(harness_code(harness_request(declaration.target, cases, marker)))
         original = self.nb.cells[index]
         self._output_chars[index] = 0
         self._cut_cells.discard(index)  # the probe's own cut says so in its own outputs

@@ -24,43 +24,19 @@ import base64
 import csv
 import json
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .course import Course, nbgrader_api
+from .exports import write_grades_by_student
 from .flags import Flag
-from .pipeline import FAILED, GRADED, Outcome
+from .outcome import FAILED, GRADED, ClassRecord, Key, Outcome
 from .sandbox import Isolation
 
 GRADES_BY_STUDENT = "grades_by_student.csv"
 FLAGS_RECORD = "flags.json"
 MISSING = "—"
-
-Key = tuple[str, str]  #: ``(student, assignment)``
-
-
-@dataclass(frozen=True)
-class ClassRecord:
-    """Every submission of the class, as the gradebook and ``grades.csv`` know them."""
-
-    assignments: list[str]  #: every assignment of the course, in order
-    max_scores: dict[str, float]  #: maximum score of each assignment
-    students: list[str]  #: every student of the gradebook or of ``grades.csv``, sorted
-    submissions: dict[Key, Outcome]  #: graded (from the gradebook) or failed (from ``grades.csv``)
-    flagged_in_gradebook: frozenset[Key]  #: nbgrader's ``flagged`` on one of its notebooks
-    awaiting_manual: list[tuple[str, str, str]]  #: ``(student, assignment, part)`` a TA must still grade
-
-    @property
-    def max_total(self) -> float:
-        return sum(self.max_scores[a] for a in self.assignments)
-
-    def total(self, student: str) -> tuple[float, int]:
-        """A student's total score over every assignment, and how many assignments they did not submit."""
-        rows = [self.submissions.get((student, a)) for a in self.assignments]
-        return sum(row.score for row in rows if row is not None), sum(row is None for row in rows)
-
 
 # ------------------------------------------------------------------ reading the class
 
@@ -337,20 +313,6 @@ def isolation_line(isolation: Isolation) -> str:
 
 
 # ------------------------------------------------------------------ writing
-
-
-def write_grades_by_student(path: Path, record: ClassRecord) -> None:
-    """One row per student: the score of each assignment (empty when not submitted), the total and the maximum."""
-    temporary = path.with_suffix(".csv.tmp")
-    with temporary.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", *record.assignments, "total", "max_score"])
-        for student in record.students:
-            rows = [record.submissions.get((student, a)) for a in record.assignments]
-            total, _ = record.total(student)
-            writer.writerow([student, *("" if row is None else f"{row.score:g}" for row in rows),
-                             f"{total:g}", f"{record.max_total:g}"])
-    temporary.replace(path)
 
 
 def write_report(course: Course, outcomes: list[Outcome], isolation: Isolation) -> Path:

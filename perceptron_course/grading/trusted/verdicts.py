@@ -18,17 +18,14 @@ from __future__ import annotations
 
 import ast
 import json
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from nbformat.v4 import new_output
 
 from ..in_sandbox import harness
 from .checks import CHECKS
-from .checks.framework import Case, Check, Verdict, case_generator, judge_replies
-from .wire import Reply, WireError, encode, parse_reply
+from .checks.framework import Check, Verdict
 
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: ``ename`` of the error output that carries a failed verdict.
@@ -89,13 +86,6 @@ def declarations(hidden: str) -> list[Declaration]:
     return found
 
 
-def harness_request(declaration: Declaration, cases: list[Case], marker: str) -> dict:
-    """The plain-data request for the harness: the function's name and every case's arguments."""
-    calls = [{"args": [encode(value) for value in case.args],
-              "kwargs": {key: encode(value) for key, value in case.kwargs.items()}} for case in cases]
-    return {"function": declaration.target, "marker": marker, "calls": calls}
-
-
 def harness_code(request: dict) -> str:
     """Code for the kernel: load the harness in a namespace of its own and run the request.
 
@@ -110,46 +100,6 @@ def harness_code(request: dict) -> str:
         f"__perceptron_course_harness(__import__('json').loads({payload!r}))\n"
         "del __perceptron_course_harness\n"
     )
-
-
-def new_marker() -> str:
-    """A fresh marker that starts the harness's lines (student output cannot be mistaken for them by accident)."""
-    return f"@@perceptron-course-{secrets.token_hex(8)}@@"
-
-
-def read_replies(text: str, marker: str, n_cases: int) -> tuple[list[Reply | dict], str]:
-    """The replies found in the kernel's stdout, in case order, and why they stop early (or ``""``).
-
-    Only lines that start with ``marker`` count; each must parse strictly. The first
-    malformed line ends the replies, with the reason.
-    """
-    replies: list[Reply | dict] = []
-    for line in text.split("\n"):
-        if not line.startswith(marker):
-            continue
-        try:
-            reply = parse_reply(line[len(marker):])
-        except WireError as error:
-            return replies, f"returned something the grader cannot accept as data ({error})"
-        if isinstance(reply, dict):
-            return [reply], ""
-        if reply.index != len(replies):
-            return replies, "answered out of order"
-        replies.append(reply)
-        if len(replies) == n_cases:
-            break
-    return replies, ""
-
-
-def judge_in_process(check: Check, function: Callable, *, secret: bytes, student: str) -> Verdict:
-    """Judge ``function`` in this process, through the same request, harness and parser as the kernel."""
-    cases = check.cases(case_generator(secret, check.function, student))
-    declaration = Declaration(check, check.function)
-    marker = new_marker()
-    lines: list[str] = []
-    harness.call_all({check.function: function}, harness_request(declaration, cases, marker), emit=lines.append)
-    replies, problem = read_replies("\n".join(lines), marker, len(cases))
-    return judge_replies(check, cases, replies, problem)
 
 
 def verdict_output(verdict: Verdict):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,8 @@ import numpy as np
 
 from ..in_sandbox.harness import encode
 
-__all__ = ["MAX_REPLY_CHARS", "Reply", "Unsupported", "WireError", "decode_value", "encode", "parse_reply", "python_literal"]
+__all__ = ["MAX_REPLY_CHARS", "Reply", "Unsupported", "WireError", "decode_value", "encode", "harness_request", "new_marker",
+           "parse_reply", "python_literal", "read_replies"]
 
 #: Longest reply line accepted for one call (characters of JSON).
 MAX_REPLY_CHARS = 2_000_000
@@ -209,3 +211,42 @@ def _literal(value: Any) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return "np.nan" if math.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
     return repr(value)
+
+
+def harness_request(target: str, cases: list, marker: str) -> dict:
+    """The plain-data request for the harness: the student function's name, the marker and every case's arguments.
+
+    ``cases`` are ``checks.framework.Case`` objects (their ``args`` and ``kwargs``).
+    """
+    calls = [{"args": [encode(value) for value in case.args],
+              "kwargs": {key: encode(value) for key, value in case.kwargs.items()}} for case in cases]
+    return {"function": target, "marker": marker, "calls": calls}
+
+
+def new_marker() -> str:
+    """A fresh marker that starts the harness's lines (student output cannot be mistaken for them by accident)."""
+    return f"@@perceptron-course-{secrets.token_hex(8)}@@"
+
+
+def read_replies(text: str, marker: str, n_cases: int) -> tuple[list[Reply | dict], str]:
+    """The replies found in the kernel's stdout, in case order, and why they stop early (or ``""``).
+
+    Only lines that start with ``marker`` count; each must parse strictly. The first
+    malformed line ends the replies, with the reason.
+    """
+    replies: list[Reply | dict] = []
+    for line in text.split("\n"):
+        if not line.startswith(marker):
+            continue
+        try:
+            reply = parse_reply(line[len(marker):])
+        except WireError as error:
+            return replies, f"returned something the grader cannot accept as data ({error})"
+        if isinstance(reply, dict):
+            return [reply], ""
+        if reply.index != len(replies):
+            return replies, "answered out of order"
+        replies.append(reply)
+        if len(replies) == n_cases:
+            break
+    return replies, ""

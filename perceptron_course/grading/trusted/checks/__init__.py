@@ -5,7 +5,7 @@ One module per assignment (``geometry`` for ``01_geometry``, ``algorithm`` for
 what they share (cases, comparisons, the verdict's message). A hidden-test region
 in ``source/`` only declares its check, e.g. ``check_augment(augment)``: the
 grader reads that declaration, runs ``augment`` in the student's sandboxed kernel
-on the cases, and judges the returned data here (``trusted/verdicts.py``).
+on the cases, and judges the returned data on the trusted side (``trusted/verdicts.py``).
 
 Run in an instructor's own kernel (a ``source/`` notebook under nbval), the same
 ``check_augment(augment)`` judges the function in process, through the same wire
@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Callable
 
 from . import algorithm, convergence, geometry, limitations, multiclass, worked_example
-from .framework import Check, Verdict
+from ..wire import harness_request, new_marker, read_replies
+from .framework import Check, Verdict, case_generator, judge_replies
 
 #: Every check, by the name of the student function it tests.
 CHECKS: dict[str, Check] = {check.function: check for module in
@@ -29,10 +30,15 @@ INSTRUCTOR_SECRET = b"instructor's own run"
 
 
 def run_in_process(check: Check, function: Callable, *, secret: bytes = INSTRUCTOR_SECRET, student: str = "instructor") -> Verdict:
-    """Judge ``function`` with ``check`` in this process, through the wire format the kernel uses."""
-    from ..verdicts import judge_in_process
+    """Judge ``function`` with ``check`` in this process, through the same request, harness and parser as the kernel."""
+    from ...in_sandbox import harness
 
-    return judge_in_process(check, function, secret=secret, student=student)
+    cases = check.cases(case_generator(secret, check.function, student))
+    marker = new_marker()
+    lines: list[str] = []
+    harness.call_all({check.function: function}, harness_request(check.function, cases, marker), emit=lines.append)
+    replies, problem = read_replies("\n".join(lines), marker, len(cases))
+    return judge_replies(check, cases, replies, problem)
 
 
 def _instructor_check(check: Check) -> Callable[[Callable], None]:

@@ -1,0 +1,90 @@
+"""Grading one submission with nbgrader: autograde, scores, flags, feedback; never raises for a bad submission."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+from .course import Course
+from .flags import Review, review_submission
+from .intake import unreadable_notebooks
+from .outcome import FAILED, GRADED, Outcome
+from .safe_text import quoted
+
+ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b")
+
+
+def nbgrader_error_line(result: dict) -> str:
+    """The most telling line of a failed nbgrader call: its last ``SomeError: message``."""
+    text = (result.get("error") or "") + "\n" + (result.get("log") or "")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if ERROR_LINE.match(line) and "Please see" not in line:
+            return line[:300]
+    return lines[-1][:300] if lines else "nbgrader failed without a message"
+
+
+def read_scores(api, student: str, assignment: str) -> tuple[float, float, dict[str, float]]:
+    """Total score, maximum and per-cell scores of a graded submission, from the gradebook."""
+    with api.gradebook as gradebook:
+        submission = gradebook.find_submission(assignment, student)
+        cells = {grade.name: float(grade.score) for notebook in submission.notebooks for grade in notebook.grades}
+        return float(submission.score), float(submission.max_score), cells
+
+
+def grade_submission(api, course: Course, student: str, assignment: str) -> Outcome:
+    """Autograde one submission and write its feedback; never raises for a bad submission."""
+    max_score = sum(course.graded_cells(assignment).values())
+    reason = unreadable_notebooks(course, student, assignment)
+    if reason:
+        return Outcome(student, assignment, FAILED, 0.0, max_score, reason)
+    reviews = review_submission(course, course.submitted / student / assignment, assignment)
+    flags = [flag for review in reviews.values() for flag in review.flags]
+    unanalysed = [cell for review in reviews.values() for cell in review.unanalysed]
+    result = api.autograde(assignment, student, force=True, create=True)
+    if not result["success"]:
+        return Outcome(student, assignment, FAILED, 0.0, max_score, f"autograde failed: {quoted(nbgrader_error_line(result), 200)}",
+                       flags=flags, unanalysed=unanalysed)
+    mark_flagged(api, student, assignment, reviews)
+    score, max_score, cells = read_scores(api, student, assignment)
+    feedback = api.generate_feedback(assignment, student, force=True)
+    outcome = Outcome(student, assignment, GRADED, score, max_score, cell_scores=cells, reason=_limits_reason(course, student, assignment),
+                      flags=flags, unanalysed=unanalysed)
+    if feedback["success"]:
+        outcome.feedback = sorted((course.feedback / student / assignment).glob("*.html"))
+    else:
+        outcome.reason = f"graded, but feedback failed: {quoted(nbgrader_error_line(feedback), 200)}"
+    return outcome
+
+
+def mark_flagged(api, student: str, assignment: str, reviews: dict[str, Review]) -> None:
+    """Set nbgrader's ``flagged`` on each submitted notebook that has flags (for the formgrader).
+
+    A flag is never cleared here: unflagging is the TA's decision, in the formgrader.
+    """
+    flagged = [name for name, review in reviews.items() if review.flags]
+    if not flagged:
+        return
+    with api.gradebook as gradebook:
+        for name in flagged:
+            gradebook.find_submission_notebook(name, assignment, student).flagged = True
+        gradebook.db.commit()
+
+
+def _limits_reason(course: Course, student: str, assignment: str) -> str:
+    """The grading limits a graded submission hit, for the report (``""`` when none)."""
+    import nbformat
+
+    from .preprocessors import limits_hit
+
+    found = []
+    for path in sorted((course.root / "autograded" / student / assignment).glob("*.ipynb")):
+        found += limits_hit(nbformat.read(path, as_version=4))
+    return f"graded; limits hit: {'; '.join(dict.fromkeys(found))}" if found else ""
+
+
+def quiet_nbgrader_warnings() -> None:
+    """Silence warnings nbgrader raises on every submission; they are not the TA's to fix."""
+    warnings.filterwarnings("ignore", module="nbgrader")
+    warnings.filterwarnings("ignore", message=".*not in session.*")  # its SQLAlchemy use
+    warnings.filterwarnings("ignore", message="Cell is missing an id field")  # cells it restores

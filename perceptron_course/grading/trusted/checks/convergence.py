@@ -60,3 +60,91 @@ def _reference_bound(X, y):
 MISTAKE_BOUND = Check("mistake_bound", ("X", "y"), _bound_cases, _reference_bound, compare_number())
 
 CHECKS = (RADIUS, PROOF_TERMS, MISTAKE_BOUND)
+
+# ----------------------------------------------------------------------------- proof_squeeze
+# (added after the module's first three checks; its imports sit here to keep that part of the file untouched)
+
+from .... import geometry  # noqa: E402
+from ....datasets import linearly_separable, six_point_example  # noqa: E402
+
+
+def _reference_squeeze(X, y, history, w_star):
+    """Row j: ``[j gamma, history[j]·u, ||history[j]||^2, j R^2]`` with ``u = w_star / ||w_star||``."""
+    points = np.asarray(X, dtype=float)
+    unit = np.asarray(w_star, dtype=float) / np.linalg.norm(np.asarray(w_star, dtype=float))
+    gamma = geometry.set_margin(unit, 0.0, points, y)
+    alignment, squared_norm = theory.proof_quantities(history, unit)
+    updates = np.arange(len(alignment), dtype=float)
+    return np.column_stack([updates * gamma, alignment, squared_norm, updates * theory.radius(points) ** 2])
+
+
+#: The lecture's 6-point example (no bias) run by the perceptron, rule ``<= 0``: its weights after 0, 1, 2, ... updates.
+SIX_POINT_HISTORY = np.array([[0.0, 0.0], [1.0, -2.0], [2.0, -1.0], [3.0, 1.0]])
+
+
+def _separable_through_origin(rng: np.random.Generator, n: int, d: int, *, integer: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Points, labels and a (non-unit) true separator through the origin; no point on it."""
+    while True:
+        if integer:
+            normal = rng.integers(-3, 4, size=d)
+            X = rng.integers(-4, 5, size=(n, d))
+        else:
+            normal = rng.normal(size=d) * rng.uniform(0.2, 5.0)
+            X = rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0)
+        scores = X @ normal
+        if np.any(normal != 0) and np.all(np.abs(scores) > (0 if integer else 1e-3 * np.linalg.norm(normal))):
+            return X, np.where(scores > 0, 1, -1), normal
+
+
+def _run_history(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.array(perceptron.train(X, y, bias=False, max_epochs=10_000).weight_history)
+
+
+def _squeeze_case(X, y, w_star, behaviour: str) -> Case:
+    return Case((X, y, _run_history(np.asarray(X, dtype=float), np.asarray(y)), w_star), behaviour)
+
+
+def _squeeze_cases(rng: np.random.Generator) -> list[Case]:
+    six_X, six_y = six_point_example()
+    cases = [Case((six_X, six_y, SIX_POINT_HISTORY, np.array([2.0, 0.0])),
+                  "the visible test: the 6-point example with w_star = (2, 0), not of unit length")]
+    # Every stated boundary, drawn afresh for each student.
+    X, y, normal = _separable_through_origin(rng, int(rng.integers(2, 8)), int(rng.integers(1, 4)))
+    cases.append(Case((X, y, np.zeros((1, X.shape[1])), normal), "no update yet (k = 0): history is the zero vector alone"))
+    X, y, normal = _separable_through_origin(rng, int(rng.integers(3, 12)), int(rng.integers(2, 4)))
+    cases.append(_squeeze_case(X, y, normal * rng.uniform(3.0, 50.0), "a separator w_star far from unit length: use w_star / ||w_star||"))
+    cases.append(_squeeze_case(X, y, normal * rng.uniform(0.01, 0.3), "a separator w_star much shorter than 1: use w_star / ||w_star||"))
+    X, y, normal = _separable_through_origin(rng, int(rng.integers(3, 10)), int(rng.integers(2, 4)))
+    closest = int(np.argmin(y * (X @ normal)))
+    X, y = np.vstack([X, -X[closest]]), np.append(y, -y[closest])  # the mirror image has the same margin
+    cases.append(_squeeze_case(X, y, normal, "a tie: two points share the smallest margin gamma"))
+    X, y, normal = _separable_through_origin(rng, int(rng.integers(3, 10)), int(rng.integers(2, 4)), integer=True)
+    run = _run_history(X.astype(float), y).astype(int)
+    cases.append(Case((X, y, run, normal), "integer input (points, history and w_star are integer arrays)"))
+    X, y, normal = _separable_through_origin(rng, int(rng.integers(2, 8)), int(rng.integers(1, 4)))
+    run = _run_history(X, y)
+    cases.append(Case((X.tolist(), y.tolist(), run.tolist(), normal.tolist()), "Python lists instead of arrays"))
+    X, y, normal = _separable_through_origin(rng, 1, 1)
+    cases.append(_squeeze_case(X, y, normal, "a single point with one feature (n = 1, d = 1)"))
+    for _ in range(N_RANDOM_CASES):
+        n, d = int(rng.integers(2, 30)), int(rng.integers(1, 5))
+        if rng.random() < 0.5:
+            X, y, normal = _separable_through_origin(rng, n, d)
+            what = "random data separable through the origin"
+        else:
+            raw, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
+            X = np.hstack([np.ones((n, 1)), raw])
+            normal, _ = theory.max_margin(X, y)
+            what = "a run with a bias: random separable data, augmented with a leading 1"
+        history = _run_history(X, y)
+        w_star = normal if rng.random() < 0.5 else history[-1]  # the run's own final weights separate the data too
+        cases.append(Case((X, y, history, w_star * rng.uniform(0.5, 2.0)), what))
+    return cases
+
+
+PROOF_SQUEEZE = Check(
+    "proof_squeeze", ("X", "y", "history", "w_star"), _squeeze_cases, _reference_squeeze,
+    compare_arrays(exact=False, what="an array of shape (k + 1, 4): [j gamma, alignment, squared norm, j R^2] per row"),
+)
+
+CHECKS = (*CHECKS, PROOF_SQUEEZE)

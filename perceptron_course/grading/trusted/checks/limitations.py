@@ -164,3 +164,153 @@ AVERAGED_PERCEPTRON = Check(
 )
 
 CHECKS = (XOR_FEATURES, KERNEL_PERCEPTRON, AVERAGED_PERCEPTRON)
+
+# ----------------------------------------------------------------------------- hinge_sgd
+# (added after the module's first three checks; its imports sit here to keep that part of the file untouched)
+
+from .framework import compare_count, compare_labels, random_points  # noqa: E402
+
+
+def _hinge_sgd_run(X, y, learning_rate, lam, epochs) -> tuple[np.ndarray, float, int, int]:
+    """SGD on ``lam/2 ||w||^2 + max(0, 1 - y (w·x + b))``, point by point; also counts visits with ``z == 1`` exactly."""
+    points, labels = np.asarray(X, dtype=float), np.asarray(y).tolist()
+    w, b, n_steps, at_kink = np.zeros(points.shape[1]), 0.0, 0, 0
+    for _ in range(int(epochs)):
+        for x_i, y_i in zip(points, labels):
+            z = y_i * (float(x_i @ w) + b)
+            w = (1.0 - learning_rate * lam) * w
+            at_kink += z == 1.0
+            if z <= 1.0:
+                w = w + learning_rate * y_i * x_i
+                b = b + learning_rate * y_i
+                n_steps += 1
+    return w, float(b), n_steps, at_kink
+
+
+def _reference_hinge_sgd(X, y, learning_rate, lam, epochs):
+    w, b, n_steps, _ = _hinge_sgd_run(X, y, learning_rate, lam, epochs)
+    return w, b, n_steps
+
+
+#: Learning rates and regularisation strengths that keep every weight a short binary fraction: exact arithmetic.
+_EXACT_RATES = ((1.0, 0.0), (1.0, 0.5), (0.5, 0.5), (2.0, 0.25), (0.5, 0.0), (1.0, 0.25))
+
+
+def _integer_data(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    return rng.integers(-2, 3, size=(n, d)), random_labels(rng, n)
+
+
+def _kink_case(rng: np.random.Generator) -> Case:
+    """Small integer data and exact rates on which some visit meets ``z == 1`` exactly (the step is taken)."""
+    for _ in range(500):
+        X, y = _integer_data(rng, int(rng.integers(1, 6)), int(rng.integers(1, 3)))
+        learning_rate, lam = _EXACT_RATES[int(rng.integers(len(_EXACT_RATES)))]
+        epochs = int(rng.integers(1, 5))
+        if _hinge_sgd_run(X, y, learning_rate, lam, epochs)[3]:
+            return Case((X.astype(float), y, learning_rate, lam, epochs), "a visit with z = y (w·x + b) exactly 1 (the kink: the step is taken)")
+    point = float(rng.choice([-1.0, 1.0]))  # a point at the origin: z = y b is 0, then exactly 1
+    return Case((np.array([[0.0]]), np.array([point]).astype(int), 1.0, 0.0, 2), "a visit with z exactly 1 (the kink: the step is taken)")
+
+
+def _hinge_cases(rng: np.random.Generator) -> list[Case]:
+    cases = [
+        Case((np.array([[2.0, 0.0], [-2.0, 0.0]]), np.array([1, -1]), 0.5, 0.0, 3),
+             "the visible test: two points, lam = 0 (the perceptron has converged, the hinge keeps stepping)"),
+        Case((np.array([[2.0, 0.0], [-2.0, 0.0]]), np.array([1, -1]), 0.5, 0.5, 3), "the visible test with lam = 0.5"),
+        _kink_case(rng),
+        _kink_case(rng),
+    ]
+    X = random_points(rng)
+    cases.append(Case((X, random_labels(rng, len(X)), float(rng.uniform(0.05, 1.0)), 0.0, int(rng.integers(1, 6))), "lam = 0: no shrinking, only hinge steps"))
+    X = random_points(rng)
+    learning_rate = float(rng.uniform(0.1, 2.0))
+    cases.append(Case((X, random_labels(rng, len(X)), learning_rate, 1.0 / learning_rate, int(rng.integers(1, 5))),
+                      "learning_rate * lam = 1: every visit first shrinks w to zero"))
+    X, y = _integer_data(rng, int(rng.integers(2, 10)), int(rng.integers(1, 4)))
+    learning_rate, lam = _EXACT_RATES[int(rng.integers(len(_EXACT_RATES)))]
+    cases.append(Case((X, y, int(learning_rate) if learning_rate >= 1 else learning_rate, lam, int(rng.integers(1, 5))),
+                      "integer input (points, labels and possibly the learning rate are integers)"))
+    X = random_points(rng)
+    cases.append(Case((X.tolist(), random_labels(rng, len(X)).tolist(), float(rng.uniform(0.1, 1.0)), float(rng.uniform(0, 0.5)),
+                       int(rng.integers(1, 4))), "Python lists instead of arrays"))
+    cases.append(Case((rng.normal(size=(1, 1)), random_labels(rng, 1), float(rng.uniform(0.1, 1.0)), float(rng.uniform(0, 0.5)),
+                       int(rng.integers(1, 6))), "a single point with one feature (n = 1, d = 1)"))
+    X = random_points(rng)
+    cases.append(Case((X, random_labels(rng, len(X)), float(rng.uniform(0.1, 1.0)), float(rng.uniform(0, 0.5)), 1),
+                      "a single epoch (epochs = 1)"))
+    for _ in range(N_RANDOM_CASES):
+        n, d = int(rng.integers(2, 30)), int(rng.integers(1, 5))
+        if rng.random() < 0.5:
+            X, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
+            what = "random separable data"
+        else:
+            X, y = rng.normal(size=(n, d)), random_labels(rng, n)
+            what = "random, mostly non-separable data"
+        learning_rate = float(rng.uniform(0.01, 1.0))
+        cases.append(Case((X, y, learning_rate, float(rng.uniform(0.0, 1.0)), int(rng.integers(1, 10))), what))
+    return cases
+
+
+HINGE_SGD = Check(
+    "hinge_sgd", ("X", "y", "learning_rate", "lam", "epochs"), _hinge_cases, _reference_hinge_sgd,
+    compare_tuple(("w", "b", "n_steps"), (compare_arrays(exact=False, what="weights of shape (d,)"), compare_number(),
+                                          compare_count("the number of hinge steps"))),
+)
+
+# ----------------------------------------------------------------------------- mlp_forward
+
+
+def _reference_mlp_forward(X, W, c, v, d):
+    hidden = np.tanh(np.asarray(X, dtype=float) @ np.asarray(W, dtype=float).T + np.asarray(c, dtype=float))
+    scores = hidden @ np.asarray(v, dtype=float) + float(d)
+    return hidden, scores, np.where(scores >= 0, 1, -1)
+
+
+#: A 2-2-1 network that computes XOR on the corners (±1, ±1): h1 ~ [x1 + x2 > -1], h2 ~ [x1 + x2 > 1].
+XOR_NETWORK = (np.array([[5.0, 5.0], [5.0, 5.0]]), np.array([5.0, -5.0]), np.array([1.0, -1.0]), -1.0)
+
+
+def _random_network(rng: np.random.Generator, n_features: int, n_hidden: int):
+    return (rng.normal(size=(n_hidden, n_features)) * rng.uniform(0.3, 3.0), rng.normal(size=n_hidden),
+            rng.normal(size=n_hidden) * rng.uniform(0.3, 3.0), float(rng.normal()))
+
+
+def _zero_score_case(rng: np.random.Generator) -> Case:
+    """Integer points and weights (one hidden unit, d = 0) where some pre-activation, hence some score, is exactly 0."""
+    while True:
+        n, n_features = int(rng.integers(3, 10)), int(rng.integers(1, 4))
+        X, W, c = rng.integers(-2, 3, size=(n, n_features)), rng.integers(-2, 3, size=(1, n_features)), rng.integers(-1, 2, size=1)
+        pre = X @ W.T + c
+        if np.any(pre == 0) and np.any(pre != 0):
+            return Case((X, W, c, np.array([float(rng.choice([-2.0, -1.0, 0.5, 1.0, 3.0]))]), 0.0),
+                        "scores of exactly 0 (integer points and weights, d = 0): sign(0) = +1")
+
+
+def _mlp_cases(rng: np.random.Generator) -> list[Case]:
+    corners = np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]])
+    cases = [Case((corners, *XOR_NETWORK), "the visible test: the 2-2-1 network that computes XOR"), _zero_score_case(rng), _zero_score_case(rng)]
+    X = random_points(rng)
+    W, c, v, _ = _random_network(rng, X.shape[1], int(rng.integers(1, 5)))
+    cases.append(Case((X, W, c, np.zeros_like(v), 0.0), "every score exactly 0 (v = 0 and d = 0): every label +1"))
+    X = rng.integers(-3, 4, size=(int(rng.integers(2, 8)), 2))
+    cases.append(Case((X, rng.integers(-2, 3, size=(2, 2)), rng.integers(-2, 3, size=2), rng.integers(-2, 3, size=2), int(rng.integers(-2, 3))),
+                      "integer input (points and every weight, d a Python int)"))
+    X = random_points(rng)
+    W, c, v, d = _random_network(rng, X.shape[1], int(rng.integers(1, 4)))
+    cases.append(Case((X.tolist(), W.tolist(), c.tolist(), v.tolist(), d), "Python lists instead of arrays"))
+    X = rng.normal(size=(1, 1))
+    cases.append(Case((X, *_random_network(rng, 1, 1)), "a single point, one feature, one hidden unit (n = d = h = 1)"))
+    for _ in range(N_RANDOM_CASES):
+        X = random_points(rng)
+        cases.append(Case((X, *_random_network(rng, X.shape[1], int(rng.integers(1, 7)))), "a random network on random points"))
+    return cases
+
+
+MLP_FORWARD = Check(
+    "mlp_forward", ("X", "W", "c", "v", "d"), _mlp_cases, _reference_mlp_forward,
+    compare_tuple(("hidden", "scores", "labels"), (compare_arrays(exact=False, what="hidden activations of shape (n, h)"),
+                                                   compare_arrays(exact=False, what="scores of shape (n,)"),
+                                                   compare_labels("labels of shape (n,), -1/+1 with sign(0) = +1"))),
+)
+
+CHECKS = (*CHECKS, HINGE_SGD, MLP_FORWARD)

@@ -87,6 +87,18 @@ on the points (1, x). The theorem only speaks about that run, so R and gamma mus
         "proof_terms": '''def proof_terms(history, w_star):
     H = np.asarray(history, float)
     return np.einsum("kd,d->k", H, w_star), np.einsum("kd,kd->k", H, H)''',
+        "proof_squeeze": '''def proof_squeeze(X, y, history, w_star):
+    points, H = np.asarray(X, float), np.asarray(history, float)
+    direction = np.asarray(w_star, float)
+    direction = direction / np.sqrt(direction @ direction)
+    gamma = min(label * float(point @ direction) for point, label in zip(points, y))
+    R_squared = max(float(point @ point) for point in points)
+    rows = [[j * gamma, float(w @ direction), float(w @ w), j * R_squared] for j, w in enumerate(H)]
+    return np.array(rows, dtype=float).reshape(len(H), 4)''',
+        "why_squeeze": """Every update adds y u.x >= gamma to w.u, so after k updates w.u >= k gamma. An update only
+happens on a mistake, so ||w + yx||^2 = ||w||^2 + 2y w.x + ||x||^2 <= ||w||^2 + R^2 and ||w||^2 <= k R^2.
+Since u has length 1, w.u <= ||w||, so k gamma <= sqrt(k) R and k <= (R / gamma)^2. In the 6-point table the
+first inequality is an equality: every point has margin exactly 1 for u = (1, 0).""",
         "mistake_bound": '''def mistake_bound(X, y):
     Z = np.column_stack([np.ones(len(X)), np.asarray(X, float)])
     gamma = max_margin(Z, y)[1]
@@ -152,6 +164,27 @@ Both cannot hold, so no line separates XOR.""",
         if clean:
             break
     return counts''',
+        "hinge_sgd": '''def hinge_sgd(X, y, learning_rate, lam, epochs):
+    X = np.asarray(X, float)
+    weights, offset, steps = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(epochs):
+        for i in range(len(X)):
+            margin = y[i] * (np.dot(weights, X[i]) + offset)
+            weights = weights - learning_rate * lam * weights
+            if not margin > 1:
+                weights = weights + learning_rate * y[i] * X[i]
+                offset += learning_rate * y[i]
+                steps += 1
+    return weights, offset, steps''',
+        "mlp_forward": '''def mlp_forward(X, W, c, v, d):
+    rows = []
+    for x in np.asarray(X, float):
+        rows.append([np.tanh(np.dot(w_k, x) + c_k) for w_k, c_k in zip(np.asarray(W, float), c)])
+    hidden = np.array(rows, dtype=float).reshape(len(rows), len(c))
+    scores = np.einsum("ij,j->i", hidden, np.asarray(v, float)) + d
+    labels = np.ones(len(scores), dtype=int)
+    labels[scores < 0] = -1
+    return hidden, scores, labels''',
         "averaged_perceptron": '''def averaged_perceptron(X, y, epochs):
     X = np.asarray(X, float)
     w, b = np.zeros(X.shape[1]), 0.0

@@ -1,4 +1,4 @@
-"""Cy starts from working code but makes nine typical mistakes, one or two per assignment.
+"""Cy starts from working code but makes twelve typical mistakes, one to three per assignment.
 
 Each bug costs exactly the test cell of the function it sits in (see tests/test_pipeline.py).
 """
@@ -62,6 +62,13 @@ CELLS = {
     centred = X - X.mean(axis=0)
     _, gamma = max_margin(centred, y)
     return (radius(centred) / gamma) ** 2''',
+        # Takes w_star as it comes: forgets that the proof's w* has unit length.
+        "proof_squeeze": '''def proof_squeeze(X, y, history, w_star):
+    X, w_star = np.asarray(X, dtype=float), np.asarray(w_star, dtype=float)
+    gamma = np.min(np.asarray(y) * (X @ w_star))
+    alignment, squared_norm = proof_terms(np.asarray(history, dtype=float), w_star)
+    updates = np.arange(len(alignment))
+    return np.column_stack([updates * gamma, alignment, squared_norm, updates * radius(X) ** 2])''',
     },
     "05_multiclass": {
         # Labels as 0/1 instead of -1/+1: the "rest" never pushes the weights away.
@@ -100,5 +107,23 @@ CELLS = {
         if mistakes == 0:
             break
     return alpha''',
+        # A strict < 1: no step at the kink z = 1.
+        "hinge_sgd": '''def hinge_sgd(X, y, learning_rate, lam, epochs):
+    X = np.asarray(X, dtype=float)
+    w, b, n_steps = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(epochs):
+        for x_i, y_i in zip(X, y):
+            z = y_i * (w @ x_i + b)
+            w = (1 - learning_rate * lam) * w
+            if z < 1:
+                w = w + learning_rate * y_i * x_i
+                b = b + learning_rate * y_i
+                n_steps += 1
+    return w, float(b), n_steps''',
+        # np.sign(0) is 0, not +1.
+        "mlp_forward": '''def mlp_forward(X, W, c, v, d):
+    hidden = np.tanh(np.asarray(X, dtype=float) @ np.asarray(W, dtype=float).T + c)
+    scores = hidden @ np.asarray(v, dtype=float) + d
+    return hidden, scores, np.sign(scores).astype(int)''',
     },
 }

@@ -332,3 +332,144 @@ def test_a_feature_map_may_not_change_width_between_samples():
         return np.column_stack([base, np.zeros((len(X), int(calls["n"] > 21)))])  # wider from the fresh samples on
 
     assert "same number of features" in failed_behaviours("xor_features", changing)
+
+
+# ----------------------------------------------------------------------------- proof_squeeze, hinge_sgd, mlp_forward
+
+NEW_BUGS = {  # cy_buggy's bug in each new part, and the boundary (drawn afresh per student) that must catch it
+    "proof_squeeze": "a separator w_star far from unit length",
+    "hinge_sgd": "exactly 1 (the kink: the step is taken)",
+    "mlp_forward": "scores of exactly 0",
+}
+
+
+@pytest.mark.parametrize("function", sorted(NEW_BUGS))
+def test_each_new_bug_is_caught_on_its_random_boundary_for_every_student(function):
+    assignment = next(a for a, f in PARTS if f == function)
+    buggy = solution_namespace(assignment, BUGGY[assignment])[function]
+    for student in ("ann", "bob", "cat", "dan", "eva"):
+        failures = run_in_process(CHECKS[function], buggy, secret=b"another secret", student=student).failures
+        on_boundary = [message for message in failures if NEW_BUGS[function] in message]
+        assert on_boundary, (student, failures[:1])
+
+
+@pytest.mark.parametrize("function", sorted(NEW_BUGS))
+def test_new_boundaries_are_drawn_per_student(function):
+    def boundaries(student: str) -> list[str]:
+        cases = CHECKS[function].cases(case_generator(b"s" * 16, function, student))
+        return [repr(case.args) for case in cases if not case.is_random and "visible test" not in case.behaviour]
+
+    first, second = boundaries("ann"), boundaries("bob")
+    assert len(first) >= 5 and len(first) == len(second)
+    assert all(one != two for one, two in zip(first, second))
+
+
+def test_new_boundaries_cover_integer_input_and_lists():
+    for function in NEW_BUGS:
+        cases = CHECKS[function].cases(case_generator(b"s" * 16, function, "ann"))
+        integer = [case for case in cases if "integer input" in case.behaviour]
+        lists = [case for case in cases if "Python lists" in case.behaviour]
+        assert integer and all(np.asarray(case.args[0]).dtype.kind == "i" for case in integer), function
+        assert lists and all(isinstance(case.args[0], list) for case in lists), function
+
+
+def test_the_squeeze_reference_is_the_proof_on_real_runs():
+    check_ = CHECKS["proof_squeeze"]
+    from perceptron_course import theory
+
+    cases = check_.cases(case_generator(b"s" * 16, "proof_squeeze", "ann"))
+    for case in cases:
+        table = check_.reference(*case.args)
+        X, y, history, w_star = (np.asarray(value, dtype=float) for value in case.args)
+        assert table.shape == (len(history), 4)
+        assert np.all(table[:, 0] <= table[:, 1] + 1e-9) and np.all(table[:, 2] <= table[:, 3] + 1e-9), case.behaviour
+        unit = w_star / np.linalg.norm(w_star)
+        assert np.allclose(table[:, 1:3], np.column_stack(theory.proof_quantities(history, unit)))
+    assert sum("(a run with a bias)" in case.behaviour for case in cases) > 0
+
+
+def test_the_hinge_reference_without_regularisation_is_the_librarys_hinge_sgd():
+    from perceptron_course import losses
+    from perceptron_course.datasets import linearly_separable
+
+    reference = CHECKS["hinge_sgd"].reference
+    rng = np.random.default_rng(3)
+    for seed in range(15):
+        X, y = (linearly_separable(12, 3, margin=0.1, seed=seed) if seed % 2
+                else (rng.normal(size=(10, 2)), np.where(rng.random(10) < 0.5, -1, 1)))
+        learning_rate = float(rng.uniform(0.05, 1.0))
+        run = losses.sgd(X, y, loss="hinge", learning_rate=learning_rate, max_epochs=8)
+        w, b, n_steps = reference(X, y, learning_rate, 0.0, 8)
+        assert np.allclose(w, run.w) and np.isclose(b, run.b) and n_steps == run.n_steps
+
+
+def test_the_forward_pass_reference_is_the_librarys_mlp():
+    from perceptron_course.mlp import init_mlp, mlp_decision_function, mlp_predict
+
+    reference = CHECKS["mlp_forward"].reference
+    X = np.random.default_rng(0).normal(size=(9, 3))
+    model = init_mlp(3, 4, seed=1)
+    model = type(model)(W=model.W, c=np.full(4, 0.3), v=model.v, d=-0.2)
+    hidden, scores, labels = reference(X, model.W, model.c, model.v, model.d)
+    assert hidden.shape == (9, 4)
+    assert np.allclose(scores, mlp_decision_function(model, X)) and np.array_equal(labels, mlp_predict(model, X))
+
+
+def test_new_near_misses_are_caught():
+    convergence = solution_namespace("04_convergence")
+
+    def gamma_of_the_best_separator(X, y, history, w_star):  # gamma of max_margin, not of the w_star given
+        table = convergence["proof_squeeze"](X, y, history, w_star)
+        _, gamma = convergence["max_margin"](np.asarray(X, float), np.asarray(y))
+        return np.column_stack([np.arange(len(table)) * gamma, table[:, 1:]])
+
+    assert "proof_squeeze returned a wrong value" in failed_behaviours("proof_squeeze", gamma_of_the_best_separator)
+
+    def counting_from_one(X, y, history, w_star):
+        X, H, u = np.asarray(X, float), np.asarray(history, float), np.asarray(w_star, float) / np.linalg.norm(w_star)
+        gamma, R_squared = np.min(np.asarray(y) * (X @ u)), np.max(np.sum(X**2, axis=1))
+        j = np.arange(1, len(H) + 1)  # off by one: row 0 already counts an update
+        return np.column_stack([j * gamma, H @ u, np.sum(H**2, axis=1), j * R_squared])
+
+    assert "no update yet (k = 0)" in failed_behaviours("proof_squeeze", counting_from_one)
+
+    limitations = solution_namespace("06_limitations")
+
+    def shrinking_only_on_steps(X, y, learning_rate, lam, epochs):
+        X = np.asarray(X, float)
+        w, b, n_steps = np.zeros(X.shape[1]), 0.0, 0
+        for _ in range(epochs):
+            for x_i, y_i in zip(X, y):
+                if y_i * (w @ x_i + b) <= 1:
+                    w = (1 - learning_rate * lam) * w + learning_rate * y_i * x_i
+                    b, n_steps = b + learning_rate * y_i, n_steps + 1
+        return w, b, n_steps
+
+    assert "hinge_sgd returned a wrong w" in failed_behaviours("hinge_sgd", shrinking_only_on_steps)
+
+    def regularising_b(X, y, learning_rate, lam, epochs):
+        w, b, n_steps = limitations["hinge_sgd"](X, y, learning_rate, 0.0, epochs)
+        return limitations["hinge_sgd"](X, y, learning_rate, lam, epochs)[0], b * (1 - learning_rate * lam), n_steps
+
+    assert "hinge_sgd returned a wrong" in failed_behaviours("hinge_sgd", regularising_b)
+
+    def strictly_positive_is_plus_one(X, W, c, v, d):
+        hidden, scores, _ = limitations["mlp_forward"](X, W, c, v, d)
+        return hidden, scores, np.where(scores > 0, 1, -1)
+
+    assert "every score exactly 0" in failed_behaviours("mlp_forward", strictly_positive_is_plus_one)
+
+    def hidden_transposed(X, W, c, v, d):
+        hidden, scores, labels = limitations["mlp_forward"](X, W, c, v, d)
+        return hidden.T, scores, labels
+
+    assert "wrong shape" in failed_behaviours("mlp_forward", hidden_transposed)
+
+
+def test_new_parts_accept_other_correct_styles():
+    limitations = solution_namespace("06_limitations")
+    checks.check_hinge_sgd(lambda *args: list(limitations["hinge_sgd"](*args)))  # a list, w as a list, n_steps a float
+    checks.check_hinge_sgd(lambda *args: (lambda w, b, n: (w.tolist(), np.float64(b), float(n)))(*limitations["hinge_sgd"](*args)))
+    checks.check_mlp_forward(lambda *args: tuple(part.tolist() for part in limitations["mlp_forward"](*args)))
+    convergence = solution_namespace("04_convergence")
+    checks.check_proof_squeeze(lambda *args: convergence["proof_squeeze"](*args).tolist())

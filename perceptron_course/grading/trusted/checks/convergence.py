@@ -135,7 +135,7 @@ def _squeeze_cases(rng: np.random.Generator) -> list[Case]:
             raw, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
             X = np.hstack([np.ones((n, 1)), raw])
             normal, _ = theory.max_margin(X, y)
-            what = "a run with a bias: random separable data, augmented with a leading 1"
+            what = "random separable data, augmented with a leading 1 (a run with a bias)"
         history = _run_history(X, y)
         w_star = normal if rng.random() < 0.5 else history[-1]  # the run's own final weights separate the data too
         cases.append(Case((X, y, history, w_star * rng.uniform(0.5, 2.0)), what))

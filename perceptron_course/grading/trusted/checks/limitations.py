@@ -302,7 +302,7 @@ def _mlp_cases(rng: np.random.Generator) -> list[Case]:
     cases.append(Case((X, *_random_network(rng, 1, 1)), "a single point, one feature, one hidden unit (n = d = h = 1)"))
     for _ in range(N_RANDOM_CASES):
         X = random_points(rng)
-        cases.append(Case((X, *_random_network(rng, X.shape[1], int(rng.integers(1, 7)))), "a random network on random points"))
+        cases.append(Case((X, *_random_network(rng, X.shape[1], int(rng.integers(1, 7)))), "random network on random points"))
     return cases
 
 

@@ -523,8 +523,8 @@ def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
     assert "check_predict" not in shown
     convergence = Page((course.feedback / "xss_mallory" / "04_convergence" / "convergence.html").read_text(encoding="utf-8"))
     rows = [[" ".join(cell.text.split()) for cell in row.children] for row in convergence.find("tr")]
-    assert ["4. In your own words (2 points, graded by hand)", "not graded yet", "– / 2"] in rows
-    assert ["3. The bound for the perceptron with a bias (3 points)", "passed", "3 / 3"] in rows
+    assert ["6. In your own words: the bias (2 points, graded by hand)", "not graded yet", "– / 2"] in rows
+    assert ["5. The bound for the perceptron with a bias (3 points)", "passed", "3 / 3"] in rows
     # What the formgrader shows the TA is the autograded notebook, rendered as it is: nothing active in it.
     autograded = nbformat.read(course.root / "autograded" / "xss_mallory" / "01_geometry" / "geometry.ipynb", as_version=4)
     body, _ = HTMLExporter(template_name="basic", sanitize_html=False).from_notebook_node(autograded)

@@ -92,7 +92,9 @@ def _separable_through_origin(rng: np.random.Generator, n: int, d: int, *, integ
             normal = rng.normal(size=d) * rng.uniform(0.2, 5.0)
             X = rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0)
         scores = X @ normal
-        if np.any(normal != 0) and np.all(np.abs(scores) > (0 if integer else 1e-3 * np.linalg.norm(normal))):
+        # A margin of at least 2% of the radius keeps the run short: at most (R / gamma)^2 = 2500 updates.
+        wide_enough = 0 if integer else 0.02 * np.linalg.norm(normal) * np.max(np.linalg.norm(X, axis=1))
+        if np.any(normal != 0) and np.all(np.abs(scores) > wide_enough):
             return X, np.where(scores > 0, 1, -1), normal
 
 

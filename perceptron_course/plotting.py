@@ -188,9 +188,13 @@ def plot_update(run: PerceptronRun, X, y, k: int, ax: Axes | None = None) -> Axe
     w, b = _weights_at(run, k)
     if np.any(w != 0):
         plot_decision_boundary(w, b, X, y, ax, margin_band=False, label=None)
-    else:
+    else:  # no boundary: the score is b at every point, so the whole plane is predicted sign(b), sign(0) = +1
         plot_points(X, y, ax)
         low, high = _limits(np.asarray(X, dtype=float))
+        side = POSITIVE if b >= 0 else NEGATIVE
+        ax.fill_between([low[0], high[0]], low[1], high[1], color=side[0], alpha=0.12, linewidth=0, zorder=0)
+        ax.text(0.03, 0.97, f"w = 0: every point predicted {'+1' if b >= 0 else '-1'}", transform=ax.transAxes,
+                va="top", fontsize=8)
         ax.set_xlim(low[0], high[0])
         ax.set_ylim(low[1], high[1])
     if k > 0:

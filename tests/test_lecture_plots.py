@@ -74,3 +74,28 @@ def test_animation_frames_can_carry_axis_labels_and_a_legend():
     ax = animation._fig.axes[0]  # FuncAnimation offers no public accessor for its figure
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("first", "second")
     assert [text.get_text() for text in ax.get_legend().get_texts()][:2] == ["y = -1", "y = +1"]
+
+
+def _shaded_colours(ax) -> list[tuple]:
+    """The face colours (RGB) of the filled regions drawn on ``ax``."""
+    return [tuple(np.round(c.get_facecolor()[0][:3], 3)) for c in ax.collections if c.get_label() != "support vectors"
+            and len(c.get_facecolor()) and c.get_facecolor()[0][3] < 1]
+
+
+def test_a_frame_at_w_zero_is_shaded_with_the_side_every_point_gets():
+    # w = 0, b = 0 predicts +1 everywhere (sign(0) = +1); on XOR the cycle passes through w = 0, b = -2: -1 everywhere.
+    positive = tuple(np.round(matplotlib.colors.to_rgb(plotting.POSITIVE[0]), 3))
+    negative = tuple(np.round(matplotlib.colors.to_rgb(plotting.NEGATIVE[0]), 3))
+    X, y = datasets.six_point_example()
+    fig, ax = plt.subplots()
+    plotting.plot_update(train(X, y, bias=False), X, y, 0, ax=ax)
+    assert _shaded_colours(ax) == [positive]
+    assert "+1" in " ".join(text.get_text() for text in ax.texts)
+    plt.close(fig)
+    X_xor, y_xor = datasets.xor()
+    run = train(X_xor, y_xor, max_epochs=3)
+    k = next(k for k, row in enumerate(run.weight_history) if not row[1:].any() and row[0] < 0)
+    fig, ax = plt.subplots()
+    plotting.plot_update(run, X_xor, y_xor, k, ax=ax)
+    assert _shaded_colours(ax) == [negative]
+    plt.close(fig)

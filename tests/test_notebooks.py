@@ -6,6 +6,7 @@ what nbval does not: warnings, the stored state of the files, and that nbval doe
 the tag under the project's ``--nbval-lax``.
 """
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+REPOSITORY = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((REPOSITORY / "notebooks").glob("*.ipynb"))
+SOURCES = sorted((REPOSITORY / "source").glob("*/*.ipynb"))
 CHECK_TAG = "nbval-check-output"
 NAMES = ["01_geometry", "02_algorithm", "03_worked_example", "04_convergence", "05_multiclass", "06_limitations"]
 
@@ -46,6 +49,81 @@ def test_stored_with_clean_outputs_in_order(path):
     assert not any("NBVAL" in cell.source for cell in code_cells), "nbval markers go in the cell tags, not in the code"
     assert notebook.cells[0].cell_type == "markdown" and "After this notebook you can" in " ".join(notebook.cells[0].source.split())
     assert "Assignment" in notebook.cells[-1].source, "end with a pointer to the assignment"
+
+
+def python_of(source: str) -> str:
+    """A cell's source with IPython magics and shell escapes blanked, so that ``ast`` can parse it."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+def functions_defined(source: str) -> set[str]:
+    """Names a cell binds to a function: ``def`` (at any depth, methods included) or ``name = lambda ...``."""
+    names = set()
+    for node in ast.walk(ast.parse(python_of(source))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return names
+
+
+def solution_cells() -> list[str]:
+    """The sources of every nbgrader solution cell of the instructors' assignments."""
+    return [cell.source for path in SOURCES for cell in nbformat.read(path, as_version=4).cells
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")]
+
+
+def graded_function_names() -> set[str]:
+    """Every function an assignment's solution cells define: what students write and the grader calls."""
+    return set().union(*(functions_defined(source) for source in solution_cells()))
+
+
+def solution_lines(source: str) -> list[str]:
+    """The lines between BEGIN and END SOLUTION, stripped, without blanks and comments."""
+    body = source.split("### BEGIN SOLUTION", 1)[-1].split("### END SOLUTION", 1)[0]
+    return [line.strip() for line in body.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def test_functions_defined_sees_every_way_to_bind_a_function():
+    source = "%matplotlib inline\ndef xor_features(P):\n    def inner():\n        pass\nscore = lambda w: w\nclass A:\n    def fit(self):\n        pass\n"
+    assert functions_defined(source) == {"xor_features", "inner", "score", "fit"}
+
+
+def test_every_assignment_has_graded_functions_to_protect():
+    per_assignment = [set().union(*(functions_defined(cell.source) for cell in nbformat.read(path, as_version=4).cells
+                                    if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")))
+                      for path in SOURCES]
+    assert len(SOURCES) == 6 and all(per_assignment), "each assignment's solution cells define the functions it grades"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_lecture_cell_defines_a_graded_function(path):
+    # The lecture shows the idea in another shape (the library, a vectorised form, another feature map):
+    # a lecture function with a graded name is an answer to copy.
+    graded = graded_function_names()
+    cells = [cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"]
+    clashes = [(index, sorted(functions_defined(cell.source) & graded)) for index, cell in enumerate(cells)]
+    assert [clash for clash in clashes if clash[1]] == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_lecture_cell_holds_three_lines_of_a_solution_in_a_row(path):
+    windows = {tuple(lines[i:i + 3]) for lines in map(solution_lines, solution_cells()) for i in range(len(lines) - 2)}
+    found = []
+    for index, cell in enumerate(cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"):
+        lines = [line.strip() for line in cell.source.splitlines() if line.strip() and not line.strip().startswith("#")]
+        found += [(index, lines[i:i + 3]) for i in range(len(lines) - 2) if tuple(lines[i:i + 3]) in windows]
+    assert found == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_points_students_to_the_assignment_in_their_folder(path):
+    # Students get notebooks/, assignments/NN_topic/ and package/; release/ is the instructors' name for it,
+    # and how to hand in is the README's job, not a lecture's.
+    notebook = nbformat.read(path, as_version=4)
+    text = "\n".join(cell.source for cell in notebook.cells)
+    assert f"assignments/{path.stem}/" in notebook.cells[-1].source
+    assert "release/" not in text and "nbgrader submit" not in text
 
 
 @pytest.mark.slow

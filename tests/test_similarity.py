@@ -1,0 +1,212 @@
+"""Copying is detected: a small class with copies of the library, of a lecture and of each other."""
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from perceptron_course.grading.trusted import similarity
+from perceptron_course.grading.trusted.course import Course
+from perceptron_course.grading.trusted.example_class import build_submission, copy_course, load_recipes
+from perceptron_course.grading.trusted.similarity import THRESHOLD, find_similar, html_section, markdown_section
+
+ROOT = Path(__file__).resolve().parents[1]
+LIBRARY = ROOT / "perceptron_course"
+
+# The plain perceptron as a lecture shows it.
+LECTURE_CELL = '''def perceptron(X, y, max_epochs=100):
+    w, b = np.zeros(X.shape[1]), 0.0
+    for epoch in range(1, max_epochs + 1):
+        mistakes = 0
+        for x_i, y_i in zip(X, y):
+            if y_i * (w @ x_i + b) <= 0:
+                w, b = w + y_i * x_i, b + y_i
+                mistakes += 1
+        if mistakes == 0:
+            return w, b, epoch, True
+    return w, b, max_epochs, False
+'''
+
+# The lecture's loop, every name changed, made to return what the assignment asks.
+RENAMED_LECTURE = '''def train_perceptron(X, y, max_epochs):
+    weights, bias = np.zeros(X.shape[1]), 0.0
+    total = 0
+    for rounds in range(1, max_epochs + 1):
+        errors = 0
+        for point, label in zip(X, y):
+            if label * (weights @ point + bias) <= 0:
+                weights, bias = weights + label * point, bias + label
+                errors += 1
+        total += errors
+        if errors == 0:
+            return weights, bias, total, True
+    return weights, bias, total, False'''
+
+# Sam's own averaged perceptron (unlike the reference and Ben's), and Sue's copy of it with other names.
+SAM_AVERAGED = '''def averaged_perceptron(X, y, epochs):
+    data = np.array(X, dtype=float)
+    n, d = data.shape
+    current, offset = np.zeros(d), 0.0
+    summed, summed_offset = np.zeros(d), 0.0
+    for _ in range(epochs):
+        for k in range(n):
+            if y[k] * (np.dot(current, data[k]) + offset) <= 0:
+                current = current + y[k] * data[k]
+                offset = offset + y[k]
+            summed = summed + current
+            summed_offset = summed_offset + offset
+    return summed / (epochs * n), summed_offset / (epochs * n)'''
+SUE_AVERAGED = SAM_AVERAGED.replace("data", "pts").replace("current", "vec").replace("offset", "shift").replace("summed", "acc")
+
+
+def library_loop_copy() -> str:
+    """kernel_perceptron made of the library's train_kernel lines, pasted as they are."""
+    source = (LIBRARY / "variants.py").read_text(encoding="utf-8")
+    body = source[source.index("def train_kernel("):]
+    start, end = body.index("    alpha = np.zeros"), body.index("            break\n") + len("            break\n")
+    return ("def kernel_perceptron(K, y, max_epochs):\n    gram, labels = np.asarray(K, float), np.asarray(y)\n"
+            "    points, rule, shuffle, seed = labels, 'margin', False, None\n" + body[start:end] + "    return alpha")
+
+
+HOSTILE = "def augment(X):\n    return X  # </body><script>alert(1)</script> | `code` \x1b[31m\x00\n" + "    x = 1\n" * 5000
+
+
+@pytest.fixture(scope="module")
+def small_class(tmp_path_factory):
+    """A course with seven students, and a lecture folder with the plain perceptron cell."""
+    tmp = tmp_path_factory.mktemp("similarity")
+    course = copy_course(ROOT, tmp / "course")
+    lectures = tmp / "notebooks"
+    lectures.mkdir()
+    lecture = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# The algorithm"),
+                                              nbformat.v4.new_code_cell(LECTURE_CELL)])
+    nbformat.write(lecture, lectures / "02_algorithm.ipynb")
+    recipes = {
+        "ada": {"BASE": "solutions"},
+        "ben": load_recipes(ROOT / "example_class")["ben_alternative"],
+        "lib": {"BASE": "release", "CELLS": {"06_limitations": {"kernel_perceptron": library_loop_copy()}}},
+        "ren": {"BASE": "release", "CELLS": {"02_algorithm": {"train_perceptron": RENAMED_LECTURE}}},
+        "sam": {"BASE": "release", "CELLS": {"06_limitations": {"averaged_perceptron": SAM_AVERAGED}}},
+        "sue": {"BASE": "release", "CELLS": {"06_limitations": {"averaged_perceptron": SUE_AVERAGED}}},
+        "zed": {"BASE": "release", "CELLS": {"01_geometry": {"augment": HOSTILE}, "06_limitations": {"averaged_perceptron": HOSTILE}}},
+    }
+    for student, recipe in recipes.items():
+        for assignment in ("01_geometry", "02_algorithm", "06_limitations"):
+            build_submission(course, recipe, assignment, course.submitted / student / assignment)
+    (course.submitted / "zed" / "02_algorithm" / "algorithm.ipynb").write_text("{not json", encoding="utf-8")
+    review = find_similar(course, library=LIBRARY, notebooks=lectures)
+    return course, lectures, review
+
+
+def pairs(review) -> set[tuple[str, str, str]]:
+    return {(match.part, match.student, match.other) for match in review.matches}
+
+
+def test_a_verbatim_copy_of_the_library_is_found_with_its_lines_side_by_side(small_class):
+    _, _, review = small_class
+    (match,) = [m for m in review.matches if m.student == "lib"]
+
+    assert (match.part, match.other, match.kind) == ("kernel_perceptron", "perceptron_course/variants.py train_kernel", "library")
+    assert match.score >= THRESHOLD
+    copied = "scores += labels[j] * gram[j]"
+    assert any(copied in text for _, text in match.student_lines)
+    assert any(copied in text for _, text in match.other_lines)
+    # line numbers are those of the student's cell and of the library file
+    library_lines = (LIBRARY / "variants.py").read_text(encoding="utf-8").splitlines()
+    assert all(library_lines[number - 1] == text for number, text in match.other_lines)
+
+
+def test_a_copy_of_the_lecture_with_every_name_changed_is_found(small_class):
+    _, _, review = small_class
+    (match,) = [m for m in review.matches if m.student == "ren"]
+
+    assert (match.part, match.other, match.kind) == ("train_perceptron", "notebooks/02_algorithm.ipynb (cell 2)", "lecture")
+    assert match.score >= THRESHOLD
+
+
+def test_two_students_sharing_a_solution_are_paired_once(small_class):
+    _, _, review = small_class
+    shared = [m for m in review.matches if {m.student, m.other} & {"sam", "student sue"}]
+
+    assert [(m.part, m.student, m.other) for m in shared] == [("averaged_perceptron", "sam", "student sue")]
+    assert shared[0].score == 1.0
+
+
+def test_honest_solutions_written_differently_are_not_listed(small_class):
+    _, _, review = small_class
+    involved = {m.student for m in review.matches} | {m.other.removeprefix("student ") for m in review.matches}
+
+    assert involved == {"lib", "perceptron_course/variants.py train_kernel", "ren", "notebooks/02_algorithm.ipynb (cell 2)", "sam", "sue"}
+    assert "ada" not in involved and "ben" not in involved
+
+
+def test_a_function_too_short_to_compare_is_named_not_flagged(small_class):
+    _, _, review = small_class
+    short = {(assignment, part) for assignment, part, _ in review.too_short}
+
+    assert ("01_geometry", "augment") in short and ("02_algorithm", "train_perceptron") not in short
+    assert not any(m.part == "augment" for m in review.matches)
+    assert "01\\_geometry/augment: too short to compare" in markdown_section(review)
+
+
+def test_hostile_text_is_data_escaped_everywhere_and_unreadable_notebooks_are_noted(small_class):
+    _, _, review = small_class
+    markdown, page = markdown_section(review), html_section(review)
+
+    assert any("zed/02_algorithm: algorithm.ipynb not compared" in note for note in review.notes)
+    assert "<script" not in markdown and "<script" not in page and "\x1b" not in markdown + page and "\x00" not in markdown + page
+    assert "&lt;/body&gt;" in page or "</body>" not in page
+
+
+def test_the_same_class_gives_the_same_review(small_class):
+    course, lectures, review = small_class
+
+    again = find_similar(course, library=LIBRARY, notebooks=lectures)
+
+    assert again == review
+    assert markdown_section(again) == markdown_section(review)
+
+
+def test_the_section_shows_each_match_side_by_side_in_markdown_and_html(small_class):
+    _, _, review = small_class
+    markdown, page = markdown_section(review), html_section(review)
+
+    assert "### sam, 06\\_limitations/averaged\\_perceptron: 100% found in student sue" in markdown
+    assert re.search(r"\| \d+: .*summed = summed \+ current \| \d+: .*acc = acc \+ vec \|", markdown)
+    assert "<h3>sam, 06_limitations/averaged_perceptron: 100% found in student sue</h3>" in page
+    assert "<th>sam</th><th>student sue</th>" in page
+
+
+def test_a_failing_comparison_leaves_the_report_whole(small_class, monkeypatch):
+    course, _, _ = small_class
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(similarity, "find_similar", broken)
+    markdown, page = similarity.add_to_reports(course, "# Grading report\n", "<html><body><p>x</p></body></html>", ["01_geometry"])
+
+    assert markdown.startswith("# Grading report\n") and "the comparison did not run (RuntimeError: boom)" in markdown
+    assert page.endswith("</body></html>") and "the comparison did not run" in page
+
+
+def test_three_hundred_students_are_compared_within_the_pair_budget(tmp_path):
+    """45,000 pairs per part: the fingerprint index finds the few worth a detailed comparison."""
+    course = copy_course(ROOT, tmp_path / "course")
+    notebook = nbformat.read(course.release / "06_limitations" / "limitations.ipynb", as_version=4)
+    for k in range(300):
+        for cell in notebook.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == "averaged_perceptron":
+                # every student a different solution: constants and structure vary with k
+                cell.source = (f"def averaged_perceptron(X, y, epochs):\n    total_{k} = np.zeros({k + 1})\n"
+                               + "".join(f"    step_{j} = total_{k} * {j * k} + np.ones({j}) ** {k % 7}\n" for j in range(k % 5 + 2))
+                               + (SAM_AVERAGED.split("\n", 1)[1] if k in (17, 230) else f"    return total_{k}, {k}.5\n"))
+        folder = course.submitted / f"s{k:03d}" / "06_limitations"
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, folder / "limitations.ipynb")
+
+    review = find_similar(course, ["06_limitations"], library=LIBRARY, notebooks=tmp_path / "no-lectures")
+
+    assert [(m.student, m.other) for m in review.matches if m.part == "averaged_perceptron"] == [("s017", "student s230")]

@@ -210,3 +210,25 @@ def test_three_hundred_students_are_compared_within_the_pair_budget(tmp_path):
     review = find_similar(course, ["06_limitations"], library=LIBRARY, notebooks=tmp_path / "no-lectures")
 
     assert [(m.student, m.other) for m in review.matches if m.part == "averaged_perceptron"] == [("s017", "student s230")]
+
+
+@pytest.mark.slow
+def test_grading_the_example_class_reports_similar_code_and_changes_no_score(tmp_path):
+    from perceptron_course.grading.trusted.cli import main
+
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--quiet"]) == 0
+
+    report = (tmp_path / "demo" / "reports" / "report.md").read_text(encoding="utf-8")
+    page = (tmp_path / "demo" / "reports" / "report.html").read_text(encoding="utf-8")
+    section = report[report.index("## Similar code for review"):]
+    # Cy and Eve started from the reference solutions: their unchanged parts are Ada's
+    assert "### ada\\_reference, 02\\_algorithm/choose\\_epoch\\_cap: 100% found in student cy\\_buggy" in section
+    assert "ben" not in section  # written differently: never listed
+    assert "01\\_geometry/augment: too short to compare" in section
+    assert "<h2>Similar code for review</h2>" in page and page.rstrip().endswith("</html>")
+    # a listing never changes a score: Ada keeps every autograded point (written answers await a TA)
+    course = Course.open(tmp_path / "demo")
+    expected = [sum(points for cell, points in course.graded_cells(a).items() if cell not in course.manually_graded_cells(a))
+                for a in course.assignments()]
+    (row,) = [line for line in report.splitlines() if line.startswith("| ada_reference |")]
+    assert [float(mark.strip().split("/")[0]) for mark in row.strip("|").split("|")[1:-1]] == expected

@@ -231,7 +231,11 @@ def submission_documents(course: Course, assignment: str, parts: dict[str, tuple
                 continue
             cells.update({k: v for k, v in _cells_by_grade_id(notebook).items() if k not in cells})
         for part, (stub, _) in parts.items():
-            lines = written_lines(stub, cells.get(part, ""))
+            submitted = cells.get(part, "")
+            if len(submitted) > MAX_DOCUMENT_CHARS or submitted.count("\n") >= MAX_DOCUMENT_LINES:
+                notes.append(f"{student}/{assignment}/{part}: only its first {MAX_DOCUMENT_LINES} lines "
+                             f"or {MAX_DOCUMENT_CHARS:,} characters were compared")
+            lines = written_lines(stub, submitted)
             if lines:
                 documents[part].append(Document(SUBMISSION, student, part, lines))
     return documents
@@ -419,13 +423,16 @@ def _shown(lines: Lines) -> Lines:
     return lines[:MAX_SHOWN_LINES] + (((0, f"... and {len(lines) - MAX_SHOWN_LINES} more lines"),) if len(lines) > MAX_SHOWN_LINES else ())
 
 
-def side_by_side(match: Match) -> list[tuple[str, str]]:
-    """Rows of ``(student's line, other's line)``, each ``"N: text"``, the shorter side padded."""
-    left, right = _shown(match.student_lines), _shown(match.other_lines)
-    as_text = [f"{number}: {text}" if number else text for number, text in left]
-    other_text = [f"{number}: {text}" if number else text for number, text in right]
-    size = max(len(as_text), len(other_text))
-    return list(zip(as_text + [""] * (size - len(as_text)), other_text + [""] * (size - len(other_text))))
+def side_by_side(match: Match) -> list[tuple[tuple[int, str], tuple[int, str]]]:
+    """Rows of ``((line, text) of the student, (line, text) of the other)``; line 0 pads or says what was cut."""
+    left, right = list(_shown(match.student_lines)), list(_shown(match.other_lines))
+    size = max(len(left), len(right))
+    return list(zip(left + [(0, "")] * (size - len(left)), right + [(0, "")] * (size - len(right))))
+
+
+def _numbered(line: tuple[int, str], render) -> str:
+    number, text = line
+    return f"{number}: {render(text)}" if number else render(text)
 
 
 def _match_title(match: Match) -> str:
@@ -445,7 +452,7 @@ def markdown_section(review: SimilarityReview) -> str:
     for match in review.matches:
         text += [f"### {_markdown_text(_match_title(match))}", "",
                  f"| {_markdown_text(match.student)} | {_markdown_text(match.other)} |", "|---|---|"]
-        text += [f"| {_markdown_text(left)} | {_markdown_text(right)} |" for left, right in side_by_side(match)]
+        text += [f"| {_numbered(left, _markdown_text)} | {_numbered(right, _markdown_text)} |" for left, right in side_by_side(match)]
         text.append("")
     short = too_short_lines(review)
     if short:
@@ -462,7 +469,7 @@ def html_section(review: SimilarityReview) -> str:
     if not review.matches:
         parts.append("<p>No pair reached the threshold.</p>")
     for match in review.matches:
-        rows = "".join(f"<tr><td><pre>{escape(left)}</pre></td><td><pre>{escape(right)}</pre></td></tr>"
+        rows = "".join(f"<tr><td><pre style=\"margin:0\">{_numbered(left, escape)}</pre></td><td><pre style=\"margin:0\">{_numbered(right, escape)}</pre></td></tr>"
                        for left, right in side_by_side(match))
         parts.append(f"<h3>{escape(_match_title(match))}</h3><table class=\"similar\"><tr><th>{escape(match.student)}</th>"
                      f"<th>{escape(match.other)}</th></tr>{rows}</table>")

@@ -233,3 +233,20 @@ def test_grading_the_example_class_reports_similar_code_and_changes_no_score(tmp
                 for a in course.assignments()]
     (row,) = [line for line in report.splitlines() if line.startswith("| ada_reference |")]
     assert [float(mark.strip().split("/")[0]) for mark in row.strip("|").split("|")[1:-1]] == expected
+
+
+def test_the_review_does_not_depend_on_the_interpreter_s_string_hashing(small_class):
+    """copydetect hashes k-grams with Python's salted hash(): every k-gram is kept, so the result is the same."""
+    import os
+    import subprocess
+    import sys
+
+    course, lectures, review = small_class
+    script = ("import sys\nfrom pathlib import Path\nfrom perceptron_course.grading.trusted.course import Course\n"
+              "from perceptron_course.grading.trusted.similarity import find_similar, markdown_section\n"
+              "print(markdown_section(find_similar(Course.open(sys.argv[1]), library=Path(sys.argv[2]), notebooks=Path(sys.argv[3]))))\n")
+    outputs = {subprocess.run([sys.executable, "-c", script, str(course.root), str(LIBRARY), str(lectures)], capture_output=True,
+                              text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2")}
+
+    assert outputs == {markdown_section(review) + "\n"}

@@ -51,11 +51,13 @@ MIN_FILTERED = 60
 #: Most characters, and lines, of one document read; the rest is left out (and said so).
 MAX_DOCUMENT_CHARS = 20_000
 MAX_DOCUMENT_LINES = 400
-#: Most pairs compared in detail per run, and most matches kept per student and part.
-MAX_DETAILED_PAIRS = 5_000
+#: Most pairs compared in detail per part (the candidates with the largest share first), and most
+#: matches kept per student and part.
+MAX_DETAILED_PAIRS = 300
 MAX_MATCHES_PER_PART = 3
-#: Lines shown per side of a match.
+#: Lines shown per side of a match, and matches shown side by side (the rest as one table).
 MAX_SHOWN_LINES = 14
+MAX_SHOWN_MATCHES = 60
 
 SUBMISSION, LIBRARY, LECTURE = "submission", "library", "lecture"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -304,7 +306,7 @@ def matched_lines(document: Document, slices) -> Lines:
 
 
 def compare_part(assignment: str, part: str, students: list[Document], references: list[Document],
-                 reference_prints: list, budget: list[int], notes: list[str]) -> list[Match]:
+                 reference_prints: list, notes: list[str]) -> list[Match]:
     """Every match of one part: each student against the references and against each other."""
     from copydetect import compare_files
 
@@ -332,12 +334,17 @@ def compare_part(assignment: str, part: str, students: list[Document], reference
     candidates = sorted((-shared, readable[i].owner, others[j].label, i, j)
                         for (i, j), shared in pairs.items() if shared >= CANDIDATE)
     found: dict[str, list[Match]] = {}
-    for _, _, _, i, j in candidates:
-        if budget[0] <= 0:
-            notes.append(f"{assignment}/{part}: more pairs above {CANDIDATE:.0%} of shared fingerprints than "
-                         f"{MAX_DETAILED_PAIRS:,} compared in detail; the rest were not")
-            break
-        budget[0] -= 1
+    # A student keeps at most MAX_MATCHES_PER_PART matches: spend the detailed comparisons across students
+    per_student: dict[int, int] = {}
+    chosen = []
+    for candidate in candidates:
+        if per_student.get(candidate[3], 0) < 2 * MAX_MATCHES_PER_PART:
+            per_student[candidate[3]] = per_student.get(candidate[3], 0) + 1
+            chosen.append(candidate)
+    if len(chosen) > MAX_DETAILED_PAIRS:
+        notes.append(f"{assignment}/{part}: {len(candidates):,} pairs share over {CANDIDATE:.0%} of their fingerprints; "
+                     f"{MAX_DETAILED_PAIRS:,} of those sharing most were compared in detail, the rest were not")
+    for _, _, _, i, j in chosen[:MAX_DETAILED_PAIRS]:
         other_print = prints[j] if j < len(readable) else reference_prints[j - len(readable)]
         _, (mine, theirs), (my_slices, their_slices) = compare_files(prints[i], other_print)
         score = max(mine, theirs) if j < len(readable) else mine
@@ -383,7 +390,6 @@ def find_similar(course: Course, assignments: list[str] | None = None, *, librar
         if len(printed.filtered_code) >= NOISE:
             reference_prints.append(printed)
             kept_references.append(document)
-    budget = [MAX_DETAILED_PAIRS]
     for assignment in assignments or course.assignments():
         try:
             parts = solution_parts(course, assignment)
@@ -397,7 +403,7 @@ def find_similar(course: Course, assignments: list[str] | None = None, *, librar
                 review.too_short.append((assignment, part, length))
                 continue
             review.matches += compare_part(assignment, part, documents[part], kept_references, reference_prints,
-                                           budget, review.notes)
+                                           review.notes)
     return review
 
 
@@ -444,21 +450,37 @@ def too_short_lines(review: SimilarityReview) -> list[str]:
             f"solution; every correct answer looks alike)" for assignment, part, length in review.too_short]
 
 
+def remaining_rows(review: SimilarityReview) -> list[list[str]]:
+    """Header and one row per match past the first :data:`MAX_SHOWN_MATCHES` (shown without their lines)."""
+    return [["student", "part", "found in", "score"]] + [
+        [m.student, f"{m.assignment}/{m.part}", m.other, f"{m.score:.0%}"] for m in review.matches[MAX_SHOWN_MATCHES:]]
+
+
+def shown_notes(review: SimilarityReview, limit: int = 50) -> list[str]:
+    notes = review.notes[:limit]
+    return notes + ([f"and {len(review.notes) - limit} more notes"] if len(review.notes) > limit else [])
+
+
 def markdown_section(review: SimilarityReview) -> str:
     """The report's section, in Markdown: every match with its lines side by side, then the short parts and notes."""
     text = ["## Similar code for review", "", INTRODUCTION, ""]
     if not review.matches:
         text += ["No pair reached the threshold.", ""]
-    for match in review.matches:
+    for match in review.matches[:MAX_SHOWN_MATCHES]:
         text += [f"### {_markdown_text(_match_title(match))}", "",
                  f"| {_markdown_text(match.student)} | {_markdown_text(match.other)} |", "|---|---|"]
         text += [f"| {_numbered(left, _markdown_text)} | {_numbered(right, _markdown_text)} |" for left, right in side_by_side(match)]
         text.append("")
+    rest = remaining_rows(review)
+    if len(rest) > 1:
+        text += [f"{len(rest) - 1} more matches (their lines are not shown):", ""]
+        text += ["| " + " | ".join(_markdown_text(cell) for cell in row) + " |" for row in rest[:1]] + ["|---|---|---|---|"]
+        text += ["| " + " | ".join(_markdown_text(cell) for cell in row) + " |" for row in rest[1:]] + [""]
     short = too_short_lines(review)
     if short:
         text += ["Parts not compared:", "", *(f"- {_markdown_text(line)}" for line in short), ""]
     if review.notes:
-        text += ["Notes:", "", *(f"- {_markdown_text(note)}" for note in review.notes), ""]
+        text += ["Notes:", "", *(f"- {_markdown_text(note)}" for note in shown_notes(review)), ""]
     return "\n".join(text)
 
 
@@ -468,16 +490,20 @@ def html_section(review: SimilarityReview) -> str:
     parts = ["<h2>Similar code for review</h2>", f"<p>{escape(INTRODUCTION)}</p>"]
     if not review.matches:
         parts.append("<p>No pair reached the threshold.</p>")
-    for match in review.matches:
+    for match in review.matches[:MAX_SHOWN_MATCHES]:
         rows = "".join(f"<tr><td><pre style=\"margin:0\">{_numbered(left, escape)}</pre></td><td><pre style=\"margin:0\">{_numbered(right, escape)}</pre></td></tr>"
                        for left, right in side_by_side(match))
         parts.append(f"<h3>{escape(_match_title(match))}</h3><table class=\"similar\"><tr><th>{escape(match.student)}</th>"
                      f"<th>{escape(match.other)}</th></tr>{rows}</table>")
+    rest = remaining_rows(review)
+    if len(rest) > 1:
+        parts.append(f"<p>{len(rest) - 1} more matches (their lines are not shown):</p><table>"
+                     + "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rest) + "</table>")
     short = too_short_lines(review)
     if short:
         parts.append("<p>Parts not compared:</p><ul>" + "".join(f"<li>{escape(line)}</li>" for line in short) + "</ul>")
     if review.notes:
-        parts.append("<p>Notes:</p><ul>" + "".join(f"<li>{escape(note)}</li>" for note in review.notes) + "</ul>")
+        parts.append("<p>Notes:</p><ul>" + "".join(f"<li>{escape(note)}</li>" for note in shown_notes(review)) + "</ul>")
     return "\n".join(parts) + "\n"
 
 

@@ -250,3 +250,19 @@ def test_the_review_does_not_depend_on_the_interpreter_s_string_hashing(small_cl
                for seed in ("1", "2")}
 
     assert outputs == {markdown_section(review) + "\n"}
+
+
+def test_a_class_that_all_hands_in_the_same_code_is_bounded_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(similarity, "MAX_DETAILED_PAIRS", 12)
+    monkeypatch.setattr(similarity, "MAX_SHOWN_MATCHES", 2)
+    course = copy_course(ROOT, tmp_path / "course")
+    for k in range(10):  # 45 identical pairs per part
+        build_submission(course, {"BASE": "solutions"}, "02_algorithm", course.submitted / f"s{k}" / "02_algorithm")
+
+    review = find_similar(course, ["02_algorithm"], library=LIBRARY, notebooks=tmp_path / "none")
+
+    train = [m for m in review.matches if m.part == "train_perceptron"]
+    assert 0 < len(train) <= 12 and len({m.student for m in train}) >= 2  # spread over students, not all on s0
+    assert any(note.startswith("02_algorithm/train_perceptron: 45 pairs share over 50%") for note in review.notes)
+    markdown = markdown_section(review)
+    assert markdown.count("\n### ") == 2 and f"{len(review.matches) - 2} more matches (their lines are not shown)" in markdown

@@ -210,6 +210,8 @@ def test_three_hundred_students_are_compared_within_the_pair_budget(tmp_path):
 
     review = find_similar(course, ["06_limitations"], library=LIBRARY, notebooks=tmp_path / "no-lectures")
 
+    assert f"no lecture notebooks at {tmp_path / 'no-lectures'}: the lectures were not compared" in review.notes
+
     assert [(m.student, m.other) for m in review.matches if m.part == "averaged_perceptron"] == [("s017", "student s230")]
 
 

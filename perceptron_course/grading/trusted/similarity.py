@@ -371,7 +371,8 @@ def find_similar(course: Course, assignments: list[str] | None = None, *, librar
         The assignments to compare (default: every assignment of the course).
     library, notebooks : Path, optional
         The reference library's package folder and the lecture notebooks' folder (default: this
-        installed package, and ``notebooks/`` beside the course's ``source/`` when it exists).
+        installed package, and the course's ``notebooks/``, else the one beside this package's
+        checkout; with neither, the lectures are not compared and a note says so).
 
     Returns
     -------
@@ -381,7 +382,11 @@ def find_similar(course: Course, assignments: list[str] | None = None, *, librar
     """
     review = SimilarityReview()
     library = library or Path(__file__).resolve().parents[2]
-    notebooks = notebooks or course.root / "notebooks"
+    if notebooks is None:  # the course's lectures, else those of the checkout this package runs from
+        notebooks = next((folder for folder in (course.root / "notebooks", library.parent / "notebooks") if folder.is_dir()),
+                         course.root / "notebooks")
+    if not notebooks.is_dir():
+        review.notes.append(f"no lecture notebooks at {notebooks}: the lectures were not compared")
     references = library_documents(library) + (lecture_documents(notebooks) if notebooks.is_dir() else [])
     references = [document for document in references if document.lines]
     reference_prints, kept_references = [], []

@@ -53,7 +53,6 @@ def run_summary(outcomes, seconds: float) -> str:
 
 def command_release(args) -> int:
     from .pipeline import release
-
     from .release_check import changed_since, release_summary, snapshot
 
     course = Course.open(args.root)

@@ -5,6 +5,7 @@ import shutil
 import site
 import subprocess
 import sys
+import time
 import venv
 import zipfile
 from pathlib import Path
@@ -22,9 +23,8 @@ SECRET_TEXT = (b"BEGIN SOLUTION", b"BEGIN HIDDEN TESTS")
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> tuple[Path, Path]:
-    out = tmp_path_factory.mktemp("dist")
-    assert main(["bundle", "--root", str(ROOT), "--out", str(out)]) == 0
-    return out / "perceptron-course-student", out / "perceptron-course-student.zip"
+    """The bundle of this repository (the release check, which runs nbgrader, is tested apart)."""
+    return build_bundle(Course.open(ROOT), tmp_path_factory.mktemp("dist"), check_release=False)
 
 
 def files_under(folder: Path) -> dict[str, bytes]:
@@ -87,7 +87,7 @@ def test_a_solution_left_in_release_stops_the_build_and_leaves_no_bundle(tmp_pat
     notebook.write_text(json.dumps(cells), encoding="utf-8")
 
     with pytest.raises(CourseError, match="geometry.ipynb: contains 'BEGIN SOLUTION'"):
-        build_bundle(Course.open(course), tmp_path / "dist")
+        build_bundle(Course.open(course), tmp_path / "dist", check_release=False)  # the scan, behind the release check
     assert not (tmp_path / "dist" / "perceptron-course-student").exists()
     assert not (tmp_path / "dist" / "perceptron-course-student.zip").exists()
 
@@ -98,7 +98,7 @@ def test_editor_leftovers_are_not_copied(tmp_path):
     checkpoints.mkdir()
     (checkpoints / "geometry-checkpoint.ipynb").write_text("{}", encoding="utf-8")
 
-    folder, _ = build_bundle(Course.open(course), tmp_path / "dist")
+    folder, _ = build_bundle(Course.open(course), tmp_path / "dist", check_release=False)
 
     assert sorted(p.name for p in (folder / "assignments" / "01_geometry").iterdir()) == ["geometry.ipynb"]
 
@@ -116,15 +116,14 @@ def test_bundle_never_deletes_a_folder_it_did_not_make(tmp_path, capsys):
 @pytest.mark.slow
 def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_path):
     folder, _ = bundle
-    wheels, fresh = tmp_path / "wheels", tmp_path / "fresh"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(folder / "package")],
-        check=True,
-    )
+    student_folder, fresh = tmp_path / "perceptron-course-student", tmp_path / "fresh"
+    shutil.copytree(folder, student_folder)
+    before = sorted(str(p.relative_to(student_folder)) for p in student_folder.rglob("*"))
     venv.EnvBuilder(with_pip=True).create(fresh)
     python = fresh / "bin" / "python"
-    (wheel,) = wheels.glob("*.whl")
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)], check=True)
+    # as a student does, from the unpacked folder (the build backend comes from the package index)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "./package"], check=True, cwd=student_folder)
+    assert sorted(str(p.relative_to(student_folder)) for p in student_folder.rglob("*")) == before, "pip left files behind"
     # The dependencies are already installed here: let the fresh venv see them, after its own packages.
     fresh_site = Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
     (fresh_site / "zz_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
@@ -154,7 +153,65 @@ def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_p
 
 
 def test_building_twice_gives_the_same_zip_byte_for_byte(tmp_path):
-    _, first = build_bundle(Course.open(ROOT), tmp_path / "first")
-    _, second = build_bundle(Course.open(ROOT), tmp_path / "second")
+    _, first = build_bundle(Course.open(ROOT), tmp_path / "first", check_release=False)
+    _, second = build_bundle(Course.open(ROOT), tmp_path / "second", check_release=False)
 
     assert first.read_bytes() == second.read_bytes()
+
+
+def test_the_zip_is_dated_by_the_course_commit(bundle):
+    _, archive = bundle
+    committed = int(subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%ct"], capture_output=True, text=True,
+                                   check=True).stdout)
+
+    with zipfile.ZipFile(archive) as bundle_zip:
+        dates = {info.date_time for info in bundle_zip.infolist()}
+
+    # zip dates have a resolution of two seconds
+    assert dates == {time.gmtime(committed - committed % 2)[:6]} or dates == {time.gmtime(committed)[:6]}
+    assert min(dates)[0] > 1980
+
+
+def test_source_date_epoch_dates_every_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14 22:13:20 UTC
+
+    _, archive = build_bundle(Course.open(ROOT), tmp_path / "dist", check_release=False)
+
+    with zipfile.ZipFile(archive) as bundle_zip:
+        assert {info.date_time for info in bundle_zip.infolist()} == {(2023, 11, 14, 22, 13, 20)}
+
+
+def test_the_student_readme_says_copying_is_detected(bundle):
+    folder, _ = bundle
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+
+    assert "copying is detected" in readme.lower()
+    assert "inspect.getsource" in readme
+
+
+@pytest.mark.slow
+def test_bundle_refuses_a_release_that_source_no_longer_generates(tmp_path, capsys):
+    course = copy_course(tmp_path)
+    assert main(["bundle", "--root", str(course), "--out", str(tmp_path / "dist")]) == 0  # up to date: bundled
+    notebook = course / "release" / "02_algorithm" / "algorithm.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))
+    cells["cells"][0]["source"] = ["# An old title a TA fixed in source/ only\n"]
+    notebook.write_text(json.dumps(cells), encoding="utf-8")
+
+    assert main(["bundle", "--root", str(course), "--out", str(tmp_path / "dist")]) == 2
+    error = capsys.readouterr().err
+    assert "release/ is not what source/ generates for 02_algorithm:" in error and "perceptron-course release" in error
+    assert "01_geometry" not in error
+
+
+@pytest.mark.slow
+def test_release_says_which_assignments_changed_and_which_were_up_to_date(tmp_path, capsys):
+    course = copy_course(tmp_path)
+    notebook = course / "release" / "04_convergence" / "convergence.ipynb"
+    notebook.write_text(notebook.read_text(encoding="utf-8").replace("the convergence theorem in numbers", "the convergense theorem", 1), encoding="utf-8")
+
+    assert main(["release", "--root", str(course)]) == 0
+
+    out = capsys.readouterr().out
+    assert "regenerated in" in out and out.splitlines()[0].endswith(": 04_convergence")
+    assert "already up to date: 01_geometry, 02_algorithm, 03_worked_example, 05_multiclass, 06_limitations" in out

@@ -10,16 +10,26 @@
                          grading code, with the student dependencies and the self-check
     perceptron-course-student.zip
 
-The bundle is scanned before it is kept: a solution, a hidden test, a gradebook or any
-grading file in it stops the build with the path to fix.
+Before anything is copied, ``release/`` is checked to be what nbgrader generates from
+``source/`` now (``release_check``): a stale release stops the build with the assignments to
+release again. The bundle is scanned before it is kept: a solution, a hidden test, a
+gradebook or any grading file in it stops the build with the path to fix.
+
+The zip's entries are dated with ``SOURCE_DATE_EPOCH`` when it is set, else with the date of
+the course's git commit, else with the newest bundled file's: the same commit always gives the
+same zip, with a real date. The student package builds with ``flit_core``, which writes nothing
+into ``package/`` (setuptools leaves ``build/`` and an ``.egg-info`` there).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -38,8 +48,10 @@ LIBRARY = "perceptron_course"
 FORBIDDEN_PARTS = {"source", "tests", "example_class", "grading", "submitted", "autograded", "feedback"}
 FORBIDDEN_NAMES = {"gradebook.db", "grading_secret", "nbgrader_config.py"}
 FORBIDDEN_TEXT = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
-# 1980-01-01, the zip format's earliest date: the same files always give the same zip.
-ZIP_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
+#: The zip format's earliest date: any earlier date is written as this.
+ZIP_EPOCH = 315532800  # 1980-01-01T00:00:00Z
+#: The student package's build backend: builds the wheel out of tree, no dependency of its own.
+BUILD_BACKEND = ("flit_core>=3.12", "flit_core.buildapi")
 
 
 def is_distributable(path: Path) -> bool:
@@ -81,8 +93,8 @@ def student_pyproject(project_pyproject: Path) -> str:
     quoted = json.dumps  # a JSON string of ASCII text is a valid TOML basic string
     lines = [
         "[build-system]",
-        'requires = ["setuptools>=77"]',
-        'build-backend = "setuptools.build_meta"',
+        f"requires = [{quoted(BUILD_BACKEND[0])}]",
+        f"build-backend = {quoted(BUILD_BACKEND[1])}",
         "",
         "[project]",
         f"name = {quoted(STUDENT_DISTRIBUTION)}",
@@ -97,8 +109,8 @@ def student_pyproject(project_pyproject: Path) -> str:
         "[project.scripts]",
         *(f"{name} = {quoted(target)}" for name, target in scripts.items()),
         "",
-        "[tool.setuptools.packages.find]",
-        f'include = ["{LIBRARY}*"]',
+        "[tool.flit.module]",
+        f"name = {quoted(LIBRARY)}",
         "",
     ]
     return "\n".join(lines)
@@ -119,12 +131,34 @@ def find_leaks(folder: Path) -> list[str]:
     return leaks
 
 
-def write_zip(folder: Path, archive: Path) -> None:
-    """Zip ``folder`` (as its own top-level folder) with sorted entries and fixed dates."""
+def bundle_date(root: Path, files: list[Path]) -> int:
+    """The date (seconds since 1970, UTC) given to every entry of the zip.
+
+    ``SOURCE_DATE_EPOCH`` if set (the reproducible-builds convention), else the committer date
+    of the course's git ``HEAD``, else the newest modification time among ``files``.
+    """
+    from_environment = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if from_environment:
+        try:
+            return max(int(from_environment), ZIP_EPOCH)
+        except ValueError:
+            raise CourseError(f"SOURCE_DATE_EPOCH={from_environment!r} is not a number of seconds") from None
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct"], capture_output=True, text=True, timeout=30)
+        if commit.returncode == 0 and commit.stdout.strip().isdigit():
+            return max(int(commit.stdout.strip()), ZIP_EPOCH)
+    except (OSError, subprocess.SubprocessError):
+        pass  # no git here: fall back on the files themselves
+    return max([ZIP_EPOCH, *(int(path.stat().st_mtime) for path in files)])
+
+
+def write_zip(folder: Path, archive: Path, date: int) -> None:
+    """Zip ``folder`` (as its own top-level folder) with sorted entries, each dated ``date`` (UTC)."""
+    date_time = time.gmtime(date)[:6]
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as bundle_zip:
         for path in sorted(folder.rglob("*")):
             if path.is_file():
-                entry = zipfile.ZipInfo(str(path.relative_to(folder.parent)), date_time=ZIP_TIMESTAMP)
+                entry = zipfile.ZipInfo(str(path.relative_to(folder.parent)), date_time=date_time)
                 entry.external_attr = 0o644 << 16
                 entry.compress_type = zipfile.ZIP_DEFLATED
                 bundle_zip.writestr(entry, path.read_bytes())
@@ -139,7 +173,7 @@ def clear_previous_bundle(folder: Path) -> None:
     shutil.rmtree(folder)
 
 
-def build_bundle(course: Course, out: Path) -> tuple[Path, Path]:
+def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tuple[Path, Path]:
     """Write the student bundle of ``course`` under ``out`` as a folder and a zip.
 
     Parameters
@@ -149,6 +183,9 @@ def build_bundle(course: Course, out: Path) -> tuple[Path, Path]:
         ``pyproject.toml`` and ``README.md`` at its root.
     out : Path
         Where ``perceptron-course-student/`` and ``perceptron-course-student.zip`` go.
+    check_release : bool
+        Refuse a ``release/`` that is not what ``source/`` generates (default). Only tests of
+        the leak scan turn it off.
 
     Returns
     -------
@@ -158,12 +195,22 @@ def build_bundle(course: Course, out: Path) -> tuple[Path, Path]:
     Raises
     ------
     CourseError
-        If a part is missing, or the bundle would hold something students must not see.
+        If a part is missing, ``release/`` is stale, or the bundle would hold something students
+        must not see.
     """
     root = course.root
     for needed in ("release", "notebooks", LIBRARY, "pyproject.toml", "README.md"):
         if not (root / needed).exists():
             raise CourseError(f"{root / needed} is missing; the student bundle is built from it")
+    if check_release:
+        from .release_check import stale_assignments
+
+        stale = stale_assignments(course)
+        stale += sorted(p.name for p in course.release.iterdir()  # a release without a source
+                        if p.is_dir() and is_distributable(Path(p.name)) and p.name not in course.assignments())
+        if stale:
+            raise CourseError(f"release/ is not what source/ generates for {', '.join(stale)}: students would get a stale "
+                              f"version; run `perceptron-course release` (and commit it), then bundle again")
     out = Path(out).expanduser().resolve()
     folder, archive = out / BUNDLE_NAME, out / f"{BUNDLE_NAME}.zip"
     clear_previous_bundle(folder)
@@ -183,5 +230,5 @@ def build_bundle(course: Course, out: Path) -> tuple[Path, Path]:
         shutil.rmtree(folder)
         raise CourseError("the student bundle would leak course-only material:\n  " + "\n  ".join(leaks))
     archive.unlink(missing_ok=True)
-    write_zip(folder, archive)
+    write_zip(folder, archive, bundle_date(root, [p for p in folder.rglob("*") if p.is_file()]))
     return folder, archive

@@ -53,10 +53,12 @@ def run_summary(outcomes, seconds: float) -> str:
 
 def command_release(args) -> int:
     from .pipeline import release
+    from .release_check import changed_since, release_summary, snapshot
 
     course = Course.open(args.root)
-    released = release(course, args.assignment)
-    print(f"regenerated {', '.join(released)} in {course.release}")
+    before = snapshot(course, args.assignment or course.assignments())
+    release(course, args.assignment)
+    print(release_summary(*changed_since(course, before), course.release))
     return 0
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import similarity
 from .course import Course, nbgrader_api
 from .exports import write_grades_by_student
 from .flags import Flag
@@ -326,8 +327,11 @@ def write_report(course: Course, outcomes: list[Outcome], isolation: Isolation) 
     write_grades_by_student(course.root / GRADES_BY_STUDENT, record)
     figure = plot_report(list(record.submissions.values()), course, course.reports / "scores.png") if record.submissions else None
     report = course.reports / "report.md"
-    report.write_text(markdown_report(record, isolation, figure.name if figure else None), encoding="utf-8")
-    (course.reports / "report.html").write_text(html_report(record, isolation, figure), encoding="utf-8")
+    markdown, page = similarity.add_to_reports(  # copying detected: a section of its own, never a score
+        course, markdown_report(record, isolation, figure.name if figure else None), html_report(record, isolation, figure),
+        record.assignments)
+    report.write_text(markdown, encoding="utf-8")
+    (course.reports / "report.html").write_text(page, encoding="utf-8")
     return report
 
 

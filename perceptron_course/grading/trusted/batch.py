@@ -28,7 +28,7 @@ from typing import Callable
 from .course import Course, nbgrader_api
 from .files import name_problem, real_folder, replace_tree, write_new
 from .autograde import grade_submission, quiet_nbgrader_warnings
-from .intake import TIMESTAMP_FILE, take_in
+from .intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FILE, take_in
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
@@ -62,7 +62,7 @@ def _prepare_area(job: GradeJob) -> tuple[Course, str, list[str]]:
 
     The submission is read by ``take_in`` (``lstat``, ``O_NOFOLLOW``, size caps, the rules of
     ``intake_rules``); only the notebooks it gives, under their expected names, and a valid
-    ``timestamp.txt`` are written into the area, as new files (nbgrader's autograde then reads
+    ``timestamp.txt`` (and nbgrader's ``submission_secret.txt``) are written into the area, as new files (nbgrader's autograde then reads
     the timestamp for lateness and carries it into ``autograded/`` and ``feedback/``).
     """
     course_root, area = Path(job.course_root), Path(job.area)
@@ -85,6 +85,8 @@ def _prepare_area(job: GradeJob) -> tuple[Course, str, list[str]]:
         write_new(destination / name, data)
     if taken.timestamp is not None:
         write_new(destination / TIMESTAMP_FILE, taken.timestamp)
+    if taken.submission_secret is not None:
+        write_new(destination / SUBMISSION_SECRET_FILE, taken.submission_secret)
     return course, "", taken.notes
 
 
@@ -194,6 +196,7 @@ def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook, *, 
         replace_tree(area / folder / relative if keep_files else area / "nothing", course.root, Path(folder) / relative)
     if outcome.status == GRADED:
         _copy_scores(area / "gradebook.db", gradebook, job)
+        outcome.seconds_late, outcome.late_penalty = lateness(gradebook, job.student, job.assignment)
         outcome.feedback = [course.feedback / relative / path.name for path in outcome.feedback]
     else:
         try:
@@ -221,6 +224,13 @@ def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
                 copy = gradebook.find_comment(comment.name, notebook.name, job.assignment, job.student)
                 copy.auto_comment = comment.auto_comment
         gradebook.db.commit()
+
+
+def lateness(gradebook, student: str, assignment: str) -> tuple[float, float]:
+    """Seconds past the due date (extension included) and the late penalty of a graded submission, as nbgrader has them."""
+    submission = gradebook.find_submission(assignment, student)
+    penalty = sum(float(notebook.late_submission_penalty or 0.0) for notebook in submission.notebooks)
+    return float(submission.total_seconds_late or 0.0), penalty
 
 
 def default_workers() -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -18,9 +19,12 @@ from .course import Course
 from .files import UnsafeFileError, folder_problems, name_problem, read_capped
 from .safe_text import quoted
 
-#: Largest ``timestamp.txt`` read (nbgrader writes one line).
+#: Largest ``timestamp.txt`` and ``submission_secret.txt`` read (nbgrader writes one short line in each).
 MAX_TIMESTAMP_BYTES = 200
 TIMESTAMP_FILE = "timestamp.txt"
+#: What ``nbgrader submit`` writes beside the notebooks; ``release_feedback`` names the feedback page by it.
+SECRET_FILE = "submission_secret.txt"
+_PLAIN_SECRET = re.compile(rb"[A-Za-z0-9_-]{1,128}")
 
 
 @dataclass
@@ -29,6 +33,7 @@ class TakenIn:
 
     notebooks: dict[str, bytes] = field(default_factory=dict)  #: ``geometry.ipynb`` -> the notebook to run (JSON)
     timestamp: bytes | None = None  #: ``timestamp.txt`` as collected, when it holds a date
+    submission_secret: bytes | None = None  #: ``submission_secret.txt`` as collected, when it is plain
     notes: list[str] = field(default_factory=list)
     refused: str = ""
 
@@ -89,6 +94,18 @@ def _timestamp(folder: Path) -> tuple[bytes | None, str]:
     return data, ""
 
 
+def _submission_secret(folder: Path) -> bytes | None:
+    """``submission_secret.txt`` of a submission made with ``nbgrader submit``, when it is one plain token."""
+    path = folder / SECRET_FILE
+    if not os.path.lexists(path):
+        return None
+    try:
+        data = read_capped(path, limit=MAX_TIMESTAMP_BYTES)
+    except UnsafeFileError:
+        return None
+    return data if _PLAIN_SECRET.fullmatch(data.strip()) else None
+
+
 def take_in(course: Course, student: str, assignment: str) -> TakenIn:
     """Read a submission the way the grader runs it (``intake_rules``), never following a link.
 
@@ -105,6 +122,7 @@ def take_in(course: Course, student: str, assignment: str) -> TakenIn:
     others = course_assignments(course)
     taken = TakenIn()
     taken.timestamp, note = _timestamp(folder)
+    taken.submission_secret = _submission_secret(folder)
     for name in names:
         files = handed_in if len(names) == 1 else [f"{name}.ipynb"] if f"{name}.ipynb" in handed_in else []
         intake = examine({file: _read(folder / file) for file in files}, expected_assignment(course, assignment, name), others)

@@ -47,8 +47,9 @@ ALLOWED_EXTRAS: dict[str, dict[str, frozenset[str]]] = {"04_convergence": {"theo
 #: Packages that compute the reference's answers: not importable while grading.
 BLOCKED_PACKAGES = ("sklearn.linear_model",)
 
-#: The assignments' cells as released (``release/``), shipped with the student package.
-MANIFEST = Path(__file__).with_name("assignments_manifest.json")
+#: The module that holds the assignments' cells as released (``release/``), shipped with the student
+#: package (a module, not a data file, so every install has it); ``write_manifest`` writes it.
+MANIFEST_MODULE = Path(__file__).with_name("_assignments_manifest.py")
 #: The notebook metadata where the grader records what its intake did (written by the grader only).
 INTAKE_METADATA = "perceptron_course_intake"
 
@@ -146,15 +147,32 @@ def build_manifest(release_folder: Path) -> list[dict]:
     return entries
 
 
-def load_manifest(path: Path = MANIFEST) -> dict[str, Assignment]:
+def manifest_text(release_folder: Path) -> str:
+    """The source of ``MANIFEST_MODULE`` for the assignments of ``release_folder``."""
+    import pprint
+
+    return ('"""The assignments\' cells as released: written by ``perceptron-course release`` from release/; do not edit."""\n\n'
+            f"ASSIGNMENTS = {pprint.pformat(build_manifest(release_folder), width=120, sort_dicts=True)}\n")
+
+
+def write_manifest(release_folder: Path, module: Path = MANIFEST_MODULE) -> bool:
+    """Write ``MANIFEST_MODULE`` from ``release_folder``; return whether it changed."""
+    text = manifest_text(release_folder)
+    if module.is_file() and module.read_text(encoding="utf-8") == text:
+        return False
+    module.write_text(text, encoding="utf-8")
+    return True
+
+
+def load_manifest() -> dict[str, Assignment]:
     """The assignments the package ships, by name (empty when the manifest is missing)."""
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except OSError:
+        from ._assignments_manifest import ASSIGNMENTS
+    except ImportError:
         return {}
     return {entry["assignment"]: Assignment(entry["assignment"], entry["notebook"], tuple(
         ExpectedCell(c["grade_id"], c["cell_type"], c["role"], c["source"], c.get("metadata", {})) for c in entry["cells"]))
-        for entry in entries}
+        for entry in ASSIGNMENTS}
 
 
 # ---------------------------------------------------------------------------- rule 1: the file
@@ -179,6 +197,9 @@ def parse_notebook(data: bytes, file_name: str) -> dict:
             or not isinstance(notebook.get("metadata", {}), dict) \
             or not all(isinstance(cell, dict) and isinstance(cell.get("metadata", {}), dict) for cell in notebook["cells"]):
         raise IntakeError(f"{file_name} is not a valid notebook: not a Jupyter notebook of format 4")
+    for cell in notebook["cells"]:  # nbformat stores text as a list of lines; a notebook in memory holds one string
+        if isinstance(cell.get("source"), list) and all(isinstance(line, str) for line in cell["source"]):
+            cell["source"] = "".join(cell["source"])
     return notebook
 
 
@@ -272,10 +293,10 @@ def choose_notebook(notebooks: Mapping[str, dict | IntakeError], assignment: Ass
     chosen = max(candidates, key=lambda name: (copy_number(Path(name).stem)[1], name == expected, name))
     notes = []
     if chosen != expected:
-        notes.append(f"{chosen} was graded as {expected} (the name it was handed out with)")
+        notes.append(f"{chosen} is graded as {expected} (the name it was handed out with)")
     ignored = sorted(set(notebooks) - {chosen})
     if ignored:
-        notes.append(f"{chosen} was graded; "
+        notes.append(f"{chosen} is graded; "
                      + ", ".join(_why_ignored(name, notebooks[name], ids, mine, others) for name in ignored))
     return chosen, notes, ""
 
@@ -283,11 +304,11 @@ def choose_notebook(notebooks: Mapping[str, dict | IntakeError], assignment: Ass
 def _why_ignored(name: str, notebook: dict | IntakeError, ids: Mapping[str, list[str]], mine: frozenset[str],
                  others: Mapping[str, Assignment]) -> str:
     if not isinstance(notebook, dict):
-        return f"{name} was ignored (not a notebook)"
+        return f"{name} is ignored (not a notebook)"
     owners = owners_of(ids[name], others)
     if owners and not mine.intersection(ids[name]):
-        return f"{name} was ignored (the notebook of {', '.join(owners)})"
-    return f"{name} was ignored (an earlier copy)"
+        return f"{name} is ignored (the notebook of {', '.join(owners)})"
+    return f"{name} is ignored (an earlier copy)"
 
 
 # ---------------------------------------------------------------------------- rule 3: the cells
@@ -329,10 +350,10 @@ def repair_cells(notebook: dict, assignment: Assignment) -> list[str]:
         position += 1
         (missing_solutions if expected.role == "solution" else missing_others).append(expected)
     for expected in missing_solutions:
-        notes.append(f"{expected.describe()} was missing: it was put back empty, so "
+        notes.append(f"{expected.describe()} is missing: it is put back empty, so "
                      + (f"the tests of {expected.function} score 0" if expected.function else "its parts score 0"))
     if missing_others:
-        notes.append("deleted cells were put back from the assignment: " + ", ".join(e.grade_id for e in missing_others))
+        notes.append("deleted cells are put back from the assignment: " + ", ".join(e.grade_id for e in missing_others))
     return notes
 
 
@@ -424,7 +445,7 @@ def examine(files: Mapping[str, bytes | IntakeError], assignment: Assignment, ot
     if too_large:
         return Intake(None, chosen, notes, too_large)
     if dropped > MAX_NOTEBOOK_BYTES:
-        notes.append(f"{chosen} carried {dropped / (1024 * 1024):.0f} MB of stored outputs: dropped before grading")
+        notes.append(f"{chosen} carried {dropped / (1024 * 1024):.0f} MB of stored outputs: they are dropped before grading")
     notes += repair_cells(notebook, assignment)
     notes += refused_imports(notebook, assignment)
     notebook.setdefault("metadata", {})[INTAKE_METADATA] = {"notes": list(notes)}

@@ -181,12 +181,12 @@ def test_renamed_and_resubmitted_notebooks_are_graded_and_say_so(canvas_week):
     course, outcomes = canvas_week["course"], canvas_week["outcomes"]
     assert {s: (o.status, o.score) for s, o in outcomes.items()} == {
         "lovelaceada": ("graded", 8), "babbagecarl": ("graded", 8), "hoppergrace": ("graded", 8)}
-    assert "geometry-1.ipynb was graded as geometry.ipynb" in outcomes["babbagecarl"].reason
-    assert "geometry.ipynb was ignored (an earlier copy)" in outcomes["babbagecarl"].reason
-    assert "geometry (1).ipynb was graded as geometry.ipynb" in outcomes["hoppergrace"].reason
+    assert "geometry-1.ipynb is graded as geometry.ipynb" in outcomes["babbagecarl"].reason
+    assert "geometry.ipynb is ignored (an earlier copy)" in outcomes["babbagecarl"].reason
+    assert "geometry (1).ipynb is graded as geometry.ipynb" in outcomes["hoppergrace"].reason
     page = (course.feedback / "hoppergrace" / ASSIGNMENT / "geometry.html").read_text()
-    assert "Repaired before grading: geometry (1).ipynb was graded as geometry.ipynb" in page
-    assert "geometry (1).ipynb was graded as geometry.ipynb" in (course.reports / "report.md").read_text()
+    assert "Before grading: geometry (1).ipynb is graded as geometry.ipynb" in page
+    assert "geometry (1).ipynb is graded as geometry.ipynb" in (course.reports / "report.md").read_text()
 
 
 @pytest.mark.slow

@@ -416,7 +416,7 @@ def feedback_notes(nb: NotebookNode, resources: dict) -> list[str]:
     recorded = nb.metadata.get(INTAKE_METADATA)
     repaired = recorded.get("notes") if isinstance(recorded, dict) else None
     if isinstance(repaired, list):
-        notes += [f"Repaired before grading: {note[:400]}" for note in repaired[:20] if isinstance(note, str)]
+        notes += [f"Before grading: {note[:400]}" for note in repaired[:20] if isinstance(note, str)]
     return [note for note in notes if note]
 
 

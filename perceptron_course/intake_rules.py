@@ -445,7 +445,7 @@ def examine(files: Mapping[str, bytes | IntakeError], assignment: Assignment, ot
     if too_large:
         return Intake(None, chosen, notes, too_large)
     if dropped > MAX_NOTEBOOK_BYTES:
-        notes.append(f"{chosen} carried {dropped / (1024 * 1024):.0f} MB of stored outputs: they are dropped before grading")
+        notes.append(f"{chosen} carried {dropped / (1024 * 1024):.0f} MiB of stored outputs: they are dropped before grading")
     notes += repair_cells(notebook, assignment)
     notes += refused_imports(notebook, assignment)
     notebook.setdefault("metadata", {})[INTAKE_METADATA] = {"notes": list(notes)}

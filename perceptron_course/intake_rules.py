@@ -31,7 +31,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 #: Largest file read from a hand-in, stored outputs included (a notebook saved with 50 MB of debug output).
-MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_FILE_BYTES = 128 * 1024 * 1024
+#: Most JSON values (strings, numbers, lists, objects) read from one file: each becomes a Python object,
+#: so this, with ``MAX_FILE_BYTES``, bounds the memory of reading a file (about 600 MB at worst).
+#: 50 MB of printed lines is about 1,000,000.
+MAX_JSON_VALUES = 4_000_000
 #: Largest notebook run, once its stored outputs are dropped (the assignments are about 30 KB).
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
 #: Most cells of a notebook run (the assignments have about 25), and most characters of text
@@ -188,8 +192,13 @@ def parse_notebook(data: bytes, file_name: str) -> dict:
     """
     if len(data) > MAX_FILE_BYTES:
         raise IntakeError(f"{file_name} is larger than the grader reads ({MAX_FILE_BYTES // (1024 * 1024)} MiB, stored outputs included)")
+    # every value but the first of a list or an object follows a comma (commas in strings count too: an upper bound)
+    values = data.count(b",") + data.count(b"[") + data.count(b"{") + 1
+    if values > MAX_JSON_VALUES:
+        raise IntakeError(f"{file_name} is in more pieces than the grader reads (over {MAX_JSON_VALUES:,} JSON values, "
+                          "stored outputs included)")
     try:
-        notebook = json.loads(data.decode("utf-8"))
+        notebook = json.loads(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         message = str(error).splitlines()[0][:120] if str(error) else type(error).__name__
         raise IntakeError(f"{file_name} is not a valid notebook: {message}") from None
@@ -314,10 +323,15 @@ def _why_ignored(name: str, notebook: dict | IntakeError, ids: Mapping[str, list
 # ---------------------------------------------------------------------------- rule 3: the cells
 
 
-def _released_cell(expected: ExpectedCell) -> dict:
+def _released_cell(expected: ExpectedCell, notebook: dict) -> dict:
+    """A copy of the released cell to put back into ``notebook`` (with a new cell id where the format has ids)."""
     cell = {"cell_type": expected.cell_type, "metadata": json.loads(json.dumps(expected.metadata)), "source": expected.source}
     if expected.cell_type == "code":
         cell.update(execution_count=None, outputs=[])
+    if notebook.get("nbformat_minor", 0) >= 5:
+        taken = {other.get("id") for other in notebook["cells"]}
+        base = "restored-" + re.sub(r"[^A-Za-z0-9_-]", "-", expected.grade_id)[:40]
+        cell["id"] = next(name for name in (base, *(f"{base}-{k}" for k in range(1, len(taken) + 2))) if name not in taken)
     return cell
 
 
@@ -346,7 +360,7 @@ def repair_cells(notebook: dict, assignment: Assignment) -> list[str]:
             if expected.role in ("tests", "locked") and not _same_text(_source(cell), expected.source):
                 notes.append(f"{expected.describe()} was edited: the grader runs the original")
             continue
-        notebook["cells"].insert(position, _released_cell(expected))
+        notebook["cells"].insert(position, _released_cell(expected, notebook))
         position += 1
         (missing_solutions if expected.role == "solution" else missing_others).append(expected)
     for expected in missing_solutions:

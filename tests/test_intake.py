@@ -98,8 +98,10 @@ def test_what_is_run_must_still_fit_the_limits():
     notebook["cells"].append({"cell_type": "markdown", "metadata": {}, "source": "x" * (6 * 1024 * 1024)})
     intake = examine({"geometry.ipynb": as_bytes(notebook)}, GEOMETRY, ASSIGNMENTS)
     assert intake.refused == "geometry.ipynb is larger than the grader reads (5 MiB) once its stored outputs are dropped"
+    confetti = b"[" + b"0," * intake_rules.MAX_JSON_VALUES + b"0]"  # 8 MB, but 4 million Python objects
+    assert "is in more pieces than the grader reads" in examine({"g.ipynb": confetti}, GEOMETRY, ASSIGNMENTS).refused
     huge = b" " * (intake_rules.MAX_FILE_BYTES + 1)
-    assert "larger than the grader reads (64 MiB, stored outputs included)" in examine({"g.ipynb": huge}, GEOMETRY, ASSIGNMENTS).refused
+    assert "larger than the grader reads (128 MiB, stored outputs included)" in examine({"g.ipynb": huge}, GEOMETRY, ASSIGNMENTS).refused
 
 
 def test_a_deleted_solution_cell_is_named_missing_and_put_back_empty_where_it_was():

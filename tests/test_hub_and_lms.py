@@ -222,3 +222,66 @@ def test_written_answers_awaiting_a_ta_are_left_blank_in_the_canvas_export(tmp_p
     assert rows[1]["SIS Login ID"] == "ada" and rows[1][assignment] == ""
     report = (course.reports / "report.md").read_text()
     assert f"ada/{assignment}: written answers await a TA, left blank" in report
+
+
+# ---------------------------------------------------------------------------- the patterns of other LMSs, as the README gives them
+
+
+def readme_pattern(lms: str) -> str:
+    """The ``named_regexp`` the README gives for ``lms`` (the raw string after its bold name)."""
+    import re
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    match = re.search(rf"\*\*{lms}\*\*.*?`r\"(?P<pattern>[^`]*)\"`", text, re.DOTALL)
+    assert match, f"no pattern for {lms} in the README"
+    return match.group("pattern")
+
+
+def config_pattern() -> str:
+    import ast
+
+    tree = ast.parse((REPO / "nbgrader_config.py").read_text(encoding="utf-8"))
+    (value,) = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                and ast.unparse(node.targets[0]) == "c.FileNameCollectorPlugin.named_regexp"]
+    return ast.literal_eval(value)
+
+
+@pytest.mark.parametrize("lms, path, student, file_id, timestamp", [
+    ("Canvas", "/c/downloaded/01/extracted/lovelaceada_12345_67890_geometry.ipynb", "lovelaceada", "geometry.ipynb", None),
+    ("Canvas", "/c/downloaded/01/extracted/lovelaceada_LATE_12345_67890_geometry-1.ipynb", "lovelaceada", "geometry-1.ipynb", None),
+    ("Canvas", "/c/downloaded/01/extracted/sub/hoppergrace_34567_70003_geometry (1).ipynb", "hoppergrace", "geometry (1).ipynb", None),
+    ("Moodle", "/c/downloaded/01/extracted/Ada Lovelace_1234567_assignsubmission_file_/geometry.ipynb", "1234567",
+     "geometry.ipynb", None),
+    ("Moodle", "/c/downloaded/01/extracted/Ada Lovelace_1234567_assignsubmission_file_geometry.ipynb", "1234567",
+     "geometry.ipynb", None),
+    ("Blackboard", "/c/downloaded/01/extracted/Homework 1_ada_attempt_2026-11-27-16-59-01_geometry.ipynb", "ada",
+     "geometry.ipynb", "2026-11-27-16-59-01"),
+])
+def test_each_lms_pattern_reads_its_file_names_as_zip_collect_applies_it(lms, path, student, file_id, timestamp):
+    import re
+
+    pattern = config_pattern() if lms == "Canvas" else readme_pattern(lms)
+    match = re.match(pattern, path)  # nbgrader's FileNameCollectorPlugin: re.match on the whole path
+    assert match is not None, (pattern, path)
+    assert match.group("student_id") == student and match.group("file_id") == file_id
+    assert match.groupdict().get("timestamp") == timestamp
+
+
+@pytest.mark.slow
+def test_blackboard_attempts_are_collected_with_their_time_and_the_later_one_wins(tmp_path):
+    course = copy_course(REPO, tmp_path / "course")
+    config = course.root / "nbgrader_config.py"
+    config.write_text(config.read_text() + f"\nc.FileNameCollectorPlugin.named_regexp = {readme_pattern('Blackboard')!r}\n")
+    solved = _notebook_bytes(solved_notebook(course, ASSIGNMENT, "geometry"))
+    untouched = (course.release / ASSIGNMENT / "geometry.ipynb").read_bytes()
+    archive = course.root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "gradebook.zip", "w") as zipped:
+        zipped.writestr("Homework 1_ada_attempt_2026-11-27-16-59-01_geometry.ipynb", untouched)
+        zipped.writestr("Homework 1_ada_attempt_2026-11-28-09-00-00_geometry.ipynb", solved)
+        zipped.writestr("Homework 1_ada_attempt_2026-11-28-09-00-00.txt", "Name: Ada Lovelace\n")
+    nbgrader("zip_collect", ASSIGNMENT, cwd=course.root)
+    folder = course.submitted / "ada" / ASSIGNMENT
+    assert sorted(p.name for p in folder.iterdir()) == ["geometry.ipynb", "timestamp.txt"]
+    assert (folder / "timestamp.txt").read_text().startswith("2026-11-28 09:00:00")
+    assert (folder / "geometry.ipynb").read_bytes() == solved

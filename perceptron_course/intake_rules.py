@@ -357,7 +357,7 @@ def repair_cells(notebook: dict, assignment: Assignment) -> list[str]:
         if expected.grade_id in present:
             position = _index_of(notebook, expected.grade_id) + 1
             cell = notebook["cells"][position - 1]
-            if expected.role in ("tests", "locked") and not _same_text(_source(cell), expected.source):
+            if expected.role in ("tests", "locked") and expected.source and not _same_text(_source(cell), expected.source):
                 notes.append(f"{expected.describe()} was edited: the grader runs the original")
             continue
         notebook["cells"].insert(position, _released_cell(expected, notebook))

@@ -160,3 +160,56 @@ def test_a_notebook_the_student_marked_as_repaired_gets_the_graders_notes_only()
 def test_what_is_not_a_notebook_is_refused_with_the_reason(data):
     with pytest.raises(IntakeError, match="x.ipynb is not a valid notebook"):
         intake_rules.parse_notebook(data, "x.ipynb")
+
+
+# ---------------------------------------------------------------------------- the grader's side: take_in
+
+
+def _course_with(tmp_path, notebook: dict, *, release: bool = True, extra: dict[str, bytes] | None = None):
+    import shutil
+
+    from perceptron_course.grading.trusted.example_class import copy_course
+
+    course = copy_course(ROOT, tmp_path / "course")
+    if not release:
+        shutil.rmtree(course.release)
+    folder = course.submitted / "ada" / "01_geometry"
+    folder.mkdir(parents=True)
+    (folder / "my geometry.ipynb").write_bytes(as_bytes(notebook))
+    for name, data in (extra or {}).items():
+        (folder / name).write_bytes(data)
+    return course
+
+
+def test_the_grader_takes_in_a_renamed_hand_in_with_its_times(tmp_path):
+    from perceptron_course.grading.trusted.intake import take_in
+
+    course = _course_with(tmp_path, released(), extra={"timestamp.txt": b"2026-11-27 16:59:01.000001 UTC",
+                                                       "submission_secret.txt": b"0a1b2c3d\n"})
+    taken = take_in(course, "ada", "01_geometry")
+    assert taken.refused == "" and list(taken.notebooks) == ["geometry.ipynb"]
+    assert taken.timestamp == b"2026-11-27 16:59:01.000001 UTC" and taken.submission_secret == b"0a1b2c3d\n"
+    assert taken.notes == ["my geometry.ipynb is graded as geometry.ipynb (the name it was handed out with)"]
+    run = json.loads(taken.notebooks["geometry.ipynb"])
+    assert run["metadata"][intake_rules.INTAKE_METADATA] == {"notes": taken.notes}
+
+
+@pytest.mark.parametrize("timestamp, secret", [(b"yesterday-ish", b"../../etc"), (b"\xff", b"a" * 300)])
+def test_a_timestamp_that_is_no_date_and_a_secret_that_is_not_plain_are_left_behind(tmp_path, timestamp, secret):
+    from perceptron_course.grading.trusted.intake import take_in
+
+    course = _course_with(tmp_path, released(), extra={"timestamp.txt": timestamp, "submission_secret.txt": secret})
+    taken = take_in(course, "ada", "01_geometry")
+    assert taken.timestamp is None and taken.submission_secret is None
+    assert "timestamp.txt does not hold a date: ignored, so lateness is not known" in taken.notes
+
+
+def test_without_release_no_solution_or_hidden_test_is_put_back(tmp_path):
+    from perceptron_course.grading.trusted.intake import take_in
+
+    course = _course_with(tmp_path, without(released(), "predict", "test_predict"), release=False)
+    taken = take_in(course, "ada", "01_geometry")
+    text = taken.notebooks["geometry.ipynb"].decode()
+    assert "BEGIN" not in text and "check_predict" not in text and "np.where" not in text
+    assert not any("was edited" in note for note in taken.notes)
+    assert any("the solution cell predict is missing" in note for note in taken.notes)

@@ -62,9 +62,10 @@ def expected_assignment(course: Course, assignment: str, notebook: str) -> Assig
     expected = assignment_from_notebook(assignment, notebook, json.loads(path.read_text(encoding="utf-8")))
     if path == released:
         return expected
-    # no release: a deleted solution cell comes back empty rather than with the solution
+    # no release: solutions, answers and hidden tests must not reach a student's notebook (a deleted cell comes
+    # back empty; nbgrader restores graded cells itself), and a test cell is not compared with its hidden tests
     return Assignment(assignment, notebook, tuple(
-        replace(cell, source="") if cell.role == "solution" else cell for cell in expected.cells))
+        replace(cell, source="") if cell.role in ("solution", "answer", "tests") else cell for cell in expected.cells))
 
 
 def course_assignments(course: Course) -> dict[str, Assignment]:

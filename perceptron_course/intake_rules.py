@@ -339,6 +339,35 @@ def _same_text(a: str, b: str) -> bool:
     return [line.rstrip() for line in a.strip().splitlines()] == [line.rstrip() for line in b.strip().splitlines()]
 
 
+_CELL_ID = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")
+
+
+def normalise_cell_ids(notebook: dict) -> None:
+    """Give every cell a valid, unique ``id`` where the format has them (nbformat 4.5+); a pasted cell repeats one."""
+    if notebook.get("nbformat_minor", 0) < 5:
+        return
+    seen: set[str] = set()
+    for index, cell in enumerate(notebook["cells"]):
+        cell_id = cell.get("id")
+        if not isinstance(cell_id, str) or not _CELL_ID.match(cell_id) or cell_id in seen:
+            cell_id = next(f"cell-{index}-{k}" for k in range(len(notebook["cells"]) + 1) if f"cell-{index}-{k}" not in seen)
+            cell["id"] = cell_id
+        seen.add(cell_id)
+
+
+def id_notes(notebook: dict, assignment: Assignment) -> list[str]:
+    """What happens to cells whose nbgrader id is repeated (pasted copies) or belongs to no cell of this assignment."""
+    notes, counts = [], {}
+    for grade_id in grade_ids(notebook):
+        counts[grade_id] = counts.get(grade_id, 0) + 1
+    for grade_id, count in counts.items():
+        if grade_id not in assignment.cell_ids:
+            notes.append(f"a cell carries the id {grade_id}, which is not a cell of {assignment.name}: it runs as an ordinary cell")
+        elif count > 1:
+            notes.append(f"the cell {grade_id} appears {count} times: only the first is graded, the copies run as ordinary cells")
+    return notes
+
+
 def repair_cells(notebook: dict, assignment: Assignment) -> list[str]:
     """Put back every deleted cell of the assignment where it was; return one note per repair.
 
@@ -460,7 +489,9 @@ def examine(files: Mapping[str, bytes | IntakeError], assignment: Assignment, ot
         return Intake(None, chosen, notes, too_large)
     if dropped > MAX_NOTEBOOK_BYTES:
         notes.append(f"{chosen} carried {dropped / (1024 * 1024):.0f} MiB of stored outputs: they are dropped before grading")
+    notes += id_notes(notebook, assignment)
     notes += repair_cells(notebook, assignment)
     notes += refused_imports(notebook, assignment)
+    normalise_cell_ids(notebook)
     notebook.setdefault("metadata", {})[INTAKE_METADATA] = {"notes": list(notes)}
     return Intake(notebook, chosen, notes)

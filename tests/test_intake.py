@@ -213,3 +213,18 @@ def test_without_release_no_solution_or_hidden_test_is_put_back(tmp_path):
     assert "BEGIN" not in text and "check_predict" not in text and "np.where" not in text
     assert not any("was edited" in note for note in taken.notes)
     assert any("the solution cell predict is missing" in note for note in taken.notes)
+
+
+def test_pasted_and_foreign_cell_ids_are_named_and_cell_ids_made_unique():
+    notebook = released()
+    pasted = copy.deepcopy(notebook["cells"][ids_of(notebook).index("test_predict")])
+    foreign = {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "perceptron_step", "solution": True, "grade": False,
+                                                              "locked": False, "schema_version": 3}},
+               "source": "x = 1", "outputs": [], "execution_count": None, "id": pasted["id"]}
+    notebook["cells"] += [pasted, foreign]
+    intake = examine({"geometry.ipynb": as_bytes(notebook)}, GEOMETRY, ASSIGNMENTS)
+    assert intake.notes == [
+        "the cell test_predict appears 2 times: only the first is graded, the copies run as ordinary cells",
+        "a cell carries the id perceptron_step, which is not a cell of 01_geometry: it runs as an ordinary cell"]
+    cell_ids = [cell["id"] for cell in intake.notebook["cells"]]
+    assert len(set(cell_ids)) == len(cell_ids)

@@ -62,6 +62,12 @@ _COPY = re.compile(r"^(?P<base>.+?)(?:-(?P<dash>\d{1,4})| ?\((?P<paren>\d{1,4})\
 _DEF = re.compile(r"^\s*def\s+(\w+)\s*\(", re.MULTILINE)
 
 
+def short(text: object, limit: int = 40) -> str:
+    """A name a student chose (a grade id, a file name), on one line and at most ``limit`` characters, to quote in a note."""
+    plain = " ".join(str(text).split())
+    return plain if len(plain) <= limit else plain[: limit - 3] + "..."
+
+
 class IntakeError(ValueError):
     """A file the grader will not run; the message says why, in the words of ``grades.csv``."""
 
@@ -191,21 +197,21 @@ def parse_notebook(data: bytes, file_name: str) -> dict:
         If the file is larger than ``MAX_FILE_BYTES`` or not a notebook.
     """
     if len(data) > MAX_FILE_BYTES:
-        raise IntakeError(f"{file_name} is larger than the grader reads ({MAX_FILE_BYTES // (1024 * 1024)} MiB, stored outputs included)")
+        raise IntakeError(f"{short(file_name, 60)} is larger than the grader reads ({MAX_FILE_BYTES // (1024 * 1024)} MiB, stored outputs included)")
     # every value but the first of a list or an object follows a comma (commas in strings count too: an upper bound)
     values = data.count(b",") + data.count(b"[") + data.count(b"{") + 1
     if values > MAX_JSON_VALUES:
-        raise IntakeError(f"{file_name} is in more pieces than the grader reads (over {MAX_JSON_VALUES:,} JSON values, "
+        raise IntakeError(f"{short(file_name, 60)} is in more pieces than the grader reads (over {MAX_JSON_VALUES:,} JSON values, "
                           "stored outputs included)")
     try:
         notebook = json.loads(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         message = str(error).splitlines()[0][:120] if str(error) else type(error).__name__
-        raise IntakeError(f"{file_name} is not a valid notebook: {message}") from None
+        raise IntakeError(f"{short(file_name, 60)} is not a valid notebook: {message}") from None
     if not isinstance(notebook, dict) or notebook.get("nbformat") != 4 or not isinstance(notebook.get("cells"), list) \
             or not isinstance(notebook.get("metadata", {}), dict) \
             or not all(isinstance(cell, dict) and isinstance(cell.get("metadata", {}), dict) for cell in notebook["cells"]):
-        raise IntakeError(f"{file_name} is not a valid notebook: not a Jupyter notebook of format 4")
+        raise IntakeError(f"{short(file_name, 60)} is not a valid notebook: not a Jupyter notebook of format 4")
     for cell in notebook["cells"]:  # nbformat stores text as a list of lines; a notebook in memory holds one string
         if isinstance(cell.get("source"), list) and all(isinstance(line, str) for line in cell["source"]):
             cell["source"] = "".join(cell["source"])
@@ -229,13 +235,13 @@ def size_problem(notebook: dict, file_name: str) -> str:
     """Why the notebook, outputs dropped, is too large to run, or ``""``."""
     size = len(json.dumps(notebook))
     if size > MAX_NOTEBOOK_BYTES:
-        return f"{file_name} is larger than the grader reads ({MAX_NOTEBOOK_BYTES // (1024 * 1024)} MiB) once its stored outputs are dropped"
+        return f"{short(file_name, 60)} is larger than the grader reads ({MAX_NOTEBOOK_BYTES // (1024 * 1024)} MiB) once its stored outputs are dropped"
     cells = notebook["cells"]
     if len(cells) > MAX_CELLS:
-        return f"{file_name} has {len(cells):,} cells; a submission may have at most {MAX_CELLS}"
+        return f"{short(file_name, 60)} has {len(cells):,} cells; a submission may have at most {MAX_CELLS}"
     text = [_source(cell) for cell in cells if cell.get("cell_type") != "code"]
     if max(map(len, text), default=0) > MAX_TEXT_CELL or sum(map(len, text)) > MAX_TEXT_TOTAL:
-        return (f"{file_name} has text cells that are too long (at most {MAX_TEXT_CELL:,} characters each, "
+        return (f"{short(file_name, 60)} has text cells that are too long (at most {MAX_TEXT_CELL:,} characters each, "
                 f"{MAX_TEXT_TOTAL:,} in all)")
     return ""
 
@@ -297,15 +303,15 @@ def choose_notebook(notebooks: Mapping[str, dict | IntakeError], assignment: Ass
         name = expected if expected in readable else sorted(readable)[0]
         owners = [owner for owner in owners_of(ids[name], others) if owner != assignment.name]
         hint = f"; it looks like the notebook of {', '.join(owners)}" if owners else ""
-        shown = ", ".join(repr(i) for i in ids[name][:4])
-        return "", [], f"{name} holds none of the cells of {assignment.name} (its cells: {shown}){hint}"
+        shown = ", ".join(repr(short(i)) for i in ids[name][:4])
+        return "", [], f"{short(name, 60)} holds none of the cells of {assignment.name} (its cells: {shown}){hint}"
     chosen = max(candidates, key=lambda name: (copy_number(Path(name).stem)[1], name == expected, name))
     notes = []
     if chosen != expected:
-        notes.append(f"{chosen} is graded as {expected} (the name it was handed out with)")
+        notes.append(f"{short(chosen, 60)} is graded as {expected} (the name it was handed out with)")
     ignored = sorted(set(notebooks) - {chosen})
     if ignored:
-        notes.append(f"{chosen} is graded; "
+        notes.append(f"{short(chosen, 60)} is graded; "
                      + ", ".join(_why_ignored(name, notebooks[name], ids, mine, others) for name in ignored))
     return chosen, notes, ""
 
@@ -313,11 +319,11 @@ def choose_notebook(notebooks: Mapping[str, dict | IntakeError], assignment: Ass
 def _why_ignored(name: str, notebook: dict | IntakeError, ids: Mapping[str, list[str]], mine: frozenset[str],
                  others: Mapping[str, Assignment]) -> str:
     if not isinstance(notebook, dict):
-        return f"{name} is ignored (not a notebook)"
+        return f"{short(name, 60)} is ignored (not a notebook)"
     owners = owners_of(ids[name], others)
     if owners and not mine.intersection(ids[name]):
-        return f"{name} is ignored (the notebook of {', '.join(owners)})"
-    return f"{name} is ignored (an earlier copy)"
+        return f"{short(name, 60)} is ignored (the notebook of {', '.join(owners)})"
+    return f"{short(name, 60)} is ignored (an earlier copy)"
 
 
 # ---------------------------------------------------------------------------- rule 3: the cells
@@ -362,7 +368,8 @@ def id_notes(notebook: dict, assignment: Assignment) -> list[str]:
         counts[grade_id] = counts.get(grade_id, 0) + 1
     for grade_id, count in counts.items():
         if grade_id not in assignment.cell_ids:
-            notes.append(f"a cell carries the id {grade_id}, which is not a cell of {assignment.name}: it runs as an ordinary cell")
+            notes.append(f"a cell carries the id {short(grade_id)}, which is not a cell of {assignment.name}: "
+                         "it runs as an ordinary cell")
         elif count > 1:
             notes.append(f"the cell {grade_id} appears {count} times: only the first is graded, the copies run as ordinary cells")
     return notes
@@ -450,7 +457,7 @@ def refused_imports(notebook: dict, assignment: Assignment) -> list[str]:
             tree = ast.parse(_code_lines(_source(cell)))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        where = f"the cell {nbgrader['grade_id']}" if isinstance(nbgrader, dict) and nbgrader.get("grade_id") else f"cell {index}"
+        where = f"the cell {short(nbgrader['grade_id'])}" if isinstance(nbgrader, dict) and nbgrader.get("grade_id") else f"cell {index}"
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 found = [refused_import(alias.name, [], assignment.name) for alias in node.names]
@@ -488,7 +495,7 @@ def examine(files: Mapping[str, bytes | IntakeError], assignment: Assignment, ot
     if too_large:
         return Intake(None, chosen, notes, too_large)
     if dropped > MAX_NOTEBOOK_BYTES:
-        notes.append(f"{chosen} carried {dropped / (1024 * 1024):.0f} MiB of stored outputs: they are dropped before grading")
+        notes.append(f"{short(chosen, 60)} carried {dropped / (1024 * 1024):.0f} MiB of stored outputs: they are dropped before grading")
     notes += id_notes(notebook, assignment)
     notes += repair_cells(notebook, assignment)
     notes += refused_imports(notebook, assignment)

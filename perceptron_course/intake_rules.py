@@ -238,10 +238,10 @@ def size_problem(notebook: dict, file_name: str) -> str:
         return f"{short(file_name, 60)} is larger than the grader reads ({MAX_NOTEBOOK_BYTES // (1024 * 1024)} MiB) once its stored outputs are dropped"
     cells = notebook["cells"]
     if len(cells) > MAX_CELLS:
-        return f"{short(file_name, 60)} has {len(cells):,} cells; a submission may have at most {MAX_CELLS}"
+        return f"{short(file_name, 60)} is refused: it has {len(cells):,} cells; a submission may have at most {MAX_CELLS}"
     text = [_source(cell) for cell in cells if cell.get("cell_type") != "code"]
     if max(map(len, text), default=0) > MAX_TEXT_CELL or sum(map(len, text)) > MAX_TEXT_TOTAL:
-        return (f"{short(file_name, 60)} has text cells that are too long (at most {MAX_TEXT_CELL:,} characters each, "
+        return (f"{short(file_name, 60)} is refused: its text cells are too long (at most {MAX_TEXT_CELL:,} characters each, "
                 f"{MAX_TEXT_TOTAL:,} in all)")
     return ""
 

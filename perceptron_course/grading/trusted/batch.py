@@ -28,7 +28,7 @@ from typing import Callable
 from .course import Course, nbgrader_api
 from .files import name_problem, real_folder, replace_tree, write_new
 from .autograde import grade_submission, quiet_nbgrader_warnings
-from .intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FILE, take_in
+from .intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FILE, TakenIn, take_in
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
@@ -57,7 +57,7 @@ class GradeJob:
         return self.student, self.assignment
 
 
-def _prepare_area(job: GradeJob) -> tuple[Course, str, list[str]]:
+def _prepare_area(job: GradeJob) -> tuple[Course, str, TakenIn]:
     """A minimal course holding this one submission, why it is refused (or ``""``), and what the intake repaired.
 
     The submission is read by ``take_in`` (``lstat``, ``O_NOFOLLOW``, size caps, the rules of
@@ -77,9 +77,9 @@ def _prepare_area(job: GradeJob) -> tuple[Course, str, list[str]]:
     try:
         taken = take_in(Course.open(course_root), job.student, job.assignment)
     except IntakeError as error:
-        return course, str(error), []
+        return course, str(error), TakenIn()
     if taken.refused:
-        return course, taken.refused, []
+        return course, taken.refused, taken
     destination = real_folder(area, Path("submitted") / job.student / job.assignment)
     for name, data in taken.notebooks.items():
         write_new(destination / name, data)
@@ -87,7 +87,17 @@ def _prepare_area(job: GradeJob) -> tuple[Course, str, list[str]]:
         write_new(destination / TIMESTAMP_FILE, taken.timestamp)
     if taken.submission_secret is not None:
         write_new(destination / SUBMISSION_SECRET_FILE, taken.submission_secret)
-    return course, "", taken.notes
+    return course, "", taken
+
+
+def _feedback_under_submitted_names(course: Course, job: GradeJob, taken: TakenIn) -> None:
+    """A copy of each feedback page under the name the notebook was handed in as (``geometry (1).html``):
+    ``nbgrader release_feedback`` and ``fetch_feedback`` match a page to the submitted notebook by that name."""
+    folder = course.feedback / job.student / job.assignment
+    for name, stem in taken.handed_in_as.items():
+        page = folder / f"{name}.html"
+        if page.is_file() and not page.is_symlink() and not os.path.lexists(folder / f"{stem}.html"):
+            write_new(folder / f"{stem}.html", page.read_bytes())
 
 
 def _inject_fault(job: GradeJob) -> None:
@@ -99,7 +109,7 @@ def grade_job(job: GradeJob) -> Outcome:
     """Grade one submission in its private area (runs in a worker process)."""
     quiet_nbgrader_warnings()
     _inject_fault(job)
-    course, refused, repaired = _prepare_area(job)
+    course, refused, taken = _prepare_area(job)
     if refused:
         return Outcome(job.student, job.assignment, FAILED, 0.0, sum(course.graded_cells(job.assignment).values()), refused)
     isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
@@ -108,8 +118,9 @@ def grade_job(job: GradeJob) -> Outcome:
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
             outcome = grade_submission(api, course, job.student, job.assignment)
-    if repaired:  # what the intake repaired, for the report's "needed repair" (the feedback page says it too)
-        outcome.reason = "; ".join(["repaired: " + "; ".join(repaired), *filter(None, [outcome.reason])])
+    _feedback_under_submitted_names(course, job, taken)
+    if taken.notes:  # what the intake repaired, for the report's "needed repair" (the feedback page says it too)
+        outcome.reason = "; ".join(["repaired: " + "; ".join(taken.notes), *filter(None, [outcome.reason])])
     return outcome
 
 

@@ -25,6 +25,8 @@ TIMESTAMP_FILE = "timestamp.txt"
 #: What ``nbgrader submit`` writes beside the notebooks; ``release_feedback`` names the feedback page by it.
 SECRET_FILE = "submission_secret.txt"
 _PLAIN_SECRET = re.compile(rb"[A-Za-z0-9_-]{1,128}")
+#: A notebook's name that may also name its feedback page (``release_feedback`` finds a page by the submitted name).
+_PLAIN_FILE_STEM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.()+-]{0,99}")
 
 
 @dataclass
@@ -34,6 +36,7 @@ class TakenIn:
     notebooks: dict[str, bytes] = field(default_factory=dict)  #: ``geometry.ipynb`` -> the notebook to run (JSON)
     timestamp: bytes | None = None  #: ``timestamp.txt`` as collected, when it holds a date
     submission_secret: bytes | None = None  #: ``submission_secret.txt`` as collected, when it is plain
+    handed_in_as: dict[str, str] = field(default_factory=dict)  #: ``geometry`` -> ``geometry (1)``: a notebook graded under another name
     notes: list[str] = field(default_factory=list)
     refused: str = ""
 
@@ -131,6 +134,9 @@ def take_in(course: Course, student: str, assignment: str) -> TakenIn:
             return TakenIn(refused=quoted(intake.refused, 400))
         taken.notes += [quoted(text, 300) for text in intake.notes]
         taken.notebooks[f"{name}.ipynb"] = _as_valid_notebook(intake.notebook, intake.graded_file)
+        stem = intake.graded_file.removesuffix(".ipynb")
+        if stem != name and _PLAIN_FILE_STEM.fullmatch(stem):
+            taken.handed_in_as[name] = stem
     taken.notes += [note] if note else []
     return taken
 

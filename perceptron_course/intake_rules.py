@@ -28,7 +28,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 #: Largest file read from a hand-in, stored outputs included (a notebook saved with 50 MB of debug output).
 MAX_FILE_BYTES = 128 * 1024 * 1024

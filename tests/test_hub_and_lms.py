@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import json
 import os
 import subprocess
 import shutil

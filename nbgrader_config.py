@@ -74,6 +74,27 @@ c.Autograde.autograde_preprocessors = [
     "perceptron_course.grading.trusted.feedback.SafeToRender",
 ]
 # The limits a notebook hit, which ResilientExecute records in its metadata for the report, stay there.
-c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), "perceptron_course_grading"}
+# So does what the intake repaired (perceptron_course/intake_rules.py), which the feedback page lists.
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), "perceptron_course_grading",
+                                                         "perceptron_course_intake"}
 # The formgrader's own renderer cleans HTML outputs and drops JavaScript outputs too.
 c.HTMLExporter.sanitize_html = True
+
+# Lateness, the nbgrader way: an assignment's due date is nbgrader's own (`nbgrader db assignment add
+# 01_geometry --duedate="2026-11-27 17:00:00 Europe/Paris"`), a student's extension too
+# (Gradebook.grant_extension, see the README); a submission's time is its timestamp.txt, which
+# `nbgrader collect` (and `zip_collect` with a timestamp in the file name) writes. grades.csv, the
+# report and the feedback page say how late a submission was. The penalty is LateSubmissionPlugin's:
+# "none" (lateness shown, no points taken) or "zero" (a late submission scores 0); subclass it for
+# another rule and name the subclass in c.AssignLatePenalties.plugin_class.
+c.LateSubmissionPlugin.penalty_method = "none"
+
+# Hand-ins from an LMS: put its "download all submissions" zip in downloaded/<assignment>/archive/,
+# then `nbgrader zip_collect <assignment>`. The pattern below reads Canvas's file names,
+# <name>_<user id>_<attachment id>_<file>.ipynb, and a late one, <name>_LATE_<user id>_..., and keeps
+# the file's name (a resubmission Canvas renamed, geometry-1.ipynb, and a browser's geometry (1).ipynb
+# included): `perceptron-course grade` grades the one notebook of a hand-in whatever its name, and of
+# several copies the latest. Moodle's and Blackboard's patterns are in the README ("Collect").
+c.FileNameCollectorPlugin.named_regexp = (
+    r".*/(?P<student_id>[^/_]+)_(?:LATE_)?\d+_\d+_(?P<file_id>[^/]+\.ipynb)$"
+)

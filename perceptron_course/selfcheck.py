@@ -1,8 +1,13 @@
 """Check an assignment before handing it in: ``perceptron-selfcheck assignment.ipynb``.
 
-Runs the saved notebook top to bottom in a fresh kernel, as the grader does (same cell order,
-same per-cell timeout, every cell run even after an error), and prints on one screen which
-parts are not implemented yet, which visible tests fail (with their message) and which pass.
+First applies the grader's intake (``perceptron_course.intake_rules``: the file's size, which
+cells were deleted or edited, the imports the grading kernel refuses) and says what the grader
+would repair or refuse, in the grader's words. Then runs the notebook the grader would run
+(stored outputs dropped, deleted cells put back, the reference library's graded modules and
+``sklearn.linear_model`` not importable) top to bottom in a fresh kernel, as the grader does
+(same cell order, same per-cell timeout, every cell run even after an error), and prints on one
+screen which parts are not implemented yet, which visible tests fail (with their message) and
+which pass.
 Only the visible tests in the notebook run: the hidden tests that decide the grade are not
 here, so a pass is a good sign, not a score. Needs nbclient and ipykernel, not nbgrader.
 
@@ -22,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from . import intake_rules
 
 # Same as ``c.Execute.timeout`` in the course's nbgrader_config.py (a test holds them equal).
 CELL_TIMEOUT_SECONDS = 15
@@ -83,12 +90,15 @@ class SelfCheckReport:
     answers: list[PartResult]
     other_errors: list[str]
     seconds: float
+    intake_notes: tuple[str, ...] = ()
+    refused: str = ""
 
     @property
     def ready(self) -> bool:
-        """Whether every visible test passes, every answer is written and no other cell raises."""
+        """Whether the grader takes the file, every visible test passes, every answer is written and no other cell raises."""
         return (
             bool(self.parts)
+            and not self.refused
             and not self.other_errors
             and all(part.status == "passes" for part in self.parts)
             and all(answer.status == "written" for answer in self.answers)
@@ -107,8 +117,96 @@ def read_notebook(path: Path) -> Any:
         raise SelfCheckError(f"{path}: not a readable notebook ({type(error).__name__}: {error})") from error
 
 
-def execute_notebook(notebook: Any, folder: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> str | None:
-    """Run every cell of ``notebook`` in place in a fresh kernel started in ``folder``.
+def which_assignment(notebook: dict, path: Path, assignments: dict[str, intake_rules.Assignment]) -> intake_rules.Assignment | None:
+    """The assignment a notebook belongs to: by its own cells, else by its folder's name (``01_geometry/``)."""
+    owners = intake_rules.owners_of(intake_rules.grade_ids(notebook), assignments)
+    if len(owners) == 1:
+        return assignments[owners[0]]
+    return assignments.get(path.parent.name)
+
+
+def take_in(path: Path) -> tuple[Any, str | None, list[str], str]:
+    """The notebook the grader would run from the file at ``path``, its assignment, the intake's notes, and its refusal.
+
+    The rules are the grader's (``intake_rules.examine``), applied to this one file as if it
+    were handed in alone.
+
+    Raises
+    ------
+    SelfCheckError
+        If the file is missing or is not a notebook at all.
+    """
+    import nbformat
+
+    if not path.is_file():
+        raise SelfCheckError(f"{path}: no such file")
+    with path.open("rb") as handle:
+        data = handle.read(intake_rules.MAX_FILE_BYTES + 1)
+    try:
+        parsed = intake_rules.parse_notebook(data, path.name)
+    except intake_rules.IntakeError as error:
+        if len(data) > intake_rules.MAX_FILE_BYTES:
+            return None, None, [], str(error)
+        raise SelfCheckError(f"{path}: not a readable notebook ({error})") from None
+    assignments = intake_rules.load_manifest()
+    assignment = which_assignment(parsed, path, assignments)
+    if assignment is None:  # not one of the course's notebooks: the file's rules only
+        intake_rules.drop_outputs(parsed)
+        refused = intake_rules.size_problem(parsed, path.name)
+        intake = intake_rules.Intake(None if refused else parsed, path.name, [], refused)
+    else:
+        intake = intake_rules.examine({path.name: data}, assignment, assignments)
+    if intake.refused:
+        return None, assignment.name if assignment else None, intake.notes, intake.refused
+    try:
+        notebook = nbformat.from_dict(intake.notebook)
+        nbformat.validate(notebook)
+    except Exception as error:  # noqa: BLE001 - nbformat's many ways of saying "not a notebook"
+        raise SelfCheckError(f"{path}: not a readable notebook ({type(error).__name__}: {error})") from error
+    return notebook, assignment.name if assignment else None, intake.notes, ""
+
+
+def grading_view_code(assignment: str | None) -> str:
+    """Code run first in the self-check's kernel: the graded modules of this library and ``sklearn.linear_model``
+    become unusable, as in the grading kernel, with the grading kernel's message."""
+    extras = {module: sorted(names) for module, names in intake_rules.ALLOWED_EXTRAS.get(assignment or "", {}).items()}
+    return f"""
+def _perceptron_course_grading_view(student_modules={sorted(intake_rules.STUDENT_MODULES)!r}, extras={extras!r},
+                                    blocked={list(intake_rules.BLOCKED_PACKAGES)!r}):
+    import importlib, pkgutil, sys, types
+
+    class Hidden(types.ModuleType):
+        def __getattr__(self, name):
+            if name.startswith("__") or name in self.__dict__:
+                raise AttributeError(name)
+            raise ImportError(f"{{self.__name__}} is not available while grading: implement it yourself")
+
+    package = importlib.import_module("perceptron_course")
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name in student_modules or info.name.startswith("_"):
+            continue
+        hidden = Hidden(f"perceptron_course.{{info.name}}")
+        for name in extras.get(info.name, []):
+            setattr(hidden, name, getattr(importlib.import_module(f"perceptron_course.{{info.name}}"), name))
+        sys.modules[hidden.__name__] = hidden
+        setattr(package, info.name, hidden)
+    for name in list(getattr(package, "__all__", [])):
+        if name not in student_modules and not isinstance(getattr(package, name, None), types.ModuleType):
+            delattr(package, name)
+    for dotted in blocked:
+        sys.modules[dotted] = Hidden(dotted)
+
+
+_perceptron_course_grading_view()
+del _perceptron_course_grading_view
+"""
+
+
+def execute_notebook(notebook: Any, folder: Path, timeout: int = CELL_TIMEOUT_SECONDS, assignment: str | None = None) -> str | None:
+    """Run every cell of ``notebook`` in place in a fresh kernel started in ``folder``, as the grading kernel would.
+
+    A first cell, removed again afterwards, makes the imports the grading kernel refuses fail
+    (``grading_view_code``).
 
     Returns
     -------
@@ -120,13 +218,24 @@ def execute_notebook(notebook: Any, folder: Path, timeout: int = CELL_TIMEOUT_SE
     SelfCheckError
         If the notebook's kernel is not installed.
     """
-    from jupyter_client.kernelspec import NoSuchKernel
-    from nbclient import NotebookClient
-    from nbclient.exceptions import DeadKernelError
+    import nbformat
 
     for cell in notebook.cells:  # outputs saved from the student's session must not count as results
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
+    view = nbformat.v4.new_code_cell(grading_view_code(assignment))
+    notebook.cells.insert(0, view)
+    try:
+        return _execute(notebook, folder, timeout)
+    finally:
+        notebook.cells.remove(view)
+
+
+def _execute(notebook: Any, folder: Path, timeout: int) -> str | None:
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
     kernel_name = notebook.metadata.get("kernelspec", {}).get("name", "python3")
     client = NotebookClient(
         notebook,
@@ -210,20 +319,29 @@ def summarise(
 
 
 def check_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> SelfCheckReport:
-    """Run the notebook at ``path`` in a fresh kernel and report its visible tests.
+    """Apply the grader's intake to the notebook at ``path``, run what the grader would run, and report.
 
     The file itself is not changed: the run works on a copy in memory.
     """
     path = Path(path).resolve()
-    notebook = read_notebook(path)
+    notebook, assignment, notes, refused = take_in(path)
+    if refused:
+        return SelfCheckReport(path, [], [], [], 0.0, tuple(notes), refused)
     start = time.perf_counter()
-    stopped = execute_notebook(notebook, path.parent, timeout)
-    return summarise(notebook, path, time.perf_counter() - start, stopped, timeout)
+    stopped = execute_notebook(notebook, path.parent, timeout, assignment)
+    report = summarise(notebook, path, time.perf_counter() - start, stopped, timeout)
+    return SelfCheckReport(report.notebook, report.parts, report.answers, report.other_errors, report.seconds, tuple(notes))
 
 
 def format_report(report: SelfCheckReport) -> str:
     """The report as text for a terminal: one line per part, then a one-line verdict."""
+    if report.refused:
+        return "\n".join([f"Self-check of {report.notebook.name}: the grader refuses this file, so it would score 0:",
+                          f"  {report.refused}", "", "Fix this, save, and check again."])
     lines = [f"Self-check of {report.notebook.name}: ran top to bottom in a fresh kernel in {report.seconds:.0f} s", ""]
+    if report.intake_notes:
+        lines += ["What the grader does with this file before running it (in the grader's words):",
+                  *(f"  - {note}" for note in report.intake_notes), ""]
     width = max((len(part.status) for part in report.parts + report.answers), default=0)
     for part in report.parts + report.answers:
         lines.append(f"  {part.status.upper():<{width}}  {part.title}")

@@ -8,7 +8,8 @@ REPO = Path(__file__).resolve().parents[1]
 STUDENT_DATA = ["submitted/ada/01_geometry/geometry.ipynb", "autograded/ada/01_geometry/geometry.ipynb",
                 "feedback/ada/01_geometry/geometry.html", "gradebook.db", "grades.csv", "grades_by_student.csv", "reports/report.md",
                 "reports/report.html",
-                "work/demo/gradebook.db", "source/01_geometry/.ipynb_checkpoints/geometry-checkpoint.ipynb"]
+                "work/demo/gradebook.db", "canvas_grades.csv", "canvas_roster.csv",
+                "downloaded/01_geometry/archive/submissions.zip", "downloaded/01_geometry/extracted/ada_1_2_geometry.ipynb", "source/01_geometry/.ipynb_checkpoints/geometry-checkpoint.ipynb"]
 
 
 def git(*args: str) -> subprocess.CompletedProcess:
@@ -19,8 +20,8 @@ def test_no_student_data_is_tracked():
     tracked = git("ls-files").stdout.splitlines()
     assert tracked, "run the tests from a git checkout"
     leaked = [path for path in tracked
-              if path.split("/")[0] in ("submitted", "autograded", "feedback", "reports", "work")
-              or path.endswith(("gradebook.db", "grades.csv", "grades_by_student.csv"))]
+              if path.split("/")[0] in ("submitted", "autograded", "feedback", "reports", "work", "downloaded")
+              or path.endswith(("gradebook.db", "grades.csv", "grades_by_student.csv", "canvas_grades.csv", "canvas_roster.csv"))]
     assert leaked == []
 
 

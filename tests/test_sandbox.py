@@ -35,7 +35,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sandbox_class"
 REAL_PACKAGE = REPO / "perceptron_course"
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
-GRADER_OUTPUT = ("autograded", "feedback", "gradebook.db", "grades.csv", "grades_by_student.csv", "reports")
+GRADER_OUTPUT = ("autograded", "feedback", "gradebook.db", "grades.csv", "grades_by_student.csv", "canvas_grades.csv", "reports")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -231,6 +231,7 @@ IMPORTS = """
     for module in ("perceptron_course.geometry", "perceptron_course.perceptron", "perceptron_course.theory",
                    "perceptron_course.variants", "perceptron_course.multiclass", "perceptron_course.estimator",
                    "perceptron_course.svm", "perceptron_course.losses", "perceptron_course.mlp", "perceptron_course.selfcheck",
+                   "perceptron_course.intake_rules",
                    "perceptron_course.grading.trusted", "sklearn.linear_model"):
         try:
             __import__(module)

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from perceptron_course import selfcheck
+from perceptron_course import intake_rules, selfcheck
 
 ROOT = Path(__file__).resolve().parents[1]
 GEOMETRY = ROOT / "release" / "01_geometry" / "geometry.ipynb"
@@ -223,3 +223,87 @@ def test_selfcheck_needs_no_grading_code_and_no_nbgrader():
         for alias in node.names
     }
     assert not {name for name in imported if name and ("grading" in name or "nbgrader" in name)}, imported
+
+
+# ---------------------------------------------------------------------------- the self-check is the grader's intake
+
+SOLVED_BY_HAND = {  # correct solutions, each written here (not taken from source/)
+    "augment": CORRECT_AUGMENT,
+    "predict": "def predict(w, b, X):\n    scores = np.asarray(X, dtype=float) @ np.asarray(w, dtype=float) + b\n"
+               "    return np.where(scores >= 0, 1, -1)\n",
+    "signed_distance": "def signed_distance(w, b, X):\n    w = np.asarray(w, dtype=float)\n"
+                       "    return (np.asarray(X, dtype=float) @ w + b) / np.linalg.norm(w)\n",
+    "set_margin": "def set_margin(w, b, X, y):\n    w = np.asarray(w, dtype=float)\n"
+                  "    return float(np.min(np.asarray(y) * (np.asarray(X, dtype=float) @ w + b)) / np.linalg.norm(w))\n",
+}
+
+
+def hand_in(folder: Path, file_name: str, edit=None) -> Path:
+    """A correct geometry notebook handed in as ``file_name``, after ``edit(notebook)``."""
+    notebook = nbformat.read(GEOMETRY, as_version=4)
+    for function, code in SOLVED_BY_HAND.items():
+        fill(notebook, function, code)
+    if edit is not None:
+        edit(notebook)
+    folder.mkdir(parents=True)
+    nbformat.write(notebook, folder / file_name)
+    return folder / file_name
+
+
+def _debug_output(notebook) -> None:
+    """50 MB of stored debug output: 2,500,000 lines of 20 characters."""
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", text="debug: step 1234567\n" * 2_500_000)]
+
+
+def _imports_reference(notebook) -> None:
+    fill(notebook, "predict", "from perceptron_course.perceptron import predict\n")
+
+
+def _deletes_solution(notebook) -> None:
+    notebook.cells = [c for c in notebook.cells if not c.source.lstrip().startswith("def signed_distance(")]
+
+
+HAND_INS = {  # student: (file name, edit, the part the grader must give 0, or None)
+    "renamed": ("geometry (1).ipynb", None, None),
+    "oversized": ("geometry.ipynb", _debug_output, None),
+    "imports_reference": ("geometry-1.ipynb", _imports_reference, "test_predict"),
+    "deleted_solution": ("geometry.ipynb", _deletes_solution, "test_signed_distance"),
+}
+
+
+@pytest.mark.slow
+def test_a_green_self_check_means_the_grader_runs_the_notebook_as_it_is(tmp_path):
+    from perceptron_course.grading.trusted.example_class import copy_course
+    from perceptron_course.grading.trusted.pipeline import grade
+
+    course = copy_course(ROOT, tmp_path / "course")
+    reports = {}
+    for student, (file_name, edit, _) in HAND_INS.items():
+        path = hand_in(course.submitted / student / "01_geometry", file_name, edit)
+        reports[student] = selfcheck.check_notebook(path)
+    outcomes = {o.student: o for o in grade(course, progress=False, jobs=1)}
+    for student, (file_name, _, lost) in HAND_INS.items():
+        report, outcome = reports[student], outcomes[student]
+        assert outcome.status == "graded", (student, outcome.reason)
+        assert report.ready == (lost is None) == (outcome.score == outcome.max_score), (student, report, outcome)
+        for part in report.parts:  # the same parts pass, and the same fail
+            assert (part.status == "passes") == (outcome.cell_scores[part.grade_id] == 2), (student, part, outcome.cell_scores)
+        assert {grade_id for grade_id, score in outcome.cell_scores.items() if score == 0} == ({lost} if lost else set())
+        # what the self-check says of the file is what the grader says: the same notes, word for word
+        assert all(note in outcome.reason for note in report.intake_notes), (student, report.intake_notes, outcome.reason)
+    assert any("geometry (1).ipynb is graded as geometry.ipynb" in note for note in reports["renamed"].intake_notes)
+    assert any("MiB of stored outputs: they are dropped before grading" in note for note in reports["oversized"].intake_notes)
+    assert any("imports perceptron_course.perceptron, which is not available while grading" in note
+               for note in reports["imports_reference"].intake_notes)
+    assert any("the cell where you write signed_distance (signed_distance) is missing" in note
+               for note in reports["deleted_solution"].intake_notes)
+    formatted = selfcheck.format_report(reports["deleted_solution"])
+    assert "is missing: it is put back empty" in formatted and "run the cell that defines it" not in formatted
+
+
+def test_a_file_larger_than_the_grader_reads_is_refused_by_the_self_check_too(tmp_path):
+    path = tmp_path / "geometry.ipynb"
+    path.write_bytes(b" " * (intake_rules.MAX_FILE_BYTES + 1))
+    report = selfcheck.check_notebook(path)
+    assert not report.ready and "larger than the grader reads (128 MiB, stored outputs included)" in report.refused
+    assert "the grader refuses this file, so it would score 0" in selfcheck.format_report(report)

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Callable
 
 from .course import Course, nbgrader_api
-from .files import name_problem, read_capped, real_folder, replace_tree, write_new
+from .files import name_problem, real_folder, replace_tree, write_new
 from .autograde import grade_submission, quiet_nbgrader_warnings
-from .intake import unreadable_notebooks
+from .intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FILE, TakenIn, take_in
+from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
 from .sandbox import Isolation, grading_kernel, private_runtime_dir
@@ -56,27 +57,47 @@ class GradeJob:
         return self.student, self.assignment
 
 
-def _prepare_area(job: GradeJob) -> tuple[Course, str]:
-    """A minimal course holding this one submission's notebooks, and why the submission is refused (or ``""``).
+def _prepare_area(job: GradeJob) -> tuple[Course, str, TakenIn]:
+    """A minimal course holding this one submission, why it is refused (or ``""``), and what the intake repaired.
 
-    The submission is checked and read by ``unreadable_notebooks`` (``lstat``, ``O_NOFOLLOW``,
-    size caps); only the assignment's notebooks are written into the area, as new files.
+    The submission is read by ``take_in`` (``lstat``, ``O_NOFOLLOW``, size caps, the rules of
+    ``intake_rules``); only the notebooks it gives, under their expected names, and a valid
+    ``timestamp.txt`` (and nbgrader's ``submission_secret.txt``) are written into the area, as new files (nbgrader's autograde then reads
+    the timestamp for lateness and carries it into ``autograded/`` and ``feedback/``).
     """
     course_root, area = Path(job.course_root), Path(job.area)
     shutil.rmtree(area, ignore_errors=True)
     area.mkdir(parents=True)
     shutil.copy2(course_root / "nbgrader_config.py", area / "nbgrader_config.py")
     shutil.copytree(course_root / "source", area / "source")  # all of it: to name a notebook's true assignment
+    if (course_root / "release").is_dir():  # what a deleted cell is put back from
+        shutil.copytree(course_root / "release", area / "release", symlinks=True)
     shutil.copy2(job.template_gradebook, area / "gradebook.db")
     course = Course.open(area)
-    refused = unreadable_notebooks(Course.open(course_root), job.student, job.assignment)
-    if refused:
-        return course, refused
-    submitted = course_root / "submitted" / job.student / job.assignment
+    try:
+        taken = take_in(Course.open(course_root), job.student, job.assignment)
+    except IntakeError as error:
+        return course, str(error), TakenIn()
+    if taken.refused:
+        return course, taken.refused, taken
     destination = real_folder(area, Path("submitted") / job.student / job.assignment)
-    for name in course.notebook_names(job.assignment):
-        write_new(destination / f"{name}.ipynb", read_capped(submitted / f"{name}.ipynb"))
-    return course, ""
+    for name, data in taken.notebooks.items():
+        write_new(destination / name, data)
+    if taken.timestamp is not None:
+        write_new(destination / TIMESTAMP_FILE, taken.timestamp)
+    if taken.submission_secret is not None:
+        write_new(destination / SUBMISSION_SECRET_FILE, taken.submission_secret)
+    return course, "", taken
+
+
+def _feedback_under_submitted_names(course: Course, job: GradeJob, taken: TakenIn) -> None:
+    """A copy of each feedback page under the name the notebook was handed in as (``geometry (1).html``):
+    ``nbgrader release_feedback`` and ``fetch_feedback`` match a page to the submitted notebook by that name."""
+    folder = course.feedback / job.student / job.assignment
+    for name, stem in taken.handed_in_as.items():
+        page = folder / f"{name}.html"
+        if page.is_file() and not page.is_symlink() and not os.path.lexists(folder / f"{stem}.html"):
+            write_new(folder / f"{stem}.html", page.read_bytes())
 
 
 def _inject_fault(job: GradeJob) -> None:
@@ -88,7 +109,7 @@ def grade_job(job: GradeJob) -> Outcome:
     """Grade one submission in its private area (runs in a worker process)."""
     quiet_nbgrader_warnings()
     _inject_fault(job)
-    course, refused = _prepare_area(job)
+    course, refused, taken = _prepare_area(job)
     if refused:
         return Outcome(job.student, job.assignment, FAILED, 0.0, sum(course.graded_cells(job.assignment).values()), refused)
     isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
@@ -96,7 +117,11 @@ def grade_job(job: GradeJob) -> Outcome:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
-            return grade_submission(api, course, job.student, job.assignment)
+            outcome = grade_submission(api, course, job.student, job.assignment)
+    _feedback_under_submitted_names(course, job, taken)
+    if taken.notes:  # what the intake repaired, for the report's "needed repair" (the feedback page says it too)
+        outcome.reason = "; ".join(["repaired: " + "; ".join(taken.notes), *filter(None, [outcome.reason])])
+    return outcome
 
 
 def worker_failure(job: GradeJob, max_score: float, error: BaseException) -> Outcome:
@@ -182,6 +207,7 @@ def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook, *, 
         replace_tree(area / folder / relative if keep_files else area / "nothing", course.root, Path(folder) / relative)
     if outcome.status == GRADED:
         _copy_scores(area / "gradebook.db", gradebook, job)
+        outcome.seconds_late, outcome.late_penalty = lateness(gradebook, job.student, job.assignment)
         outcome.feedback = [course.feedback / relative / path.name for path in outcome.feedback]
     else:
         try:
@@ -209,6 +235,13 @@ def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
                 copy = gradebook.find_comment(comment.name, notebook.name, job.assignment, job.student)
                 copy.auto_comment = comment.auto_comment
         gradebook.db.commit()
+
+
+def lateness(gradebook, student: str, assignment: str) -> tuple[float, float]:
+    """Seconds past the due date (extension included) and the late penalty of a graded submission, as nbgrader has them."""
+    submission = gradebook.find_submission(assignment, student)
+    penalty = sum(float(notebook.late_submission_penalty or 0.0) for notebook in submission.notebooks)
+    return float(submission.total_seconds_late or 0.0), penalty
 
 
 def default_workers() -> int:

@@ -41,6 +41,9 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import GetGrades
 from traitlets import Bool, Unicode
 
+from ...intake_rules import INTAKE_METADATA
+from .lateness import late_sentence
+
 HIDDEN_PLACEHOLDER = "# (hidden tests: not shown)"
 #: Folder of the course's nbconvert template (``perceptron_feedback/``), next to this module.
 TEMPLATES = Path(__file__).with_name("feedback_templates")
@@ -402,11 +405,35 @@ def graded_parts(nb: NotebookNode) -> list[Part]:
     return parts
 
 
+def feedback_notes(nb: NotebookNode, resources: dict) -> list[str]:
+    """Lines above the parts: how late the hand-in was, and what the grader's intake repaired.
+
+    The intake's notes are read from the metadata the intake itself writes (``INTAKE_METADATA``,
+    replacing whatever a submission held there), never from the student's cells.
+    """
+    grading = resources.get("nbgrader", {})
+    notes = [late_sentence(float(grading.get("seconds_late") or 0.0), float(grading.get("late_penalty") or 0.0))]
+    recorded = nb.metadata.get(INTAKE_METADATA)
+    repaired = recorded.get("notes") if isinstance(recorded, dict) else None
+    if isinstance(repaired, list):
+        notes += [f"Before grading: {note[:400]}" for note in repaired[:20] if isinstance(note, str)]
+    return [note for note in notes if note]
+
+
 class GetGradesAndWaiting(GetGrades):
     """nbgrader's ``GetGrades``, which also says which cells wait for a TA.
 
     nbgrader scores a written answer 0 until a TA grades it; the page says "not graded yet" instead.
     """
+
+    def preprocess(self, nb, resources):
+        nb, resources = super().preprocess(nb, resources)
+        from nbgrader.api import Gradebook
+
+        with Gradebook(self.db_url) as gradebook:  # lateness, as nbgrader computes it (due date, extension, timestamp.txt)
+            submission = gradebook.find_submission(self.assignment_id, self.student_id)
+            resources["nbgrader"]["seconds_late"] = float(submission.total_seconds_late or 0.0)
+        return nb, resources
 
     def _get_score(self, cell, resources) -> None:
         super()._get_score(cell, resources)
@@ -474,6 +501,7 @@ class FeedbackHTMLExporter(HTMLExporter):
         # can send outputs that are not valid (a dict as HTML, a text execution count).
         nb, resources = super()._preprocess(safe_outputs(nb), resources)
         resources["feedback_parts"] = graded_parts(nb)
+        resources["feedback_notes"] = feedback_notes(nb, resources)
         resources["content_security_policy"] = CONTENT_SECURITY_POLICY
         return nb, resources
 

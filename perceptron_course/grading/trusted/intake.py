@@ -1,22 +1,44 @@
 """What the grader accepts as a submission: checked with ``lstat``, size-capped, read once, never followed.
 
 Every rule here is applied before a submission's code runs; a submission that breaks one gets a
-row in ``grades.csv`` with the reason, and the batch goes on.
+row in ``grades.csv`` with the reason, and the batch goes on. What a hand-in must be (which
+file, its size, its cells, its imports) is decided by ``perceptron_course.intake_rules``, which
+the student's self-check applies too: the same rules, in the same words.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ...intake_rules import MAX_FILE_BYTES, Assignment, IntakeError, assignment_from_notebook, examine
 from .course import Course
 from .files import UnsafeFileError, folder_problems, name_problem, read_capped
 from .safe_text import quoted
 
-#: Most cells a submitted notebook may have (the assignments have about 25), and most characters of text
-#: (Markdown, raw) per cell and in all (an assignment's own text is about 8,000).
-MAX_CELLS = 500
-MAX_TEXT_CELL = 10_000
-MAX_TEXT_TOTAL = 60_000
+#: Largest ``timestamp.txt`` and ``submission_secret.txt`` read (nbgrader writes one short line in each).
+MAX_TIMESTAMP_BYTES = 200
+TIMESTAMP_FILE = "timestamp.txt"
+#: What ``nbgrader submit`` writes beside the notebooks; ``release_feedback`` names the feedback page by it.
+SECRET_FILE = "submission_secret.txt"
+_PLAIN_SECRET = re.compile(rb"[A-Za-z0-9_-]{1,128}")
+#: A notebook's name that may also name its feedback page (``release_feedback`` finds a page by the submitted name).
+_PLAIN_FILE_STEM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.()+-]{0,99}")
+
+
+@dataclass
+class TakenIn:
+    """A submission as the grader runs it: the notebooks under their expected names, and what was repaired."""
+
+    notebooks: dict[str, bytes] = field(default_factory=dict)  #: ``geometry.ipynb`` -> the notebook to run (JSON)
+    timestamp: bytes | None = None  #: ``timestamp.txt`` as collected, when it holds a date
+    submission_secret: bytes | None = None  #: ``submission_secret.txt`` as collected, when it is plain
+    handed_in_as: dict[str, str] = field(default_factory=dict)  #: ``geometry`` -> ``geometry (1)``: a notebook graded under another name
+    notes: list[str] = field(default_factory=list)
+    refused: str = ""
 
 
 def submission_problems(course: Course, student: str, assignment: str) -> str:
@@ -36,67 +58,111 @@ def submission_problems(course: Course, student: str, assignment: str) -> str:
     return ""
 
 
-def read_submitted_notebook(path: Path):
-    """The notebook at ``path`` read without following links and size-capped, then validated.
-
-    Raises
-    ------
-    UnsafeFileError
-        If the file cannot be read safely; ``ValueError`` and friends if it is not a notebook.
-    """
-    import nbformat
-
-    notebook = nbformat.reads(read_capped(path).decode("utf-8"), as_version=4)
-    if len(notebook.cells) > MAX_CELLS:  # every pass of nbgrader goes over every cell: refuse before any
-        raise ValueError(f"it has {len(notebook.cells):,} cells; a submission may have at most {MAX_CELLS}")
-    text = [cell.source for cell in notebook.cells if cell.cell_type != "code"]
-    # nbconvert's Markdown filters take quadratic time on some text: bound what the feedback page renders
-    if max(map(len, text), default=0) > MAX_TEXT_CELL or sum(map(len, text)) > MAX_TEXT_TOTAL:
-        raise ValueError(f"its text cells are too long (at most {MAX_TEXT_CELL:,} characters each, {MAX_TEXT_TOTAL:,} in all)")
-    nbformat.validate(notebook)
-    return notebook
+def expected_assignment(course: Course, assignment: str, notebook: str) -> Assignment:
+    """The cells of one notebook of an assignment as released (``release/``; ``source/`` when no release exists)."""
+    released = course.release / assignment / f"{notebook}.ipynb"
+    path = released if released.is_file() else course.source / assignment / f"{notebook}.ipynb"
+    expected = assignment_from_notebook(assignment, notebook, json.loads(path.read_text(encoding="utf-8")))
+    if path == released:
+        return expected
+    # no release: solutions, answers and hidden tests must not reach a student's notebook (a deleted cell comes
+    # back empty; nbgrader restores graded cells itself), and a test cell is not compared with its hidden tests
+    return Assignment(assignment, notebook, tuple(
+        replace(cell, source="") if cell.role in ("solution", "answer", "tests") else cell for cell in expected.cells))
 
 
-def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
-    """Why a submission cannot be handed to nbgrader, or ``""`` if it can.
+def course_assignments(course: Course) -> dict[str, Assignment]:
+    """Every notebook of the course as released, by assignment (to name the owner of a foreign notebook)."""
+    return {a: expected_assignment(course, a, name) for a in course.assignments() for name in course.notebook_names(a)[:1]}
 
-    The folder must pass ``submission_problems``; every notebook of the assignment's
-    source must be there and must be a valid notebook (JSON, nbformat 4) of at most
-    ``MAX_NOTEBOOK_BYTES``.
+
+def _read(path: Path) -> bytes | IntakeError:
+    try:
+        return read_capped(path, limit=MAX_FILE_BYTES)
+    except UnsafeFileError as error:
+        return IntakeError(f"{path.name} is refused: {error}")
+
+
+def _timestamp(folder: Path) -> tuple[bytes | None, str]:
+    """``timestamp.txt`` of a submission when it holds a date nbgrader reads, and a note when it is ignored."""
+    from nbgrader.utils import parse_utc
+
+    path = folder / TIMESTAMP_FILE
+    if not os.path.lexists(path):
+        return None, ""
+    try:
+        data = read_capped(path, limit=MAX_TIMESTAMP_BYTES)
+        parse_utc(data.decode("utf-8").strip())
+    except (UnsafeFileError, UnicodeDecodeError, ValueError, OverflowError, TypeError):
+        return None, f"{TIMESTAMP_FILE} does not hold a date: ignored, so lateness is not known"
+    return data, ""
+
+
+def _submission_secret(folder: Path) -> bytes | None:
+    """``submission_secret.txt`` of a submission made with ``nbgrader submit``, when it is one plain token."""
+    path = folder / SECRET_FILE
+    if not os.path.lexists(path):
+        return None
+    try:
+        data = read_capped(path, limit=MAX_TIMESTAMP_BYTES)
+    except UnsafeFileError:
+        return None
+    return data if _PLAIN_SECRET.fullmatch(data.strip()) else None
+
+
+def take_in(course: Course, student: str, assignment: str) -> TakenIn:
+    """Read a submission the way the grader runs it (``intake_rules``), never following a link.
+
+    The one notebook of the hand-in is taken whatever its name (an assignment of several
+    notebooks needs their own names); stored outputs are dropped before the size limits
+    apply; deleted cells are put back; ``timestamp.txt`` is kept when it holds a date.
     """
     refused = submission_problems(course, student, assignment)
     if refused:
-        return refused
+        return TakenIn(refused=refused)
     folder = course.submitted / student / assignment
-    problems = []
-    for name in course.notebook_names(assignment):
-        path = folder / f"{name}.ipynb"
-        if not path.is_file():
-            found = sorted(quoted(p.name) for p in folder.iterdir()) if folder.is_dir() else []
-            problems.append(f"{name}.ipynb is missing (found: {', '.join(found) or 'nothing'})")
-            continue
-        try:
-            notebook = read_submitted_notebook(path)
-        except UnsafeFileError as error:
-            problems.append(f"{name}.ipynb is refused: {error}")
-            continue
-        except Exception as error:  # noqa: BLE001 - every way of not being a notebook
-            message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            problems.append(f"{name}.ipynb is not a valid notebook: {quoted(message, 120)}")
-            continue
-        foreign = _foreign_notebook(course, assignment, notebook)
-        if foreign:
-            problems.append(f"{name}.ipynb {foreign}")
-    return "; ".join(problems)
+    names = course.notebook_names(assignment)
+    handed_in = sorted(entry.name for entry in os.scandir(folder) if entry.name.endswith(".ipynb") and not entry.is_dir())
+    others = course_assignments(course)
+    taken = TakenIn()
+    taken.timestamp, note = _timestamp(folder)
+    taken.submission_secret = _submission_secret(folder)
+    for name in names:
+        files = handed_in if len(names) == 1 else [f"{name}.ipynb"] if f"{name}.ipynb" in handed_in else []
+        intake = examine({file: _read(folder / file) for file in files}, expected_assignment(course, assignment, name), others)
+        if intake.refused:
+            return TakenIn(refused=quoted(intake.refused, 400))
+        taken.notes += [quoted(text, 300) for text in intake.notes]
+        taken.notebooks[f"{name}.ipynb"] = _as_valid_notebook(intake.notebook, intake.graded_file)
+        stem = intake.graded_file.removesuffix(".ipynb")
+        if stem != name and _PLAIN_FILE_STEM.fullmatch(stem):
+            taken.handed_in_as[name] = stem
+    taken.notes += [note] if note else []
+    return taken
 
 
-def _foreign_notebook(course: Course, assignment: str, notebook) -> str:
-    """A reason if the notebook holds nbgrader cells but none of this assignment's."""
-    ids = [cell.metadata["nbgrader"]["grade_id"] for cell in notebook.cells
-           if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})]
-    expected = set(course.cell_ids(assignment))
-    if ids and not expected.intersection(ids):
-        owners = [other for other in course.assignments() if set(ids) & set(course.cell_ids(other))]
-        hint = f"; it looks like the notebook of {', '.join(owners)}" if owners else ""
-        return f"holds none of the cells of {assignment} (its cells: {', '.join(quoted(i) for i in ids[:4])}){hint}"
-    return ""
+def _as_valid_notebook(notebook: dict, file_name: str) -> bytes:
+    """The notebook validated by nbformat and written as nbformat writes it.
+
+    Raises
+    ------
+    IntakeError
+        If nbformat finds it invalid.
+    """
+    import nbformat
+
+    try:
+        node = nbformat.from_dict(notebook)
+        nbformat.validate(node)
+        return nbformat.writes(node).encode("utf-8")
+    except Exception as error:  # noqa: BLE001 - every way of not being a valid notebook
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise IntakeError(f"{file_name} is not a valid notebook: {quoted(message, 120)}") from None
+
+
+def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
+    """Why a submission cannot be handed to nbgrader, or ``""`` if it can (see ``take_in``)."""
+    try:
+        return take_in(course, student, assignment).refused
+    except IntakeError as error:
+        return str(error)

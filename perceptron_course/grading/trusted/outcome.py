@@ -24,6 +24,13 @@ class Outcome:
     feedback: list[Path] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)  #: suspicious code found before it ran (never scored)
     unanalysed: list[str] = field(default_factory=list)  #: cells the static review could not parse
+    seconds_late: float = 0.0  #: past the due date (with the student's extension), from nbgrader's gradebook
+    late_penalty: float = 0.0  #: points ``LateSubmissionPlugin`` took off ``score`` (nbgrader keeps them apart)
+
+    @property
+    def final_score(self) -> float:
+        """The score that counts: ``score`` less the late penalty."""
+        return max(0.0, self.score - self.late_penalty)
 
 
 Key = tuple[str, str]  #: ``(student, assignment)``
@@ -47,4 +54,4 @@ class ClassRecord:
     def total(self, student: str) -> tuple[float, int]:
         """A student's total score over every assignment, and how many assignments they did not submit."""
         rows = [self.submissions.get((student, a)) for a in self.assignments]
-        return sum(row.score for row in rows if row is not None), sum(row is None for row in rows)
+        return sum(row.final_score for row in rows if row is not None), sum(row is None for row in rows)

@@ -14,6 +14,7 @@ import tempfile
 from concurrent.futures import Executor
 from pathlib import Path
 
+from ...intake_rules import write_manifest
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
 from .batch import GradeJob, copy_gradebook, default_workers, merge_result, run_jobs
 from .course import Course, CourseError, nbgrader_api
@@ -23,6 +24,9 @@ from .report import write_report
 from .safe_text import quoted
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
+
+#: The course folder this package belongs to (an editable install of the repository), if any.
+PACKAGE_COURSE = Path(__file__).resolve().parents[3]
 
 
 def release(course: Course, assignments: list[str] | None = None) -> list[str]:
@@ -43,6 +47,8 @@ def release(course: Course, assignments: list[str] | None = None) -> list[str]:
         if not result["success"]:
             raise CourseError(f"generate_assignment {assignment} failed: {nbgrader_error_line(result)}")
     normalise_files([path for path in course_notebooks(course.root, chosen) if course.release in path.parents])
+    if course.root == PACKAGE_COURSE:  # the self-check's copy of the released cells ships with this package
+        write_manifest(course.release)
     return chosen
 
 

@@ -30,8 +30,9 @@ import numpy as np
 
 from . import similarity
 from .course import Course, nbgrader_api
-from .exports import write_grades_by_student
+from .exports import CANVAS_GRADES, CANVAS_ROSTER, write_canvas_gradebook, write_grades_by_student
 from .flags import Flag
+from .lateness import late_text
 from .outcome import FAILED, GRADED, ClassRecord, Key, Outcome
 from .sandbox import Isolation
 
@@ -92,7 +93,9 @@ def read_class(course: Course) -> ClassRecord:
                 submissions[key] = Outcome(
                     *key, GRADED, float(submission.score), float(submission.max_score),
                     reason=rows.get(key, {}).get("reason", ""),
-                    cell_scores={g.name: float(g.score) for nb in submission.notebooks for g in nb.grades})
+                    cell_scores={g.name: float(g.score) for nb in submission.notebooks for g in nb.grades},
+                    seconds_late=float(submission.total_seconds_late or 0.0),
+                    late_penalty=sum(float(nb.late_submission_penalty or 0.0) for nb in submission.notebooks))
                 awaiting += [(*key, g.name) for nb in submission.notebooks for g in nb.grades if g.needs_manual_grade]
                 if any(nb.flagged for nb in submission.notebooks):
                     flagged.add(key)
@@ -114,8 +117,11 @@ def score_cell(outcome: Outcome | None) -> str:
     """``score/max``, with ``(failed)`` for a failed submission, or a dash when there is none."""
     if outcome is None:
         return MISSING
-    mark = f"{outcome.score:g}/{outcome.max_score:g}"
+    mark = f"{outcome.final_score:g}/{outcome.max_score:g}"
+    if outcome.seconds_late > 0:
+        mark += f" (late {late_text(outcome.seconds_late)}" + (f", -{outcome.late_penalty:g})" if outcome.late_penalty else ")")
     return f"{mark} (failed)" if outcome.status == FAILED else mark
+
 
 
 def class_table(record: ClassRecord, students: set[str] | None = None) -> list[list[str]]:
@@ -190,7 +196,7 @@ def headline(record: ClassRecord) -> str:
             f"{_count(flagged, 'submission')} flagged for review.")
 
 
-def markdown_report(record: ClassRecord, isolation: Isolation, figure: str | None) -> str:
+def markdown_report(record: ClassRecord, isolation: Isolation, figure: str | None, lms_notes: list[str] = ()) -> str:
     issues = problems(list(record.submissions.values()))
     text = ["# Grading report", "", isolation_line(isolation), "", headline(record), "",
             markdown_table(class_table(record)), "",
@@ -203,6 +209,8 @@ def markdown_report(record: ClassRecord, isolation: Isolation, figure: str | Non
     text += [f"- {markdown_text(note)}" for note in notes] + ([""] if notes else [])
     text += ["## Awaiting manual grading", "", f"{_count(len(record.awaiting_manual), 'part')} (grade them in the formgrader)."]
     text += [f"- {markdown_text(line)}" for line in manual_summary(record)] + [""]
+    if lms_notes:
+        text += [f"## LMS export ({CANVAS_GRADES})", "", *(f"- {markdown_text(note)}" for note in lms_notes), ""]
     if figure:
         text += [f"![scores]({figure})", ""]
     return "\n".join(text)
@@ -236,12 +244,14 @@ th { background: #eee; } .warning { font-weight: bold; color: #a00; } img { max-
 <h2>Awaiting manual grading</h2>
 <p>{{ n_manual }} (grade them in the formgrader).</p>
 {% if manual %}<ul>{% for line in manual %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
+{% if lms_notes %}<h2>LMS export ({{ canvas_grades }})</h2>
+<ul>{% for note in lms_notes %}<li>{{ note }}</li>{% endfor %}</ul>{% endif %}
 {% if figure %}<img alt="Score distribution per assignment and pass rate of every graded cell" src="data:image/png;base64,{{ figure }}">{% endif %}
 </body></html>
 """
 
 
-def html_report(record: ClassRecord, isolation: Isolation, figure: Path | None) -> str:
+def html_report(record: ClassRecord, isolation: Isolation, figure: Path | None, lms_notes: list[str] = ()) -> str:
     """The report as one self-contained HTML page: escaped text, the figure embedded, no scripts."""
     from jinja2 import Environment
 
@@ -251,7 +261,7 @@ def html_report(record: ClassRecord, isolation: Isolation, figure: Path | None) 
         scores=class_table(record), n_assignments=len(record.assignments), missing=MISSING,
         issues=[line[2:] for line in problems(list(record.submissions.values()))],
         flags=flag_rows(record), notes=review_notes(record), manual=manual_summary(record),
-        n_manual=_count(len(record.awaiting_manual), "part"),
+        n_manual=_count(len(record.awaiting_manual), "part"), lms_notes=list(lms_notes), canvas_grades=CANVAS_GRADES,
         figure=base64.b64encode(figure.read_bytes()).decode("ascii") if figure else None,
     )
 
@@ -325,11 +335,16 @@ def write_report(course: Course, outcomes: list[Outcome], isolation: Isolation) 
     update_flags_record(course.reports / FLAGS_RECORD, outcomes)
     record = read_class(course)
     write_grades_by_student(course.root / GRADES_BY_STUDENT, record)
+    roster = course.root / CANVAS_ROSTER
+    try:
+        lms_notes = write_canvas_gradebook(course.root / CANVAS_GRADES, record, roster if roster.is_file() else None)
+    except (OSError, ValueError, csv.Error) as error:  # the TA's roster file: say what is wrong, grade anyway
+        lms_notes = [f"{CANVAS_GRADES} not written: {CANVAS_ROSTER}: {error}"]
     figure = plot_report(list(record.submissions.values()), course, course.reports / "scores.png") if record.submissions else None
     report = course.reports / "report.md"
     markdown, page = similarity.add_to_reports(  # copying detected: a section of its own, never a score
-        course, markdown_report(record, isolation, figure.name if figure else None), html_report(record, isolation, figure),
-        record.assignments)
+        course, markdown_report(record, isolation, figure.name if figure else None, lms_notes),
+        html_report(record, isolation, figure, lms_notes), record.assignments)
     report.write_text(markdown, encoding="utf-8")
     (course.reports / "report.html").write_text(page, encoding="utf-8")
     return report

@@ -155,7 +155,7 @@ def test_hostile_text_is_data_escaped_everywhere_and_unreadable_notebooks_are_no
     _, _, review = small_class
     markdown, page = markdown_section(review), html_section(review)
 
-    assert any("zed/02_algorithm: algorithm.ipynb not compared" in note for note in review.notes)
+    assert any(note.startswith("zed/02_algorithm: not compared, the grader refuses it") for note in review.notes)
     assert "zed/06_limitations/averaged_perceptron: only its first 400 lines or 20,000 characters were compared" in review.notes
     assert "<script" not in markdown and "<script" not in page and "\x1b" not in markdown + page and "\x00" not in markdown + page
     assert "&lt;/body&gt;" in page or "</body>" not in page

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import Course
+from .safe_text import quoted
 
 #: Length of a fingerprint, in characters of tokenised code (copydetect's default noise threshold).
 NOISE = 25
@@ -215,23 +216,26 @@ def submission_documents(course: Course, assignment: str, parts: dict[str, tuple
                          notes: list[str]) -> dict[str, list[Document]]:
     """The student-written code of every part of every submission of ``assignment``, by part.
 
-    Submissions are read as the intake reads them (no link followed, size-capped); one that
-    cannot be read is noted and left out.
+    Submissions are read as the grader takes them in (``intake.take_in``: the notebook it runs, whatever
+    its name; no link followed, size-capped); one the grader refuses is left out.
     """
-    from .intake import read_submitted_notebook, submission_problems
+    from .intake import take_in
 
     documents: dict[str, list[Document]] = {part: [] for part in parts}
     for student, submitted_assignment in course.submissions():
-        if submitted_assignment != assignment or submission_problems(course, student, assignment):
+        if submitted_assignment != assignment:
+            continue
+        try:
+            taken = take_in(course, student, assignment)
+        except Exception as error:  # noqa: BLE001 - grading reports why; here it is only not compared
+            notes.append(f"{student}/{assignment}: not compared ({type(error).__name__})")
+            continue
+        if taken.refused:
+            notes.append(f"{student}/{assignment}: not compared, the grader refuses it ({quoted(taken.refused, 80)})")
             continue
         cells: dict[str, str] = {}
-        for name in course.notebook_names(assignment):
-            try:
-                notebook = read_submitted_notebook(course.submitted / student / assignment / f"{name}.ipynb")
-            except Exception as error:  # noqa: BLE001 - grading reports why; here it is only not compared
-                notes.append(f"{student}/{assignment}: {name}.ipynb not compared ({type(error).__name__})")
-                continue
-            cells.update({k: v for k, v in _cells_by_grade_id(notebook).items() if k not in cells})
+        for data in taken.notebooks.values():
+            cells.update({k: v for k, v in _cells_by_grade_id(json.loads(data)).items() if k not in cells})
         for part, (stub, _) in parts.items():
             submitted = cells.get(part, "")
             if len(submitted) > MAX_DOCUMENT_CHARS or submitted.count("\n") >= MAX_DOCUMENT_LINES:

@@ -28,8 +28,19 @@ class UnsafeFileError(Exception):
     """A path the grader refuses to read or write; the message says why, for ``grades.csv``."""
 
 
+def readable_name(name: str) -> str:
+    """A folder name as the grader shows it: a name that is not valid UTF-8 (Python's surrogate escapes)
+    with its stray bytes written ``\\xff``, so that it can go into every file and line; any other name as it is."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+_STRAY_BYTE = re.compile(r"\\x[89a-f][0-9a-f]")
+
+
 def name_problem(name: str, what: str) -> str:
     """Why ``name`` cannot be a student or assignment id (a path component), or ``""``."""
+    if _STRAY_BYTE.search(name):
+        return f"the {what} folder name {name!r} is not valid UTF-8 (its stray bytes shown as \\x..); rename the folder"
     if not SAFE_NAME.fullmatch(name) or ".." in name:
         return f"the {what} id {name!r} is not a plain name (letters, digits, _ . @ + -; no '..' or separators)"
     return ""

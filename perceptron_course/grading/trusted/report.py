@@ -21,7 +21,6 @@ escaped for Markdown and for HTML.
 from __future__ import annotations
 
 import base64
-import csv
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -29,9 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from .course import Course, nbgrader_api
-from .exports import write_grades_by_student
+from .exports import CSV_COLUMNS, read_csv_rows, write_grades_by_student
 from .flags import Flag
 from .outcome import FAILED, GRADED, ClassRecord, Key, Outcome
+from .safe_text import terminal_text
 from .sandbox import Isolation
 
 GRADES_BY_STUDENT = "grades_by_student.csv"
@@ -67,7 +67,7 @@ def _read_grades_csv(path: Path) -> dict[Key, dict[str, str]]:
     if not path.is_file():
         return {}
     with path.open(newline="", encoding="utf-8") as handle:
-        return {(row["student"], row["assignment"]): row for row in csv.DictReader(handle)}
+        return {(row[0], row[1]): dict(zip(CSV_COLUMNS, row)) for row in read_csv_rows(handle)}  # formulas undone
 
 
 def read_class(course: Course) -> ClassRecord:
@@ -167,8 +167,8 @@ def problems(outcomes: list[Outcome]) -> list[str]:
 
 
 def markdown_text(text: str) -> str:
-    """``text`` as one line of literal Markdown: no table cells, HTML, links, emphasis or code."""
-    escaped = " ".join(str(text).split())
+    """``text`` as one line of literal Markdown: no table cells, HTML, links, emphasis, code or terminal controls."""
+    escaped = terminal_text(" ".join(str(text).split()))
     for character in "\\`*[]|":
         escaped = escaped.replace(character, "\\" + character)
     return escaped.replace("<", "&lt;").replace(">", "&gt;")

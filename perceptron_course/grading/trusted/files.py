@@ -15,6 +15,8 @@ import shutil
 import stat
 from pathlib import Path
 
+from .safe_text import terminal_text
+
 #: Largest notebook read from a submission.
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
 #: Most entries, and deepest nesting, of a submission folder the intake looks at.
@@ -29,9 +31,11 @@ class UnsafeFileError(Exception):
 
 
 def readable_name(name: str) -> str:
-    """A folder name as the grader shows it: a name that is not valid UTF-8 (Python's surrogate escapes)
-    with its stray bytes written ``\\xff``, so that it can go into every file and line; any other name as it is."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A folder name as the grader shows it: the stray bytes of a name that is not valid UTF-8 (Python's
+    surrogate escapes) and every control character written as visible escapes (``\\xff``, ``\\x1b``), so
+    that it can go into every file and line and acts in none; a plain name as it is. Such a name is
+    never a plain name (``name_problem``): its folder is refused, not read."""
+    return terminal_text(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), keep="")
 
 
 _STRAY_BYTE = re.compile(r"\\x[89a-f][0-9a-f]")

@@ -190,6 +190,8 @@ class _CellVisitor(ast.NodeVisitor):
     line_offset: int = 0
     flags: list[Flag] = field(default_factory=list)
     called: set[int] = field(default_factory=set)  #: ``id`` of the names a call applies (``getattr(...)``)
+    #: ``reached`` of each node since the aliases last changed: a chain ``a.b.c...`` is walked once, not once per link
+    _reached: dict[int, frozenset[str]] = field(default_factory=dict)
 
     def flag(self, node: ast.AST, construct: str) -> None:
         self.flags.append(Flag(self.cell, getattr(node, "lineno", 1) + self.line_offset, construct))
@@ -200,6 +202,12 @@ class _CellVisitor(ast.NodeVisitor):
         """Every dotted path an expression may stand for (``sys.settrace``), through aliases and any expression
         that passes a value along: ``[np][0]``, ``(np if c else m)``, ``{"k": np}["k"]``, ``(lambda: np)()``,
         ``f(np)`` (a function may return its argument)."""
+        known = self._reached.get(id(node))
+        if known is None:
+            known = self._reached[id(node)] = self._reach(node)
+        return known
+
+    def _reach(self, node: ast.AST) -> frozenset[str]:
         if isinstance(node, ast.Name):
             if node.id == "get_ipython":
                 return frozenset({"get_ipython"})
@@ -343,6 +351,7 @@ class _CellVisitor(ast.NodeVisitor):
         inner = _CellVisitor(self.cell, self.allowed, self.assignment, self.aliases, line - 1)
         inner.visit(tree)
         self.flags.extend(inner.flags)
+        self._reached.clear()  # the code may have bound names
 
     # ------------------------------------------------------------- imports and assignments
 
@@ -350,6 +359,7 @@ class _CellVisitor(ast.NodeVisitor):
         for alias in node.names:
             bound = alias.asname or alias.name.split(".")[0]
             self.aliases[bound] = frozenset({alias.name if alias.asname else alias.name.split(".")[0]})
+            self._reached.clear()
             if not import_allowed(alias.name, self.allowed):
                 self.flag(node, f"import {alias.name} (not allowed in {self.assignment})")
 
@@ -364,11 +374,13 @@ class _CellVisitor(ast.NodeVisitor):
                     self.flag(node, f"from {module} import * (not allowed in {self.assignment})")
                 continue
             self.aliases[alias.asname or alias.name] = frozenset({f"{module}.{alias.name}"})
+            self._reached.clear()
             if not (import_allowed(module, self.allowed) or import_allowed(f"{module}.{alias.name}", self.allowed)):
                 self.flag(node, f"from {module} import {alias.name} (not allowed in {self.assignment})")
 
     def bind(self, target: ast.AST, paths: frozenset[str]) -> None:
         """Let the names ``target`` binds stand for ``paths`` (none: they stand for nothing known any more)."""
+        self._reached.clear()
         for name in _bound_names(target):
             if paths:
                 self.aliases[name] = paths  # ``s = sys``, ``s = [sys][0]``: later ``s.settrace`` is still seen
@@ -410,6 +422,7 @@ class _CellVisitor(ast.NodeVisitor):
             paths = self.reached(default)
             if paths:
                 self.aliases[argument.arg] = paths
+                self._reached.clear()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name in SPOOFING_METHODS:

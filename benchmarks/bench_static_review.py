@@ -35,6 +35,9 @@ def notebook_of(sources: list[str]):
     return notebook
 
 
+PLAIN = "\n".join(f"v{k} = np.asarray([{k}, {k}]).sum() * 2 + {k}" for k in range(200))
+
+
 def hostile_notebooks() -> dict[str, object]:
     per_cell = MAX_ESCAPE_LINES  # the most a cell may hold and still be transformed
     cells = MAX_CELLS - 1
@@ -46,8 +49,7 @@ def hostile_notebooks() -> dict[str, object]:
             ["\n".join(["?" + "x" * (longest_line - 1)] * per_cell)] * cells),
         f"1 cell of {50 * per_cell} autocall lines": notebook_of(["\n".join(["/f x"] * 50 * per_cell)]),
         f"{cells} cells x 1 attribute chain of depth 900": notebook_of(["np" + ".a" * 900] * cells),
-        f"{cells} cells of plain code (9,000 characters each)": notebook_of(
-            ["\n".join(f"v{k} = np.asarray([{k}, {k}]).sum() * 2 + {k}" for k in range(240))] * cells),
+        f"{cells} cells of plain code ({len(PLAIN):,} characters each)": notebook_of([PLAIN] * cells),
         f"{cells} cells x 200 aliases through lists": notebook_of(
             ["\n".join(f"a{k} = [np, a{k - 1} if {k} else np][0]" for k in range(1, 200)) + "\na199.testing._private"] * cells),
     }

@@ -507,10 +507,11 @@ _ESCAPE_LINE = re.compile(r"^[ \t]*(?:[\w.,\[\] \t]+=[ \t]*)?[!%]|^[ \t]*[/,;?]|
 MAX_ESCAPE_LINES = 100
 
 #: The static review's budget per notebook, in work units: a cell costs its length in characters times one plus
-#: twice its escape lines (what parsing, IPython's transformer and the walk take; one unit is about 5 microseconds
-#: of CPU, see BENCHMARKS.md). Counted, not timed, so the same notebook gets the same review on any machine;
-#: the cells beyond it are flagged as not analysed. An assignment's notebook costs about 50,000.
-MAX_REVIEW_WORK = 1_000_000
+#: twice its escape lines (what parsing, IPython's transformer and the walk take; a unit is 3 to 8 microseconds
+#: of CPU, so a notebook costs at most about 4 s, see BENCHMARKS.md). Counted, not timed, so the same notebook
+#: gets the same review on any machine; the cells beyond it are flagged as not analysed. An assignment's
+#: notebook, solved, costs at most 4,600.
+MAX_REVIEW_WORK = 500_000
 
 
 def review_work(source: str, escape_lines: int) -> int:

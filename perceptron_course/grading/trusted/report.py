@@ -37,6 +37,9 @@ from .sandbox import Isolation
 GRADES_BY_STUDENT = "grades_by_student.csv"
 FLAGS_RECORD = "flags.json"
 MISSING = "—"
+#: What a flag is, said wherever flags are listed.
+FLAGS_NOTE = ("A flag is a best-effort hint from reading the code before it ran, not a verdict: it never changes a "
+              "score, and code that no flag names may still do what a flag is for. Read the code and decide.")
 
 # ------------------------------------------------------------------ reading the class
 
@@ -196,7 +199,7 @@ def markdown_report(record: ClassRecord, isolation: Isolation, figure: str | Non
             f"Totals are over all {len(record.assignments)} assignments; {MISSING} marks one not submitted.", ""]
     if issues:
         text += ["## Submissions that failed or needed repair", "", *(markdown_text(line) for line in issues), ""]
-    text += ["## Flagged for review", "", "A flag never changes a score: read the code and decide.", ""]
+    text += ["## Flagged for review", "", FLAGS_NOTE, ""]
     flags, notes = flag_rows(record), review_notes(record)
     text += [markdown_table(flags) if len(flags) > 1 else "Nothing was flagged.", ""]
     text += [f"- {markdown_text(note)}" for note in notes] + ([""] if notes else [])
@@ -229,7 +232,7 @@ th { background: #eee; } .warning { font-weight: bold; color: #a00; } img { max-
 {% if issues %}<h2>Submissions that failed or needed repair</h2>
 <ul>{% for line in issues %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 <h2>Flagged for review</h2>
-<p>A flag never changes a score: read the code and decide.</p>
+<p>{{ flags_note }}</p>
 {% if flags|length > 1 %}{{ table(flags) }}{% else %}<p>Nothing was flagged.</p>{% endif %}
 {% if notes %}<ul>{% for note in notes %}<li>{{ note }}</li>{% endfor %}</ul>{% endif %}
 <h2>Awaiting manual grading</h2>
@@ -249,7 +252,7 @@ def html_report(record: ClassRecord, isolation: Isolation, figure: Path | None) 
         isolation=isolation_line(isolation).replace("**", ""), sandbox=isolation.sandbox, headline=headline(record),
         scores=class_table(record), n_assignments=len(record.assignments), missing=MISSING,
         issues=[line[2:] for line in problems(list(record.submissions.values()))],
-        flags=flag_rows(record), notes=review_notes(record), manual=manual_summary(record),
+        flags=flag_rows(record), flags_note=FLAGS_NOTE, notes=review_notes(record), manual=manual_summary(record),
         n_manual=_count(len(record.awaiting_manual), "part"),
         figure=base64.b64encode(figure.read_bytes()).decode("ascii") if figure else None,
     )

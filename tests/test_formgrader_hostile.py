@@ -107,11 +107,6 @@ def test_a_hostile_written_answer_runs_nothing_and_its_score_lands_on_it(graded_
             sync_api.expect(answer).to_contain_text("markdown link")  # the answer is shown, as text
             assert page.evaluate("window.__pwned") is None  # nothing ran while the page loaded
 
-            # Each id the answer tried to claim still names the part's own score box, and nothing in the answer has one.
-            for grade_id in OTHER_PARTS:
-                assert page.evaluate(f"document.getElementById({grade_id!r}).className") == "score tabbable", grade_id
-            assert answer.locator("[id]").count() == 0
-
             links = answer.locator("a")
             assert links.count() >= 5
             for index in range(links.count()):
@@ -119,6 +114,11 @@ def test_a_hostile_written_answer_runs_nothing_and_its_score_lands_on_it(graded_
                 assert page.evaluate("window.__pwned") is None, links.nth(index).inner_html()
             assert page.url.startswith(f"{base}/formgrader/submissions/")  # no link led away
             assert dialogs == []
+
+            # Each id the answer tried to claim still names the part's own score box, and nothing in the answer has one.
+            for grade_id in OTHER_PARTS:
+                assert page.evaluate(f"document.getElementById({grade_id!r}).className") == "score tabbable", grade_id
+            assert answer.locator("[id]").count() == 0
 
             box.fill("1.5")
             box.press("Tab")  # the formgrader saves a score when its box changes

@@ -104,7 +104,7 @@ class Course:
         if not self.submitted.is_dir():
             return []
         return sorted(
-            (readable_name(student.name), readable_name(assignment.name))  # a name that is not UTF-8 is refused, shown
+            (readable_name(student.name), readable_name(assignment.name))  # not UTF-8, or controls: shown escaped, refused
             for student in self.submitted.iterdir()
             if student.is_dir() and not student.name.startswith(".")
             for assignment in student.iterdir()

@@ -7,9 +7,15 @@ execution (``exec``, ``eval``, ``compile``, ``__import__``, ...), introspection 
 ``sys.settrace``, ``inspect``, ``gc``, ``__code__`` swaps, ...), IPython hooks and magics,
 and imports the assignment does not allow (:data:`ALLOWED_IMPORTS`).
 
-A flag is for a person: it never changes a score. A cell that does not parse is not a
+Names are followed through any expression that passes a value along (``[np][0]``, ``f(np)``,
+loops, defaults), ``getattr`` passed as a value is flagged, and so are libraries that run code
+held in a string or a file (``pandas.eval``, pickles, ``%%timeit`` setup lines, ``module://``
+backends). Still, a flag is a best-effort hint for a person, never a verdict: it never changes
+a score, and code no flag names may do what a flag is for (what the grading kernel must never
+do is removed from it instead: it starts no program). A cell that does not parse is not a
 flag; it is reported as not analysed (IPython cannot run it either: the kernel applies
-the same transformer, then the same parser).
+the same transformer, then the same parser). The review's work is counted and bounded per
+notebook (:data:`MAX_REVIEW_WORK`); what it did not read is flagged.
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ import json
 import shutil
 import site
 import subprocess
-import sys
 import time
 import venv
 import zipfile

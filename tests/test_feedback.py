@@ -530,3 +530,27 @@ def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
     body, _ = HTMLExporter(template_name="basic", sanitize_html=False).from_notebook_node(autograded)
     assert active_content(Page(body)) == [] and "<script" not in body.lower()
     assert "bold output" in body and "a link" in body  # the harmless part of what the student wrote stays
+
+
+HOSTILE_ANSWER = (Path(__file__).resolve().parent / "fixtures" / "formgrader" / "hostile_answer.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("passes", [1, 2, 3])
+def test_a_written_answer_is_inert_after_any_number_of_markdown_passes(passes):
+    from nbconvert.filters.markdown import markdown2html
+
+    from perceptron_course.grading.trusted.feedback import SafeToRender
+
+    answer = new_markdown_cell(HOSTILE_ANSWER, metadata={"nbgrader": {"grade_id": "why_augmented", "solution": True, "grade": True}})
+    [stored] = SafeToRender().preprocess(new_notebook(cells=[answer]), {})[0].cells
+    rendered = stored.source
+    for _ in range(passes):  # what the formgrader (and any other renderer) does with a markdown cell
+        rendered = markdown2html(rendered)
+    assert rendered.strip() == stored.source  # the later passes change nothing
+    page = Page(rendered)
+    assert active_content(page) == []
+    assert [element.attrs for element in page.elements if "id" in element.attrs] == []
+    links = [element.attrs.get("href", "") for element in page.elements if element.tag == "a"]
+    assert links and not any(normalised_url(href).startswith("javascript:") for href in links), links
+    text = " ".join(element.text for element in page.elements)
+    assert "markdown link" in text and "test_radius" in text  # the answer is still there to read

@@ -56,6 +56,14 @@ def test_honest_solutions_raise_no_flag(student, assignment):
         assert review.flags == () and review.unanalysed == (), (student, assignment, review)
 
 
+def test_honest_uses_of_the_same_libraries_raise_no_flag():
+    honest = ("import matplotlib.pyplot as plt\n%matplotlib inline\nplt.style.use('ggplot')\n"
+              "data = np.load('x.npy', allow_pickle=False)\nkeys = sorted({'b': 1, 'a': 2}.items(), key=lambda kv: kv[1])\n"
+              "arrays = [np.zeros(2), np.ones(2)]\nfirst = arrays[0].copy()\n%timeit -n 3 np.zeros(3)\n"
+              "class Model:\n    def __init__(self, w):\n        self._w = np.asarray(w)\n\nm = Model(np.zeros(3))\nm._w.sum()")
+    assert constructs(honest) == []
+
+
 def test_honest_styles_raise_no_flag():
     honest = '''from __future__ import annotations
 %matplotlib inline
@@ -179,6 +187,38 @@ def test_obfuscations_are_flagged(source, expected):
     assert expected in constructs(source)
 
 
+#: The third round's evasions: the same powers, reached with no name the review knew.
+EVASIONS = [
+    ("[np][0].testing._private.utils.os.system('ls')", "numpy.testing._private.utils.os.system"),
+    ("m = (np if True else None)\nm.testing._private.utils.os.system('ls')", "numpy.testing._private.utils.os.system"),
+    ("{'k': np}['k'].testing._private.utils.os.system('ls')", "numpy.testing._private.utils.os.system"),
+    ("(lambda: np)().testing._private.utils.os.system('ls')", "numpy.testing._private.utils.os.system"),
+    ("def same(m): return m\nsame(np).testing._private.utils.os.system('ls')", "numpy.testing._private.utils.os.system"),
+    ("for m in [np]:\n    m.testing._private.utils.os.system('ls')", "numpy.testing._private.utils.os.system"),
+    ("[m.testing._private.utils.os for m in (np,)][0].system('ls')", "numpy.testing._private.utils.os"),
+    ("def f(m=np):\n    return m.testing._private.utils.os", "numpy.testing._private.utils.os"),
+    ("(m := np).testing._private", "numpy.testing._private"),
+    ("g = getattr\ng(np, 'test' + 'ing')", "getattr passed as a value (it reads or writes any attribute by name)"),
+    ("list(map(getattr, [np], ['testing']))", "getattr passed as a value (it reads or writes any attribute by name)"),
+    ("import operator\noperator.attrgetter('testing._private')(np)", "operator.attrgetter"),
+    ("from operator import methodcaller\nmethodcaller('system', 'ls')", "operator.methodcaller"),
+    ("np.load('x.npy', allow_pickle=True)", "allow_pickle (loading a pickle runs any code it names)"),
+    ("np.load('x.npy', None, True)", "numpy.load with allow_pickle passed by position or **"),
+    ("np.load('x.npy', **{'allow_pickle': True})", "numpy.load with allow_pickle passed by position or **"),
+    ("import pandas\npandas.eval('1 + 1')", "pandas.eval"),
+    ("%%timeit import os; os.system('ls')\npass", "os.system"),
+    ("%matplotlib module://backend_written_by_the_cell", "%matplotlib with a backend that is not a plain name (module://... imports a file)"),
+    ("import matplotlib\nmatplotlib.use('module://mine')", "matplotlib.use"),
+    ("import matplotlib as mpl\nmpl.rcParams['backend'] = 'module://mine'", "a matplotlib backend module://... (imports a module by name)"),
+    ("import matplotlib.pyplot as plt\nplt.style.use('mypackage.mystyle')", "a matplotlib style given by path or package (it can import a module)"),
+]
+
+
+@pytest.mark.parametrize("source, expected", EVASIONS)
+def test_each_evasion_of_the_third_round_is_flagged(source, expected):
+    assert expected in [construct for _, construct in constructs(source)]
+
+
 def test_a_flag_names_the_cell_by_grade_id_or_position():
     notebook = notebook_of("def augment(X):\n    return eval('X')", nbgrader={"grade_id": "augment", "solution": True, "locked": False})
     notebook.cells.append(nbformat.v4.new_code_cell("x = 1\nexec('y = 2')"))
@@ -221,9 +261,39 @@ def test_a_flood_of_flags_is_cut_to_a_few_and_says_how_many_more():
 
 def test_a_cell_of_thousands_of_shell_lines_is_flagged_not_transformed():
     review = review_notebook(notebook_of("\n".join(["!a"] * 3000)), "01_geometry", frozenset({"setup"}))
-    assert [flag.construct for flag in review.flags] == ["3000 shell, magic or help lines (too many to analyse)"]
+    assert [flag.construct for flag in review.flags] == ["3000 shell, magic, help or autocall lines (too many to analyse)"]
     honest = review_notebook(notebook_of("%matplotlib inline\nfiles = !ls\nnp.zeros?"), "01_geometry", frozenset({"setup"}))
     assert all("too many" not in flag.construct for flag in honest.flags)
+
+
+@pytest.mark.parametrize("line", ["/f x", ",f a b", ";f a", "?x", "x?", "!a"])
+def test_autocall_and_help_lines_count_as_escapes(line):
+    """Each costs IPython's transformer a pass over the whole cell: thousands are flagged, not transformed."""
+    review = review_notebook(notebook_of("\n".join([line] * 1000)), "01_geometry", frozenset({"setup"}))
+    assert [flag.construct for flag in review.flags] == ["1000 shell, magic, help or autocall lines (too many to analyse)"]
+
+
+def test_the_review_stops_at_its_budget_and_flags_what_it_did_not_read():
+    cells = ["x = 1\n" * 1000, "exec('a')", "y = 2"]  # 6,000 characters, then the two cells beyond the budget
+    review = review_notebook(notebook_of(*cells), "01_geometry", frozenset({"setup"}), max_work=6_020)  # the setup cell and the first take 6,018
+    assert [flag.construct for flag in review.flags] == [
+        "not analysed: the static review's budget ran out here (2 cells from cell 3 on; at most 6,020 work units a notebook)"]
+    assert [flag.construct for flag in review_notebook(notebook_of(*cells), "01_geometry", frozenset({"setup"})).flags] == ["exec"]
+
+
+@pytest.mark.parametrize("student", HONEST_STUDENTS)
+def test_honest_notebooks_are_far_within_the_budget(student):
+    from perceptron_course.grading.trusted.flags import MAX_REVIEW_WORK, _ESCAPE_LINE, review_work
+
+    recipe = load_recipes(REPO / "example_class")[student]
+    for assignment in COURSE.assignments():
+        for name in COURSE.notebook_names(assignment):
+            notebook = solved_notebook(COURSE, assignment, name)
+            for cell in notebook.cells:
+                cell.source = recipe.get("CELLS", {}).get(assignment, {}).get(cell.metadata.get("nbgrader", {}).get("grade_id"), cell.source)
+            work = sum(review_work(cell.source, len(_ESCAPE_LINE.findall(cell.source))) for cell in notebook.cells
+                       if cell.cell_type == "code")
+            assert 0 < work < MAX_REVIEW_WORK / 5, (assignment, work)
 
 
 def test_a_cell_that_does_not_parse_is_noted_not_flagged():

@@ -16,7 +16,6 @@ import pytest
 
 from conftest import sandboxes_left, tree_digest
 
-from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
 from perceptron_course.grading.trusted.sandbox import sandbox_problem

@@ -1,6 +1,5 @@
 """Copying is detected: a small class with copies of the library, of a lecture and of each other."""
 
-import json
 import re
 from pathlib import Path
 

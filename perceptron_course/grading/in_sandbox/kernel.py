@@ -6,8 +6,8 @@ student code runs it
 - caps the process (``resource``): address space (a runaway allocation raises
   ``MemoryError`` in that cell), file size, processes and threads, no core files;
 - with ``--seccomp``, loads a filter (libseccomp, through ``pyseccomp``) that makes the
-  system calls a sandbox escape needs fail with ``EPERM`` (bubblewrap has already set
-  ``no_new_privs``);
+  system calls a sandbox escape needs, and starting any program (``execve``), fail with
+  ``EPERM`` (bubblewrap has already set ``no_new_privs``);
 - starts ``ipykernel`` on the connection file (``-f``), or runs ``-c CODE`` instead (the
   sandbox's tests run their probes exactly where a kernel would run).
 
@@ -23,8 +23,12 @@ import resource
 
 MIB = 1024 * 1024
 #: System calls no grading kernel needs and every escape wants: mounts, namespaces, tracing,
-#: kernel keys and modules, BPF, io_uring (which bypasses seccomp), raw file handles.
+#: kernel keys and modules, BPF, io_uring (which bypasses seccomp), raw file handles; and starting
+#: programs: once this launcher runs, ipykernel starts in this process and runs no program (``!cmd``,
+#: ``subprocess``, ``os.exec*`` fail with ``PermissionError``; matplotlib's optional ``fc-list`` too,
+#: which it catches), so no tool of the image can be run by a student.
 DENIED_SYSCALLS = (
+    "execve", "execveat",
     "ptrace", "process_vm_readv", "process_vm_writev",
     "mount", "umount2", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
     "pivot_root", "chroot", "unshare", "setns",

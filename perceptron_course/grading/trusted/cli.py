@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from .course import CONFIG_FILE, Course, CourseError
+from .safe_text import terminal_text
 
 DEMO_MARKER = ".perceptron-course-demo"
 
@@ -22,13 +23,14 @@ def repository_root() -> Path:
 def _print_summary(course: Course, outcomes, seconds: float) -> None:
     from .report import GRADES_BY_STUDENT, class_table, markdown_table, problems, read_class
 
-    print(markdown_table(class_table(read_class(course), {o.student for o in outcomes})))  # their whole record
+    table = markdown_table(class_table(read_class(course), {o.student for o in outcomes}))  # their whole record
+    print(terminal_text(table))  # student names are data: no escape sequence reaches the TA's terminal
     print()
     if problems(outcomes):
         print("Submissions that failed or needed repair:")
-        print("\n".join(problems(outcomes)))
+        print(terminal_text("\n".join(problems(outcomes))))
         print()
-    print(run_summary(outcomes, seconds))
+    print(terminal_text(run_summary(outcomes, seconds)))
     print(f"grades:   {course.grades_csv} (one row per submission), {course.root / GRADES_BY_STUDENT} (one row per student)")
     print(f"feedback: {course.feedback}/<student>/<assignment>/")
     print(f"report:   {course.reports / 'report.html'} and {course.reports / 'report.md'} (the whole class)")
@@ -168,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except CourseError as error:
-        print(f"perceptron-course: error: {error}", file=sys.stderr)
+        print(terminal_text(f"perceptron-course: error: {error}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("perceptron-course: interrupted", file=sys.stderr)

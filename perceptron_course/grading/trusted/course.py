@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import readable_name
+
 CONFIG_FILE = "nbgrader_config.py"
 
 
@@ -102,7 +104,7 @@ class Course:
         if not self.submitted.is_dir():
             return []
         return sorted(
-            (student.name, assignment.name)
+            (readable_name(student.name), readable_name(assignment.name))  # not UTF-8, or controls: shown escaped, refused
             for student in self.submitted.iterdir()
             if student.is_dir() and not student.name.startswith(".")
             for assignment in student.iterdir()

@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 from .flags import summary
 from .lateness import hours_late
 from .outcome import ClassRecord, Outcome
+from .safe_text import from_spreadsheet_cell, spreadsheet_cell
 
 CSV_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason", "flags", "hours_late", "late_penalty")
 
@@ -30,8 +31,7 @@ def write_grades_csv(path: Path, outcomes: list[Outcome]) -> None:
     rows = {}
     if path.exists():
         with path.open(newline="", encoding="utf-8") as handle:
-            rows = {(row["student"], row["assignment"]): [row.get(column) or "" for column in CSV_COLUMNS]
-                    for row in csv.DictReader(handle)}
+            rows = {(row[0], row[1]): row for row in read_csv_rows(handle)}
     for o in outcomes:
         rows[(o.student, o.assignment)] = [o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason,
                                            summary(o.flags), hours_late(o.seconds_late),
@@ -40,13 +40,23 @@ def write_grades_csv(path: Path, outcomes: list[Outcome]) -> None:
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
-    """Write a CSV a TA opens in a spreadsheet or imports into an LMS: all at once (never half-written)."""
+    """Write a CSV a TA opens in a spreadsheet or imports into an LMS: all at once (never half-written).
+
+    Every cell goes through ``spreadsheet_cell``: a student id or a reason that starts like a
+    formula (``=``, ``+``, ``-``, ``@``, tab, CR) is written as text, numbers stay numbers.
+    """
     temporary = path.with_suffix(".csv.tmp")
     with temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
+        writer.writerow([spreadsheet_cell(cell) for cell in header])
+        writer.writerows([spreadsheet_cell(cell) for cell in row] for row in rows)
     temporary.replace(path)
+
+
+def read_csv_rows(handle) -> Iterable[list[str]]:
+    """The rows of a ``grades.csv`` that ``write_csv`` wrote, as the values it was given, in ``CSV_COLUMNS`` order."""
+    for row in csv.DictReader(handle):
+        yield [from_spreadsheet_cell(row.get(column) or "") for column in CSV_COLUMNS]
 
 
 def write_grades_by_student(path: Path, record: ClassRecord) -> None:

@@ -287,6 +287,19 @@ def clean_markdown(source: str) -> str:
     return NO_ID_CLEANER.clean(markdown2html(source))
 
 
+def final_html_block(html: str) -> str:
+    """Cleaned ``html`` as a markdown cell's source that any later markdown pass leaves exactly as it is.
+
+    The formgrader renders a markdown cell's source as markdown again, without cleaning: text
+    that the first pass left inert (``[x](javascript:...)`` shown literally, ``&amp;lt;``, ``# id``)
+    would become a link, a tag or a heading with an id. A CommonMark HTML block that starts with
+    ``<div>`` runs to the first blank line and is passed through untouched, so the whole answer is
+    written as one such line: its line breaks become ``&#10;``, which the browser reads as the same
+    line breaks (in text, in ``<pre>`` and in attribute values alike).
+    """
+    return "<div>" + html.replace("\r", "&#13;").replace("\n", "&#10;") + "</div>"
+
+
 #: Characters of markdown outputs rendered per notebook: rendering takes time quadratic in some
 #: inputs (thousands of ``[``), so beyond this they are shown as text.
 MAX_MARKDOWN_OUTPUT_CHARS = 60_000
@@ -316,7 +329,7 @@ class SafeToRender(Preprocessor):
         elif cell.get("metadata", {}).get("nbgrader", {}).get("locked"):
             pass  # restored from source/ by nbgrader: the instructor's text, its headings name the parts
         elif cell.cell_type == "markdown":
-            cell.source = clean_markdown(cell.source)
+            cell.source = final_html_block(clean_markdown(cell.source))
         else:
             cell.source = NO_ID_CLEANER.clean(cell.source)
         return cell, resources

@@ -15,6 +15,8 @@ import shutil
 import stat
 from pathlib import Path
 
+from .safe_text import terminal_text
+
 #: Largest notebook read from a submission.
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
 #: Most entries, and deepest nesting, of a submission folder the intake looks at.
@@ -28,8 +30,21 @@ class UnsafeFileError(Exception):
     """A path the grader refuses to read or write; the message says why, for ``grades.csv``."""
 
 
+def readable_name(name: str) -> str:
+    """A folder name as the grader shows it: the stray bytes of a name that is not valid UTF-8 (Python's
+    surrogate escapes) and every control character written as visible escapes (``\\xff``, ``\\x1b``), so
+    that it can go into every file and line and acts in none; a plain name as it is. Such a name is
+    never a plain name (``name_problem``): its folder is refused, not read."""
+    return terminal_text(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), keep="")
+
+
+_STRAY_BYTE = re.compile(r"\\x[89a-f][0-9a-f]")
+
+
 def name_problem(name: str, what: str) -> str:
     """Why ``name`` cannot be a student or assignment id (a path component), or ``""``."""
+    if _STRAY_BYTE.search(name):
+        return f"the {what} folder name {name!r} is not valid UTF-8 (its stray bytes shown as \\x..); rename the folder"
     if not SAFE_NAME.fullmatch(name) or ".." in name:
         return f"the {what} id {name!r} is not a plain name (letters, digits, _ . @ + -; no '..' or separators)"
     return ""

@@ -7,9 +7,15 @@ execution (``exec``, ``eval``, ``compile``, ``__import__``, ...), introspection 
 ``sys.settrace``, ``inspect``, ``gc``, ``__code__`` swaps, ...), IPython hooks and magics,
 and imports the assignment does not allow (:data:`ALLOWED_IMPORTS`).
 
-A flag is for a person: it never changes a score. A cell that does not parse is not a
+Names are followed through any expression that passes a value along (``[np][0]``, ``f(np)``,
+loops, defaults), ``getattr`` passed as a value is flagged, and so are libraries that run code
+held in a string or a file (``pandas.eval``, pickles, ``%%timeit`` setup lines, ``module://``
+backends). Still, a flag is a best-effort hint for a person, never a verdict: it never changes
+a score, and code no flag names may do what a flag is for (what the grading kernel must never
+do is removed from it instead: it starts no program). A cell that does not parse is not a
 flag; it is reported as not analysed (IPython cannot run it either: the kernel applies
-the same transformer, then the same parser).
+the same transformer, then the same parser). The review's work is counted and bounded per
+notebook (:data:`MAX_REVIEW_WORK`); what it did not read is flagged.
 """
 
 from __future__ import annotations
@@ -58,7 +64,20 @@ DYNAMIC_ATTRIBUTES = frozenset({
     "os.system", "os.fork", "os.forkpty", "os.popen", "os.kill", "os.killpg", "os._exit", "os.execv", "os.execve",
     "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.execvp", "os.execvpe", "os.spawnl", "os.spawnv",
     "os.spawnve", "os.spawnlp", "os.spawnvp", "os.posix_spawn", "os.posix_spawnp", "os.environ",
+    # getattr by another name, and libraries that run code held in a string or a file
+    "operator.attrgetter", "operator.methodcaller", "pandas.eval", "pandas.DataFrame.eval", "pandas.DataFrame.query",
+    "numexpr", "numpy.testing.rundocs", "numpy.lib.utils", "matplotlib.use", "matplotlib.pyplot.switch_backend",
+    "matplotlib.rc_file", "matplotlib.rc_params_from_file", "matplotlib.pyplot.rc_file",
 })
+
+#: Functions that load pickles when told to (``allow_pickle=True``): a pickle runs any code it names.
+PICKLE_LOADERS = frozenset({"numpy.load", "numpy.lib.npyio.NpzFile", "numpy.lib.format.read_array"})
+#: Built-ins that read or write any attribute by name: passed as a value (``f = getattr``), no call shows the name.
+ATTRIBUTE_BUILTINS = frozenset({"getattr", "setattr", "delattr"})
+#: A matplotlib backend named ``module://name`` imports ``name``: a file the notebook wrote.
+MODULE_BACKEND = "module://"
+#: Backends ``%matplotlib`` may name; any other argument is flagged.
+PLAIN_BACKEND = re.compile(r"[A-Za-z0-9_]*")
 
 #: Built-in names that execute code or expose namespaces.
 DYNAMIC_BUILTINS = frozenset({
@@ -89,7 +108,8 @@ HARMLESS_MAGICS = frozenset({"matplotlib", "pinfo", "pinfo2"})
 #: Magics whose argument (or cell body) is Python: that code is analysed like the cell.
 TIMING_MAGICS = frozenset({"time", "timeit"})
 
-#: Options of ``%timeit``/``%time`` before the statement (``-n 10 -r 3 -q``).
+#: Options of ``%timeit``/``%time`` before the statement (``-n 10 -r 3 -q``); in ``%%timeit`` the line after
+#: them is setup code, analysed like the body.
 TIMING_OPTIONS = re.compile(r"^\s*(?:(?:-[qotc]|-[nrp]\s*\d+)\s+)*")
 
 #: Student-chosen names (grade ids, magics) shown as they are only when they look like this.
@@ -167,57 +187,99 @@ def _ipython_construct(dotted: str) -> str:
 
 @dataclass
 class _CellVisitor(ast.NodeVisitor):
-    """Walks one cell's tree; ``aliases`` (name -> dotted path) is shared by the cells of a notebook."""
+    """Walks one cell's tree; ``aliases`` (name -> the dotted paths it may stand for) is shared by the cells of a notebook."""
 
     cell: str
     allowed: frozenset[str]
     assignment: str
-    aliases: dict[str, str]
+    aliases: dict[str, frozenset[str]]
     line_offset: int = 0
     flags: list[Flag] = field(default_factory=list)
+    called: set[int] = field(default_factory=set)  #: ``id`` of the names a call applies (``getattr(...)``)
+    #: ``reached`` of each node since the aliases last changed: a chain ``a.b.c...`` is walked once, not once per link
+    _reached: dict[int, frozenset[str]] = field(default_factory=dict)
 
     def flag(self, node: ast.AST, construct: str) -> None:
         self.flags.append(Flag(self.cell, getattr(node, "lineno", 1) + self.line_offset, construct))
 
     # ------------------------------------------------------------- names and attribute chains
 
-    def dotted(self, node: ast.AST) -> str | None:
-        """The dotted path an expression stands for (``sys.settrace``), through known aliases."""
+    def reached(self, node: ast.AST) -> frozenset[str]:
+        """Every dotted path an expression may stand for (``sys.settrace``), through aliases and any expression
+        that passes a value along: ``[np][0]``, ``(np if c else m)``, ``{"k": np}["k"]``, ``(lambda: np)()``,
+        ``f(np)`` (a function may return its argument)."""
+        known = self._reached.get(id(node))
+        if known is None:
+            known = self._reached[id(node)] = self._reach(node)
+        return known
+
+    def _reach(self, node: ast.AST) -> frozenset[str]:
         if isinstance(node, ast.Name):
             if node.id == "get_ipython":
-                return "get_ipython"
-            return self.aliases.get(node.id, "builtins" if node.id == "__builtins__" else None)
+                return frozenset({"get_ipython"})
+            return self.aliases.get(node.id, frozenset({"builtins"}) if node.id == "__builtins__" else frozenset())
         if isinstance(node, ast.Attribute):
-            base = self.dotted(node.value)
-            return f"{base}.{node.attr}" if base else None
+            return frozenset(f"{base}.{node.attr}" for base in self.reached(node.value))
         if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id == "get_ipython":
-                return _GET_IPYTHON
-            constant = _constant_attribute(node)
-            if constant is not None:
-                base = self.dotted(node.args[0])
-                return f"{base}.{constant}" if base else None
-        return None
+            return self._reached_by_call(node)
+        if isinstance(node, ast.Subscript):
+            return self.reached(node.value)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return _union(self.reached(element) for element in node.elts)
+        if isinstance(node, ast.Dict):
+            return _union(self.reached(value) for value in node.values)
+        if isinstance(node, ast.IfExp):
+            return self.reached(node.body) | self.reached(node.orelse)
+        if isinstance(node, ast.BoolOp):
+            return _union(self.reached(value) for value in node.values)
+        if isinstance(node, (ast.NamedExpr, ast.Starred, ast.Await)):
+            return self.reached(node.value)
+        if isinstance(node, ast.Lambda):
+            return self.reached(node.body)
+        return frozenset()
+
+    def _reached_by_call(self, node: ast.Call) -> frozenset[str]:
+        if isinstance(node.func, ast.Name) and node.func.id == "get_ipython":
+            return frozenset({_GET_IPYTHON})
+        constant = _constant_attribute(node)
+        if constant is not None:
+            return frozenset(f"{base}.{constant}" for base in self.reached(node.args[0]))
+        if self.reached(node.func) and not isinstance(node.func, ast.Lambda):
+            return frozenset()  # a library function's result: not a module
+        passed = [a for a in [*node.args, *(k.value for k in node.keywords)]
+                  if isinstance(a, (ast.Name, ast.Attribute, ast.Starred, ast.List, ast.Tuple, ast.Dict, ast.Set))]
+        return self.reached(node.func) | _union(self.reached(argument) for argument in passed)
+
+    def dotted(self, node: ast.AST) -> str | None:
+        """One dotted path the expression may stand for (the first in order), else ``None``."""
+        paths = self.reached(node)
+        return min(paths) if paths else None
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in DYNAMIC_BUILTINS:
             self.flag(node, "get_ipython()" if node.id == "get_ipython" else node.id)
-        elif isinstance(node.ctx, ast.Load) and _is_dynamic(self.aliases.get(node.id, "")) and \
-                "." in self.aliases.get(node.id, ""):
-            self.flag(node, self.aliases[node.id])  # e.g. ``from os import system as s``, then ``s``
+        elif node.id in ATTRIBUTE_BUILTINS and isinstance(node.ctx, ast.Load) and id(node) not in self.called:
+            self.flag(node, f"{node.id} passed as a value (it reads or writes any attribute by name)")
+        elif isinstance(node.ctx, ast.Load):
+            for path in sorted(self.aliases.get(node.id, ())):
+                if "." in path and _is_dynamic(path):
+                    self.flag(node, path)  # e.g. ``from os import system as s``, then ``s``
+                    return
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in INTROSPECTION_ATTRIBUTES and isinstance(node.ctx, ast.Load):  # writes: check_target
             self.flag(node, f"access to .{node.attr}")
-        dotted = self.dotted(node)
-        if dotted and _is_dynamic(dotted) and not dotted.startswith(_GET_IPYTHON):
-            self.flag(node, dotted)
+        dynamic = sorted(path for path in self.reached(node) if _is_dynamic(path) and not path.startswith(_GET_IPYTHON))
+        if dynamic:
+            self.flag(node, dynamic[0])
             return  # one flag for the whole chain
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and node.value.strip() in SUSPICIOUS_STRINGS:
             self.flag(node, f"the string {node.value.strip()!r}")
+        elif isinstance(node.value, str) and MODULE_BACKEND in node.value:
+            self.flag(node, f"a matplotlib backend {MODULE_BACKEND}... (imports a module by name)")
 
     # ------------------------------------------------------------- calls
 
@@ -227,8 +289,24 @@ class _CellVisitor(ast.NodeVisitor):
             self.ipython_call(node, dotted)
             return
         if isinstance(node.func, ast.Name):
+            self.called.add(id(node.func))
             self.builtin_call(node, node.func.id)
+        self.library_call(node, self.reached(node.func))
         self.generic_visit(node)
+
+    def library_call(self, node: ast.Call, paths: frozenset[str]) -> None:
+        """Calls that load a pickle or a style file by name: what runs is not in the notebook."""
+        pickling = [k for k in node.keywords if k.arg == "allow_pickle"
+                    and not (isinstance(k.value, ast.Constant) and k.value.value is False)]
+        if pickling:
+            self.flag(node, "allow_pickle (loading a pickle runs any code it names)")
+        elif paths & PICKLE_LOADERS and (len(node.args) >= 3 or any(k.arg is None for k in node.keywords)):
+            self.flag(node, f"{min(paths & PICKLE_LOADERS)} with allow_pickle passed by position or **")
+        if any(path.endswith(("style.use", "style.context")) and path.startswith("matplotlib") for path in paths):
+            names = node.args[:1]
+            if not all(isinstance(a, ast.Constant) and isinstance(a.value, str) and PLAIN_BACKEND.fullmatch(a.value.replace("-", "_"))
+                       for a in names):
+                self.flag(node, "a matplotlib style given by path or package (it can import a module)")
 
     def builtin_call(self, node: ast.Call, name: str) -> None:
         if name == "type" and len(node.args) == 3:
@@ -249,12 +327,18 @@ class _CellVisitor(ast.NodeVisitor):
         arguments = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in node.args]
         if method in {"run_line_magic", "run_cell_magic"} and arguments and arguments[0] is not None:
             magic, prefix = arguments[0], "%" if method == "run_line_magic" else "%%"
+            line = arguments[1] if len(arguments) >= 2 else None
+            if magic == "matplotlib" and method == "run_line_magic" and line is not None and not PLAIN_BACKEND.fullmatch(line.strip()):
+                self.flag(node, "%matplotlib with a backend that is not a plain name (module://... imports a file)")
+                return
             if magic in HARMLESS_MAGICS and method == "run_line_magic":
                 return
             code = arguments[-1] if len(arguments) >= 2 else None
             if magic in TIMING_MAGICS and code is not None:
-                body_line = node.lineno + self.line_offset + (1 if prefix == "%%" else 0)  # a cell body starts below
-                self.analyse_code(TIMING_OPTIONS.sub("", code), body_line)
+                first_line = node.lineno + self.line_offset
+                if prefix == "%%" and line is not None:  # ``%%timeit setup``: the line runs too
+                    self.analyse_code(TIMING_OPTIONS.sub("", line), first_line)
+                self.analyse_code(TIMING_OPTIONS.sub("", code), first_line + (1 if prefix == "%%" else 0))
                 return
             kind = "a cell magic" if prefix == "%%" else "a magic"
             self.flag(node, f"{kind} {prefix}{magic if PLAIN_NAME.fullmatch(magic) else '?'}")
@@ -273,13 +357,15 @@ class _CellVisitor(ast.NodeVisitor):
         inner = _CellVisitor(self.cell, self.allowed, self.assignment, self.aliases, line - 1)
         inner.visit(tree)
         self.flags.extend(inner.flags)
+        self._reached.clear()  # the code may have bound names
 
     # ------------------------------------------------------------- imports and assignments
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             bound = alias.asname or alias.name.split(".")[0]
-            self.aliases[bound] = alias.name if alias.asname else alias.name.split(".")[0]
+            self.aliases[bound] = frozenset({alias.name if alias.asname else alias.name.split(".")[0]})
+            self._reached.clear()
             if not import_allowed(alias.name, self.allowed):
                 self.flag(node, f"import {alias.name} (not allowed in {self.assignment})")
 
@@ -293,27 +379,81 @@ class _CellVisitor(ast.NodeVisitor):
                 if not import_allowed(module, self.allowed):
                     self.flag(node, f"from {module} import * (not allowed in {self.assignment})")
                 continue
-            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+            self.aliases[alias.asname or alias.name] = frozenset({f"{module}.{alias.name}"})
+            self._reached.clear()
             if not (import_allowed(module, self.allowed) or import_allowed(f"{module}.{alias.name}", self.allowed)):
                 self.flag(node, f"from {module} import {alias.name} (not allowed in {self.assignment})")
 
+    def bind(self, target: ast.AST, paths: frozenset[str]) -> None:
+        """Let the names ``target`` binds stand for ``paths`` (none: they stand for nothing known any more)."""
+        self._reached.clear()
+        for name in _bound_names(target):
+            if paths:
+                self.aliases[name] = paths  # ``s = sys``, ``s = [sys][0]``: later ``s.settrace`` is still seen
+            else:
+                self.aliases.pop(name, None)
+
     def visit_Assign(self, node: ast.Assign) -> None:
-        source = self.dotted(node.value) if isinstance(node.value, (ast.Name, ast.Attribute, ast.Call)) else None
+        paths = self.reached(node.value)
         for target in node.targets:
             self.check_target(target)
-            for name in _bound_names(target):
-                self.aliases.pop(name, None)
-            if isinstance(target, ast.Name):
-                if source:
-                    self.aliases[target.id] = source  # ``s = sys``: later ``s.settrace`` is still seen
+            self.bind(target, paths)
         self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.bind(node.target, self.reached(node.value))
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.bind(node.target, self.reached(node.iter))  # ``for m in [np]: m.testing...``
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self.bind(node.target, self.reached(node.iter))
+        self.generic_visit(node)
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if node.optional_vars is not None:
+            self.bind(node.optional_vars, self.reached(node.context_expr))
+        self.generic_visit(node)
+
+    def bind_defaults(self, arguments: ast.arguments) -> None:
+        """``def f(m=np)``: the parameter stands for what its default reaches."""
+        positional = [*arguments.posonlyargs, *arguments.args]
+        pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+                 *((a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None)]
+        for argument, default in pairs:
+            paths = self.reached(default)
+            if paths:
+                self.aliases[argument.arg] = paths
+                self._reached.clear()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name in SPOOFING_METHODS:
             self.flag(node, f"defines {node.name}: an object that can pretend to be another value")
+        self.bind_defaults(node.args)
         self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.bind_defaults(node.args)
+        self.generic_visit(node)
+
+    def visit_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> None:
+        for generator in node.generators:  # first: they bind the names the element uses
+            self.visit(generator)
+        self.visit(node.elt)
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        for generator in node.generators:
+            self.visit(generator)
+        self.visit(node.key)
+        self.visit(node.value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.check_target(node.target)
@@ -343,6 +483,10 @@ class _CellVisitor(ast.NodeVisitor):
             self.flag(target, f"assignment to {base}.{target.attr} (a module attribute)")
 
 
+def _union(sets) -> frozenset[str]:
+    return frozenset().union(*sets)
+
+
 def _bound_names(target: ast.AST) -> list[str]:
     """The plain names an assignment target binds (``a, (b, *c) = ...`` binds a, b, c; ``x[i] = ...`` none)."""
     if isinstance(target, ast.Name):
@@ -362,10 +506,23 @@ def _constant_attribute(call: ast.Call) -> str | None:
     return None
 
 
-#: Lines IPython rewrites before running them (``!ls``, ``x = !ls``, ``%time f()``, ``f?``), and how many a cell
-#: may hold to be analysed: honest cells have one or two.
-_ESCAPE_LINE = re.compile(r"^[ \t]*(?:[\w.,\[\] \t]+=[ \t]*)?[!%]|\?[ \t]*$", re.MULTILINE)
+#: Lines IPython rewrites before running them (``!ls``, ``x = !ls``, ``%time f()``, ``f?``, ``?f``, and the autocalls
+#: ``/f x``, ``,f a b``, ``;f a``), and how many a cell may hold to be analysed: honest cells have one or two.
+#: IPython's transformer re-reads the whole cell after rewriting each of them (time quadratic in them).
+_ESCAPE_LINE = re.compile(r"^[ \t]*(?:[\w.,\[\] \t]+=[ \t]*)?[!%]|^[ \t]*[/,;?]|\?[ \t]*$", re.MULTILINE)
 MAX_ESCAPE_LINES = 100
+
+#: The static review's budget per notebook, in work units: a cell costs its length in characters times one plus
+#: twice its escape lines (what parsing, IPython's transformer and the walk take; a unit is 3 to 8 microseconds
+#: of CPU, so a notebook costs at most about 4 s, see BENCHMARKS.md). Counted, not timed, so the same notebook
+#: gets the same review on any machine; the cells beyond it are flagged as not analysed. An assignment's
+#: notebook, solved, costs at most 4,600.
+MAX_REVIEW_WORK = 500_000
+
+
+def review_work(source: str, escape_lines: int) -> int:
+    """The work units of reviewing one cell (see :data:`MAX_REVIEW_WORK`)."""
+    return len(source) * (1 + 2 * escape_lines)
 
 
 def python_source(cell_source: str) -> str:
@@ -398,7 +555,7 @@ def student_editable(cell, restored_ids: frozenset[str]) -> bool:
     return cell.get("cell_type") == "code" and grade_id not in restored_ids
 
 
-def review_notebook(notebook, assignment: str, restored_ids: frozenset[str]) -> Review:
+def review_notebook(notebook, assignment: str, restored_ids: frozenset[str], max_work: int = MAX_REVIEW_WORK) -> Review:
     """Flag every cell of ``notebook`` a student could edit.
 
     Parameters
@@ -409,24 +566,36 @@ def review_notebook(notebook, assignment: str, restored_ids: frozenset[str]) -> 
         Its assignment id, which decides the allowed imports.
     restored_ids : frozenset of str
         ``grade_id`` of the locked cells of the assignment's source (see :func:`student_editable`).
+    max_work : int
+        The review's budget in work units (:func:`review_work`); the cells beyond it get one flag.
     """
-    aliases: dict[str, str] = {}
+    aliases: dict[str, frozenset[str]] = {}
     flags: list[Flag] = []
     unanalysed: list[str] = []
     claimed = Counter(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in notebook.get("cells", []))
     # Of several cells claiming one id, nbgrader restores one and runs the others as they are: read them all.
     restored_ids = frozenset(grade_id for grade_id in restored_ids if claimed[grade_id] <= 1)
+    work_left = max_work
     for position, cell in enumerate(notebook.get("cells", []), start=1):
         if cell.get("cell_type") != "code":
             continue
         label = cell_label(cell, position)
-        escapes = len(_ESCAPE_LINE.findall(str(cell.get("source", ""))))
+        source = str(cell.get("source", ""))
+        escapes = len(_ESCAPE_LINE.findall(source))
         if escapes > MAX_ESCAPE_LINES:  # IPython's transformer takes time quadratic in them
             if student_editable(cell, restored_ids):
-                flags.append(Flag(label, 1, f"{escapes} shell, magic or help lines (too many to analyse)"))
+                flags.append(Flag(label, 1, f"{escapes} shell, magic, help or autocall lines (too many to analyse)"))
             continue
+        work_left -= review_work(source, escapes)
+        if work_left < 0:
+            skipped = [cell_label(c, p) for p, c in enumerate(notebook.get("cells", []), start=1)
+                       if p >= position and student_editable(c, restored_ids)]
+            if skipped:
+                flags.append(Flag(label, 1, f"not analysed: the static review's budget ran out here ({len(skipped)} cells "
+                                            f"from {skipped[0]} on; at most {max_work:,} work units a notebook)"))
+            break
         try:
-            tree = ast.parse(python_source(str(cell.get("source", ""))))
+            tree = ast.parse(python_source(source))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:  # ValueError: a null byte
             if student_editable(cell, restored_ids):
                 unanalysed.append(f"{label}: {type(error).__name__} (line {getattr(error, 'lineno', None) or 1})")

@@ -21,7 +21,7 @@ from .course import Course, CourseError, nbgrader_api
 from .exports import write_grades_csv
 from .outcome import FAILED, Outcome
 from .report import write_report
-from .safe_text import quoted
+from .safe_text import quoted, terminal_text
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
 
@@ -102,7 +102,7 @@ def select_submissions(course: Course, assignments: list[str] | None, students: 
         if assignment in chosen_assignments and (not students or student in students)
     ]
     if stray:
-        print(f"warning: ignoring submitted folders of unknown assignments: {', '.join(stray)}", file=sys.stderr)
+        print(terminal_text(f"warning: ignoring submitted folders of unknown assignments: {', '.join(stray)}"), file=sys.stderr)
     return selected
 
 

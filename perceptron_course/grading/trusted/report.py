@@ -30,15 +30,19 @@ import numpy as np
 
 from . import similarity
 from .course import Course, nbgrader_api
-from .exports import CANVAS_GRADES, CANVAS_ROSTER, write_canvas_gradebook, write_grades_by_student
+from .exports import CANVAS_GRADES, CANVAS_ROSTER, CSV_COLUMNS, read_csv_rows, write_canvas_gradebook, write_grades_by_student
 from .flags import Flag
 from .lateness import late_text
 from .outcome import FAILED, GRADED, ClassRecord, Key, Outcome
+from .safe_text import terminal_text
 from .sandbox import Isolation
 
 GRADES_BY_STUDENT = "grades_by_student.csv"
 FLAGS_RECORD = "flags.json"
 MISSING = "—"
+#: What a flag is, said wherever flags are listed.
+FLAGS_NOTE = ("A flag is a best-effort hint from reading the code before it ran, not a verdict: it never changes a "
+              "score, and code that no flag names may still do what a flag is for. Read the code and decide.")
 
 # ------------------------------------------------------------------ reading the class
 
@@ -69,7 +73,7 @@ def _read_grades_csv(path: Path) -> dict[Key, dict[str, str]]:
     if not path.is_file():
         return {}
     with path.open(newline="", encoding="utf-8") as handle:
-        return {(row["student"], row["assignment"]): row for row in csv.DictReader(handle)}
+        return {(row[0], row[1]): dict(zip(CSV_COLUMNS, row)) for row in read_csv_rows(handle)}  # formulas undone
 
 
 def read_class(course: Course) -> ClassRecord:
@@ -174,8 +178,8 @@ def problems(outcomes: list[Outcome]) -> list[str]:
 
 
 def markdown_text(text: str) -> str:
-    """``text`` as one line of literal Markdown: no table cells, HTML, links, emphasis or code."""
-    escaped = " ".join(str(text).split())
+    """``text`` as one line of literal Markdown: no table cells, HTML, links, emphasis, code or terminal controls."""
+    escaped = terminal_text(" ".join(str(text).split()))
     for character in "\\`*[]|":
         escaped = escaped.replace(character, "\\" + character)
     return escaped.replace("<", "&lt;").replace(">", "&gt;")
@@ -203,7 +207,7 @@ def markdown_report(record: ClassRecord, isolation: Isolation, figure: str | Non
             f"Totals are over all {len(record.assignments)} assignments; {MISSING} marks one not submitted.", ""]
     if issues:
         text += ["## Submissions that failed or needed repair", "", *(markdown_text(line) for line in issues), ""]
-    text += ["## Flagged for review", "", "A flag never changes a score: read the code and decide.", ""]
+    text += ["## Flagged for review", "", FLAGS_NOTE, ""]
     flags, notes = flag_rows(record), review_notes(record)
     text += [markdown_table(flags) if len(flags) > 1 else "Nothing was flagged.", ""]
     text += [f"- {markdown_text(note)}" for note in notes] + ([""] if notes else [])
@@ -238,7 +242,7 @@ th { background: #eee; } .warning { font-weight: bold; color: #a00; } img { max-
 {% if issues %}<h2>Submissions that failed or needed repair</h2>
 <ul>{% for line in issues %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 <h2>Flagged for review</h2>
-<p>A flag never changes a score: read the code and decide.</p>
+<p>{{ flags_note }}</p>
 {% if flags|length > 1 %}{{ table(flags) }}{% else %}<p>Nothing was flagged.</p>{% endif %}
 {% if notes %}<ul>{% for note in notes %}<li>{{ note }}</li>{% endfor %}</ul>{% endif %}
 <h2>Awaiting manual grading</h2>
@@ -260,7 +264,7 @@ def html_report(record: ClassRecord, isolation: Isolation, figure: Path | None, 
         isolation=isolation_line(isolation).replace("**", ""), sandbox=isolation.sandbox, headline=headline(record),
         scores=class_table(record), n_assignments=len(record.assignments), missing=MISSING,
         issues=[line[2:] for line in problems(list(record.submissions.values()))],
-        flags=flag_rows(record), notes=review_notes(record), manual=manual_summary(record),
+        flags=flag_rows(record), flags_note=FLAGS_NOTE, notes=review_notes(record), manual=manual_summary(record),
         n_manual=_count(len(record.awaiting_manual), "part"), lms_notes=list(lms_notes), canvas_grades=CANVAS_GRADES,
         figure=base64.b64encode(figure.read_bytes()).decode("ascii") if figure else None,
     )

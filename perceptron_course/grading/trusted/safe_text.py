@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9 _.,:;=+/()'\"-]")
 
@@ -15,3 +16,52 @@ def quoted(text: str, limit: int = 40) -> str:
     """
     plain = _UNSAFE.sub("?", " ".join(str(text).split()))
     return plain if len(plain) <= limit else plain[: limit - 3] + "..."
+
+
+#: Unicode categories a terminal may act on or that cannot be written as UTF-8: controls (C0, DEL, C1,
+#: which hold ESC and CSI), format characters (bidirectional overrides that reorder a line), surrogates
+#: (what Python makes of a file name that is not UTF-8), private use and unassigned code points.
+_ACTING_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+
+
+def _visible(character: str) -> str:
+    code = ord(character)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def terminal_text(text: object, keep: str = "\n") -> str:
+    """``text`` safe to print on a TA's terminal: every character a terminal acts on written as a visible escape.
+
+    Escape sequences (``ESC [ 2 J``, ``OSC 52`` that writes the clipboard, a title change), C1
+    controls, bidirectional overrides and the surrogates of a file name that is not UTF-8 become
+    ``\\x1b``, ``\\u202e``, ``\\udcff``. The characters in ``keep`` (by default the newline, so
+    that a table can be printed whole) are left as they are.
+
+    >>> terminal_text("ada\\x1b[2J")
+    'ada\\\\x1b[2J'
+    """
+    return "".join(_visible(c) if c not in keep and unicodedata.category(c) in _ACTING_CATEGORIES else c for c in str(text))
+
+
+#: First characters that make a spreadsheet or an LMS importer read a cell as a formula (OWASP's CSV injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def spreadsheet_cell(value: object) -> str:
+    """``value`` as a CSV cell no spreadsheet runs: a cell starting (after spaces) like a formula gets a leading ``'``.
+
+    Numbers stay numbers (``-1``, ``+2.5``, ``1e-3``). A cell that starts with ``'`` gets one more,
+    so that ``from_spreadsheet_cell`` gives back exactly what was written. Text that cannot be
+    written as UTF-8 (a folder name that is not UTF-8) is written with visible escapes instead of
+    stopping the file.
+    """
+    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    if text.startswith("'") or (text.lstrip(" ").startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(text.strip())):
+        return "'" + text
+    return text
+
+
+def from_spreadsheet_cell(cell: str) -> str:
+    """The value ``spreadsheet_cell`` wrote as ``cell`` (for the grader reading its own CSV back)."""
+    return cell[1:] if cell.startswith("'") else cell

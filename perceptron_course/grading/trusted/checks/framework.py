@@ -124,12 +124,108 @@ def case_generator(secret: bytes, function: str, student: str, submission: str =
 
 
 def random_points(rng: np.random.Generator) -> np.ndarray:
+    """Random float points, rounded to 3 decimals so that a failed call reads short."""
     n, d = int(rng.integers(1, 30)), int(rng.integers(1, 6))
-    return rng.normal(size=(n, d))
+    return np.round(rng.normal(size=(n, d)), 3)
 
 
 def random_labels(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.where(rng.random(n) < 0.5, -1, 1)
+
+
+# ----------------------------------------------------------------------------- random boundaries
+#
+# Named cases are public: every student sees a failed one whole in feedback, and a function
+# can answer them from a table. So every boundary an exercise states (a score of exactly 0,
+# a tie, integer input, Python lists for ``array_like``, the epoch cap) is also drawn at
+# random, from the generator of the student and submission, by the helpers below. Their
+# cases are random cases (``Case.is_random``): a behaviour text starting with "random".
+
+
+def random_integer_points(rng: np.random.Generator, n: int | None = None, d: int | None = None,
+                          low: int = -4, high: int = 5) -> np.ndarray:
+    """Random points of int64 dtype (``n`` and ``d`` drawn when not given)."""
+    n = int(rng.integers(1, 12)) if n is None else n
+    d = int(rng.integers(1, 5)) if d is None else d
+    return rng.integers(low, high, size=(n, d))
+
+
+def points_with_zero_score(rng: np.random.Generator, w: np.ndarray, b: float, n: int,
+                           low: int = -4, high: int = 5, tries: int = 400) -> np.ndarray:
+    """Up to ``n`` integer points ``x`` with ``w·x + b == 0`` exactly (``w`` and ``b`` whole numbers).
+
+    Exact in floating point whatever the order of summation, since every term is a small
+    whole number. Fewer than ``n`` (possibly none) when the hyperplane holds few integer points.
+    """
+    w = np.asarray(w, dtype=float)
+    found: list[np.ndarray] = []
+    nonzero = np.flatnonzero(w)
+    if not len(nonzero):
+        return random_integer_points(rng, n, len(w), low, high).astype(float) if b == 0 else np.zeros((0, len(w)))
+    for _ in range(tries):
+        if len(found) == n:
+            break
+        x = rng.integers(low, high, size=len(w)).astype(float)
+        j = int(rng.choice(nonzero))
+        x[j] = 0.0
+        rest = -(float(x @ w) + float(b))
+        if rest % w[j] == 0:
+            x[j] = rest / w[j]
+            if float(np.dot(x, w)) + float(b) == 0.0:
+                found.append(x)
+    return np.array(found, dtype=float).reshape(len(found), len(w))
+
+
+def integer_weights_and_boundary_points(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """``(w, b, X)``: random integer weights and bias, and ``n`` integer points, at least one with score exactly 0.
+
+    Sometimes ``w = 0`` and ``b = 0``, where every score is 0. The rows on the boundary are
+    mixed among the others at random positions.
+    """
+    if rng.random() < 0.15:
+        return np.zeros(d, dtype=np.int64), 0, random_integer_points(rng, n, d)
+    w = rng.integers(-3, 4, size=d)
+    w[int(rng.integers(d))] = int(rng.choice([-2, -1, 1, 2]))
+    anchor = rng.integers(-4, 5, size=d)
+    b = -int(anchor @ w)
+    X = random_integer_points(rng, n, d)
+    on_boundary = rng.random(n) < 0.5
+    on_boundary[int(rng.integers(n))] = True
+    for row in np.flatnonzero(on_boundary):
+        # anchor + t (w_j e_i - w_i e_j) stays on the hyperplane for any whole t
+        i, j = rng.choice(d, size=2, replace=d < 2)
+        step = np.zeros(d, dtype=np.int64)
+        step[i] += w[j]
+        step[j] -= w[i]
+        X[row] = anchor + int(rng.integers(-2, 3)) * step
+    return w, b, X
+
+
+def as_python_lists(value: Any) -> Any:
+    """An array as nested Python lists (other values unchanged): what ``array_like`` allows a caller to pass."""
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+def lists_at_random(rng: np.random.Generator, cases: list[Case], parameters: Sequence[str], array_like: Sequence[str],
+                    count: int = 3) -> list[Case]:
+    """``cases`` with ``count`` random cases (picked at random) passing their ``array_like`` arguments as Python lists.
+
+    For a parameter a docstring documents as ``array_like``: a function that only works on
+    arrays (``X.shape`` on a list) fails these cases, which no table can answer.
+    """
+    random_positions = [i for i, case in enumerate(cases) if case.is_random]
+    if not random_positions or not array_like:
+        return cases
+    picked = set(rng.choice(random_positions, size=min(count, len(random_positions)), replace=False).tolist())
+    result = []
+    for i, case in enumerate(cases):
+        if i in picked:
+            args = tuple(as_python_lists(value) if name in array_like else value for name, value in zip(parameters, case.args))
+            kwargs = {key: as_python_lists(value) if key in array_like else value for key, value in case.kwargs.items()}
+            named = ", ".join(name for name in parameters if name in array_like)
+            case = Case(args, f"{case.behaviour}, with {named} passed as Python lists (array_like)", kwargs, case.context)
+        result.append(case)
+    return result
 
 
 def call_text(check: Check, case: Case) -> str:
@@ -261,14 +357,14 @@ def changed_arguments(check: Check, case: Case, args_after: list) -> str:
 
 
 def as_float_array(value: Any) -> np.ndarray | None:
-    """``value`` as a float array, or ``None`` if it is not made of numbers."""
+    """``value`` as a float array, or ``None`` if it is not made of numbers (strings, ragged lists, objects, ...)."""
     if isinstance(value, (Unsupported, str, dict)) or value is None:
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return array
 
@@ -277,6 +373,18 @@ def _describe(value: Any) -> str:
     if isinstance(value, Unsupported):
         return f"an object of type {value.type_name}"
     return python_literal(value, limit=1500)
+
+
+def _item_text(value: Any, index: tuple) -> str:
+    """The entry of ``value`` at ``index`` written in its own type (an int as ``2``, never ``2.0``)."""
+    try:
+        item = np.asarray(value)[index]
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return "?"
+    item = item.item() if isinstance(item, np.generic) else item
+    if isinstance(item, float) and item.is_integer() and np.asarray(value).dtype.kind == "f":
+        return repr(item)
+    return python_literal(item, limit=100)
 
 
 def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> Compare:
@@ -290,14 +398,14 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
             return Difference(f"something that is not {what}", shown, _describe(received))
         if got.shape != want.shape:
             return Difference(f"an array of the wrong shape {got.shape} (expected {want.shape}, {what})",
-                              shown, python_literal(received, limit=1500))
+                              shown, _describe(received))
         close = got == want if exact else np.isclose(got, want, rtol=rtol, atol=atol)
         if np.all(close):
             return None
         first = tuple(int(i) for i in np.argwhere(~close)[0])
         where = (f"first difference at index {first if len(first) != 1 else first[0]}: "
-                 f"expected {float(want[first])!r}, received {float(got[first])!r}") if first else ""
-        return Difference("a wrong value", shown, python_literal(received, limit=1500), detail=where)
+                 f"expected {_item_text(expected, first)}, received {_item_text(received, first)}") if first else ""
+        return Difference("a wrong value", shown, _describe(received), detail=where)
 
     return compare
 
@@ -313,21 +421,21 @@ def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a num
         value = float(got.ravel()[0])
         if np.isclose(value, float(expected), rtol=rtol, atol=atol):
             return None
-        return Difference("a wrong value", repr(float(expected)), repr(value))
+        return Difference("a wrong value", repr(float(expected)), _describe(received))
 
     return compare
 
 
-def compare_count(what: str = "a count") -> Compare:
-    """A whole number (any integer type; a float only if it is whole)."""
+def compare_count(what: str = "a count", *, noun: str = "count") -> Compare:
+    """A whole number (any integer type; a float only if it is whole); ``noun`` names it in messages ("a wrong cap")."""
 
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
-        if got is None or got.size != 1 or isinstance(received, bool):
+        if got is None or got.size != 1 or isinstance(received, (bool, np.bool_)):
             return Difference(f"something that is not {what}", repr(int(expected)), _describe(received))
         if float(got.ravel()[0]) == int(expected):
             return None
-        return Difference("a wrong count", repr(int(expected)), _describe(received))
+        return Difference(f"a wrong {noun}", repr(int(expected)), _describe(received))
 
     return compare
 
@@ -347,14 +455,17 @@ def compare_bool(what: str = "True or False") -> Compare:
 
 
 def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
-    """Labels -1/+1, exactly."""
+    """Labels -1/+1, exactly; the received value is shown as it came (a bool array as bools)."""
     values = compare_arrays(exact=True, what=what)
 
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
         if got is not None and got.shape == np.shape(expected) and not np.all(np.isin(got, (-1, 1))):
-            return Difference("labels other than -1 and +1", python_literal(np.asarray(expected)), python_literal(got, limit=1500),
-                              hint="a score of exactly 0 predicts +1; np.sign(0) is 0")
+            zeros = bool(np.any(got == 0))
+            hint = ("a score of exactly 0 predicts +1 (np.sign(0) is 0)" if zeros
+                    else "return -1 and +1 (e.g. np.where(scores >= 0, 1, -1))")
+            return Difference("labels other than -1 and +1", python_literal(np.asarray(expected)), _describe(received),
+                              hint=hint)
         return values(received, expected)
 
     return compare

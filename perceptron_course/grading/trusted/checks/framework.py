@@ -228,11 +228,16 @@ def lists_at_random(rng: np.random.Generator, cases: list[Case], parameters: Seq
     return result
 
 
+#: Characters of one call shown in a message (a call longer than this is cut, and says so).
+MAX_CALL_CHARS = 2000
+
+
 def call_text(check: Check, case: Case) -> str:
-    """The call of ``case`` as Python a student can paste."""
-    arguments = [python_literal(value) for value in case.args]
-    arguments += [f"{key}={python_literal(value)}" for key, value in case.kwargs.items()]
-    return f"{check.function}({', '.join(arguments)})"
+    """The call of ``case`` as Python a student can paste (cut past ``MAX_CALL_CHARS``)."""
+    arguments = [python_literal(value, limit=MAX_CALL_CHARS) for value in case.args]
+    arguments += [f"{key}={python_literal(value, limit=MAX_CALL_CHARS)}" for key, value in case.kwargs.items()]
+    text = f"{check.function}({', '.join(arguments)})"
+    return text if len(text) <= MAX_CALL_CHARS else text[:MAX_CALL_CHARS] + " ... [cut: longer than the grader shows]"
 
 
 def expected_answer(check: Check, case: Case) -> Any:
@@ -291,7 +296,7 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
         if not reply.returned and reply.error[0] == "NotImplementedError":
             return Verdict(check.function, len(cases), [not_implemented_message(check.function)])
     if check.judge is not None:
-        failures = check.judge(cases, list(replies))
+        failures = _judge_safely(check, cases, list(replies))
     else:
         failures = _compare_each(check, cases, replies, expected)
     if len(replies) < len(cases):  # every case must be answered: silence is never a pass
@@ -300,10 +305,22 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
     return Verdict(check.function, len(cases), failures)
 
 
+def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> list[str]:
+    """``check.judge`` with one boundary around it: whatever the replies hold, a list of failures."""
+    assert check.judge is not None
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return [str(failure) for failure in check.judge(cases, replies)]
+    except Exception as error:  # noqa: BLE001 - any value the wire accepts must give a verdict, never a crash
+        return [f"{check.function} returned values the grader could not judge ({type(error).__name__}): "
+                "return data of the form its docstring says."]
+
+
 def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], expected: Sequence | None) -> list[str]:
     failed: list[tuple[Case, str]] = []
     for index, (case, reply) in enumerate(zip(cases, replies)):
-        message = case_failure(check, case, reply, expected[index] if expected is not None else _NOT_COMPUTED)
+        message = safe_case_failure(check, case, reply, expected[index] if expected is not None else _NOT_COMPUTED)
         if message:
             failed.append((case, message))
     # Named edge cases say most about a bug; among random cases the smallest input reads best.
@@ -312,6 +329,22 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], exp
 
 
 _NOT_COMPUTED = object()
+
+
+def safe_case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_COMPUTED) -> str:
+    """``case_failure`` that never raises: a comparison that breaks on a reply is a failed case naming the case.
+
+    Every judgement of one case goes through here, so that any value the wire accepts
+    (ragged lists, strings, integers beyond int64, empty arrays of huge shapes, ...)
+    gives a pass or a readable failure. A check's own ``judge`` should use it too.
+    """
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return case_failure(check, case, reply, expected)
+    except Exception as error:  # noqa: BLE001 - the trusted side is total
+        return (f"{check.function} returned a value the grader could not compare ({type(error).__name__}) "
+                f"on {case.behaviour}:\n    {call_text(check, case)}\n  received: {_describe(reply.result)}")
 
 
 def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_COMPUTED) -> str:
@@ -323,8 +356,10 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
         return f"{check.function} raised {detail}\n  on {case.behaviour}:\n    {call}"
     changed = changed_arguments(check, case, reply.args_after)
     if changed:
-        return (f"{check.function} changed its argument {changed} in place on {case.behaviour}: work on a copy "
-                f"(e.g. w = w + y * x, not w += y * x):\n    {call}")
+        return (f"{check.function} changed its argument {changed} in place on {case.behaviour} (the caller's "
+                f"{changed} is different after the call, whichever function changed it):\n    {call}\n"
+                f"  hint: work on copies; an in-place operation (+=, *=, a slice assignment) on {changed} or on "
+                f"a row of it changes the caller's array")
     assert check.compare is not None
     if expected is _NOT_COMPUTED:
         expected = expected_answer(check, case)
@@ -346,11 +381,16 @@ def changed_arguments(check: Check, case: Case, args_after: list) -> str:
     sent = list(case.args) + [case.kwargs[key] for key in sorted(case.kwargs)]
     names = list(check.parameters[: len(case.args)]) + sorted(case.kwargs)
     for name, before, after in zip(names, sent, args_after):
-        if isinstance(before, np.ndarray) and not (
-            isinstance(after, np.ndarray) and after.shape == before.shape and np.array_equal(after, before, equal_nan=before.dtype.kind == "f")
-        ):
+        if isinstance(before, np.ndarray) and not _same_array(before, after):
             return name
     return ""
+
+
+def _same_array(before: np.ndarray, after: Any) -> bool:
+    """Whether ``after`` (anything the wire accepts) is still the array ``before``: same dtype, shape and values."""
+    if not isinstance(after, np.ndarray) or after.dtype != before.dtype or after.shape != before.shape:
+        return False
+    return bool(np.array_equal(after, before, equal_nan=before.dtype.kind == "f"))
 
 
 # ----------------------------------------------------------------------------- comparisons

@@ -333,3 +333,96 @@ def test_a_feature_map_may_not_change_width_between_samples():
         return np.column_stack([base, np.zeros((len(X), int(calls["n"] > 21)))])  # wider from the fresh samples on
 
     assert "same number of features" in failed_behaviours("xor_features", changing)
+
+
+# ----------------------------------------------------------------------------- the comparison is total
+
+from functools import lru_cache  # noqa: E402
+
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from perceptron_course.grading.trusted.checks.framework import (  # noqa: E402
+    Case, Check, compare_arrays, compare_bool, compare_count, compare_labels, compare_number, judge_replies, prepare_cases,
+)
+from perceptron_course.grading.trusted.wire import Reply  # noqa: E402
+from wire_strategies import KNOWN_HOSTILE, wire_values  # noqa: E402
+
+#: The longest verdict message: two failed cases, each a call (cut at 2,000 characters) and two values (1,500 each).
+MAX_MESSAGE_CHARS = 15_000
+received_values = wire_values | st.lists(wire_values, min_size=1, max_size=4).map(tuple)
+
+
+@lru_cache(maxsize=None)
+def prepared_cases(function_name: str):
+    check_ = CHECKS[function_name]
+    return prepare_cases(check_, case_generator(b"property secret", function_name, "p"))
+
+
+def verdict_on(function_name: str, values: list, after: list):
+    """The verdict when the kernel answers the check's real cases with ``values`` (cycled) and ``after``."""
+    check_ = CHECKS[function_name]
+    prepared = prepared_cases(function_name)
+    replies = [Reply(i, True, result=values[i % len(values)], args_after=after) for i in range(len(prepared.cases))]
+    if check_.judge is None:  # a few cases suffice: each is judged on its own
+        picked = sorted({i % len(prepared.cases) for i in (0, 2, 5, len(prepared.cases) - 1)})
+        return judge_replies(check_, [prepared.cases[i] for i in picked], [replies[i] for i in picked],
+                             expected=[prepared.expected[i] for i in picked])
+    return judge_replies(check_, prepared.cases, replies)
+
+
+@pytest.mark.parametrize("function_name", sorted(CHECKS))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(values=st.lists(received_values, min_size=1, max_size=3), after=st.lists(wire_values, max_size=5))
+def test_any_reply_the_wire_accepts_gives_a_verdict_never_an_exception(function_name, values, after):
+    verdict = verdict_on(function_name, values, after)
+    message = verdict.message()
+    assert isinstance(message, str) and len(message) <= MAX_MESSAGE_CHARS
+    assert "could not" not in message  # each comparison says what differed; the last-resort boundary is not needed
+
+
+@pytest.mark.parametrize("function_name", sorted(CHECKS))
+def test_replies_that_once_crashed_the_comparison_are_failed_cases(function_name):
+    for value in KNOWN_HOSTILE:
+        verdict = verdict_on(function_name, [value], [value, "1.0", np.array(["a", "b"]), 2**63])
+        assert not verdict.passed, (function_name, value)
+        assert len(verdict.message()) <= MAX_MESSAGE_CHARS and "could not" not in verdict.message()
+
+
+COMPARATORS = [compare_arrays(exact=True, what="x"), compare_arrays(exact=False, what="x"), compare_number(),
+               compare_count(), compare_bool(), compare_labels()]
+EXPECTED = [np.array([1.0, -1.0]), np.array([[0.5]]), 3, 2.5, True, np.array([1, -1, 1]), np.zeros((0, 2))]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(received=received_values, compare_index=st.integers(0, len(COMPARATORS) - 1),
+       expected_index=st.integers(0, len(EXPECTED) - 1))
+@example(received=[[1, 2], [3]], compare_index=0, expected_index=0)
+@example(received=2**63, compare_index=3, expected_index=2)
+@example(received="1.0", compare_index=2, expected_index=3)
+def test_every_comparator_returns_a_difference_or_none(received, compare_index, expected_index):
+    compare, expected = COMPARATORS[compare_index], EXPECTED[expected_index]
+    if compare_index in (2, 3) and np.ndim(expected) != 0 or compare_index == 4 and not isinstance(expected, bool):
+        expected = 1  # what these comparators are given by their checks: one number, or a bool
+    difference = compare(received, expected)
+    assert difference is None or all(len(text) <= 2_000 for text in (difference.expected, difference.received, difference.detail))
+
+
+def test_a_comparator_that_breaks_gives_a_failed_case_naming_the_case():
+    def fragile(received, expected):
+        raise ZeroDivisionError("a bug in a comparator")
+
+    check_ = Check("f", ("x",), lambda rng: [Case((1.0,), "the case named here")], lambda x: x, fragile)
+    verdict = judge_replies(check_, check_.cases(None), [Reply(0, True, result=1.0, args_after=[1.0])])
+    assert not verdict.passed
+    assert "the case named here" in verdict.message() and "could not compare (ZeroDivisionError)" in verdict.message()
+    assert "f(1.0)" in verdict.message()
+
+
+def test_a_judge_that_breaks_gives_a_failed_verdict():
+    def fragile(cases, replies):
+        raise KeyError("a bug in a judge")
+
+    check_ = Check("g", ("x",), lambda rng: [Case((1.0,), "one case")], judge=fragile)
+    verdict = judge_replies(check_, check_.cases(None), [Reply(0, True, result=1.0, args_after=[1.0])])
+    assert not verdict.passed and "could not judge (KeyError)" in verdict.message()

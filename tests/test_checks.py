@@ -426,3 +426,92 @@ def test_a_judge_that_breaks_gives_a_failed_verdict():
     check_ = Check("g", ("x",), lambda rng: [Case((1.0,), "one case")], judge=fragile)
     verdict = judge_replies(check_, check_.cases(None), [Reply(0, True, result=1.0, args_after=[1.0])])
     assert not verdict.passed and "could not judge (KeyError)" in verdict.message()
+
+
+def test_augment_must_return_floats_for_integer_input_too():
+    with pytest.raises(AssertionError, match="integers where floats are expected"):
+        checks.check_augment(lambda X: np.hstack([np.ones((len(X), 1), dtype=np.asarray(X).dtype), np.asarray(X)]))
+
+
+def test_every_stated_boundary_is_drawn_at_random():
+    """A table of the public cases' answers passes no part: each boundary also comes in random cases."""
+    generator = case_generator(b"s" * 16, "x", "y")
+    behaviours = {name: [case.behaviour for case in check_.cases(generator) if case.is_random] for name, check_ in CHECKS.items()}
+    assert all(len(found) >= 10 for found in behaviours.values()), {k: len(v) for k, v in behaviours.items()}
+    boundary = {
+        "predict": "exactly 0", "perceptron_step": "exactly 0", "choose_epoch_cap": "exactly 0",
+        "is_mistake": "exactly 0", "ovr_predict": "tie", "perceptron_trace": "'sign'", "kernel_perceptron": "max_epochs = ",
+        "train_perceptron": "integer", "augment": "integer", "signed_distance": "integer", "set_margin": "integer",
+        "radius": "integer", "mistake_bound": "integer", "ovr_train": "integer", "multiclass_train": "integer",
+        "averaged_perceptron": "integer",
+    }
+    for name, word in boundary.items():
+        assert any(word in behaviour for behaviour in behaviours[name]), (name, word)
+    array_like = ["augment", "predict", "signed_distance", "set_margin", "train_perceptron", "choose_epoch_cap",
+                  "perceptron_trace", "radius", "mistake_bound", "ovr_train", "ovr_predict", "multiclass_train",
+                  "xor_features", "kernel_perceptron", "averaged_perceptron"]
+    for name in array_like:
+        assert any("Python lists" in behaviour for behaviour in behaviours[name]), name
+
+
+def test_table_lookups_of_the_public_cases_fail():
+    """Students who answer the named cases from a table and use the wrong convention elsewhere lose the part."""
+    named = {}
+
+    def table(function_name, right, wrong):
+        keys = {repr(case.args) for case in CHECKS[function_name].cases(case_generator(b"t", "x", "y")) if not case.is_random}
+
+        def student(*args):
+            return (right if repr(args) in keys else wrong)(*args)
+        named[function_name] = student
+        return student
+
+    def strict_predict(w, b, X):
+        return np.where(np.asarray(X, float) @ np.asarray(w, float) + b > 0, 1, -1)
+
+    def right_predict(w, b, X):
+        return np.where(np.asarray(X, float) @ np.asarray(w, float) + b >= 0, 1, -1)
+
+    assert "exactly 0" in failed_behaviours("predict", table("predict", right_predict, strict_predict))
+    step = solution_namespace("02_algorithm")["perceptron_step"]
+
+    def strict_step(w, b, x, y):
+        if y * (np.dot(w, x) + b) < 0:
+            return w + y * x, b + y, True
+        return np.asarray(w, float), float(b), False
+
+    assert "exactly 0" in failed_behaviours("perceptron_step", table("perceptron_step", step, strict_step))
+
+    def last_of_ties(W, b, classes, X):
+        scores = np.asarray(X, float) @ np.asarray(W, float).T + b
+        return np.asarray(classes)[len(b) - 1 - np.argmax(scores[:, ::-1], axis=1)]
+
+    right = solution_namespace("05_multiclass")["ovr_predict"]
+    assert "tie" in failed_behaviours("ovr_predict", table("ovr_predict", right, last_of_ties))
+    assert failed_behaviours("is_mistake", table("is_mistake", solution_namespace("03_worked_example")["is_mistake"],
+                                                 lambda score, label, rule: bool(score < 0)))
+
+
+def test_np_sign_in_choose_epoch_cap_loses_the_part():
+    namespace = solution_namespace("02_algorithm")
+    train = namespace["train_perceptron"]
+
+    def with_np_sign(X_train, y_train, X_dev, y_dev, caps):
+        best_cap, best = None, -1.0
+        for cap in sorted(caps):
+            w, b, _, _ = train(X_train, y_train, cap)
+            accuracy = np.mean(np.sign(np.asarray(X_dev, float) @ w + b) == np.asarray(y_dev))
+            if accuracy > best:
+                best_cap, best = cap, accuracy
+        return best_cap
+
+    for student in ("a", "b", "c"):
+        failures = run_in_process(CHECKS["choose_epoch_cap"], with_np_sign, secret=b"cap secret", student=student).failures
+        assert any("exactly 0" in failure and "a wrong cap" in failure for failure in failures), student
+
+
+def test_a_function_that_breaks_on_lists_loses_an_array_like_part():
+    def needs_an_array(w, b, X):
+        return (X @ w + b) / np.linalg.norm(w)
+
+    assert "Python lists" in failed_behaviours("signed_distance", needs_an_array)

@@ -409,10 +409,30 @@ def as_float_array(value: Any) -> np.ndarray | None:
     return array
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A received value for a message: pasteable Python, cut at 1,500 characters."""
     if isinstance(value, Unsupported):
         return f"an object of type {value.type_name}"
     return python_literal(value, limit=1500)
+
+
+_describe = describe
+
+
+def holds_integers(value: Any) -> bool:
+    """Whether ``value`` is an array of integer or bool dtype, or a (nested) list or tuple holding an int or a bool."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "iub"
+    if isinstance(value, (list, tuple)):
+        pending, seen = list(value), 0
+        while pending and seen < 300_000:  # bounded: the wire caps a reply far below this
+            item, seen = pending.pop(), seen + 1
+            if isinstance(item, (list, tuple)):
+                pending.extend(item)
+            elif isinstance(item, (bool, int, np.integer, np.bool_)) or isinstance(item, np.ndarray) and item.dtype.kind in "iub":
+                return True
+        return False
+    return isinstance(value, (bool, int, np.integer, np.bool_))
 
 
 def _item_text(value: Any, index: tuple) -> str:

@@ -6,7 +6,7 @@ import numpy as np
 
 from .... import geometry, perceptron
 from .framework import (
-    N_RANDOM_CASES, Case, Check, compare_arrays, compare_labels, compare_number, integer_weights_and_boundary_points,
+    N_RANDOM_CASES, Case, Check, Difference, compare_arrays, describe, holds_integers, compare_labels, compare_number, integer_weights_and_boundary_points,
     lists_at_random, random_integer_points, random_points,
 )
 
@@ -33,8 +33,19 @@ def _augment_cases(rng: np.random.Generator) -> list[Case]:
     return lists_at_random(rng, cases, ("X",), ("X",))
 
 
-AUGMENT = Check("augment", ("X",), _augment_cases, geometry.augment,
-                compare_arrays(exact=True, what="an array of shape (n, d + 1)"))
+_AUGMENTED_VALUES = compare_arrays(exact=True, what="an array of shape (n, d + 1)")
+
+
+def _compare_augmented(received, expected) -> Difference | None:
+    """The augmented array, of floats: the docstring promises floats, for integer input too."""
+    difference = _AUGMENTED_VALUES(received, expected)
+    if difference is None and holds_integers(received):
+        return Difference("integers where floats are expected", "", describe(received),
+                          hint="augment returns floats, for integer input too (e.g. np.asarray(X, dtype=float))")
+    return difference
+
+
+AUGMENT = Check("augment", ("X",), _augment_cases, geometry.augment, _compare_augmented)
 
 
 def _predict_cases(rng: np.random.Generator) -> list[Case]:

@@ -36,9 +36,9 @@ def _xor_feature_cases(rng: np.random.Generator) -> list[Case]:
     cases = [Case((X,), what, context=("sample", y)) for X, y, what in samples]
     for k in range(1, len(samples)):
         X, y = xor(3, noise=0.15, seed=int(rng.integers(1 << 30)))
-        cases.append(Case((X,), "a fresh noisy XOR sample, classified by a separator found on another sample",
+        cases.append(Case((X,), "random fresh noisy XOR sample, classified by a separator found on another sample",
                           context=("fresh", k, y)))
-    cases += [Case((X[i : i + 1],), "one point of a noisy XOR sample, alone", context=("point", k, i))
+    cases += [Case((X[i : i + 1],), "random point of a noisy XOR sample, alone", context=("point", k, i))
               for k, (X, _, _) in enumerate(samples) for i in range(len(X))]
     # array_like: some fresh samples (random cases of their own) come as Python lists
     fresh = [i for i, case in enumerate(cases) if case.context[0] == "fresh"]

@@ -514,6 +514,12 @@ def compare_bool(what: str = "True or False") -> Compare:
     return compare
 
 
+def _holds_bools(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "b"
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(item, (bool, np.bool_)) for item in value)
+
+
 def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
     """Labels -1/+1, exactly; the received value is shown as it came (a bool array as bools)."""
     values = compare_arrays(exact=True, what=what)
@@ -521,9 +527,12 @@ def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
         if got is not None and got.shape == np.shape(expected) and not np.all(np.isin(got, (-1, 1))):
-            zeros = bool(np.any(got == 0))
-            hint = ("a score of exactly 0 predicts +1 (np.sign(0) is 0)" if zeros
-                    else "return -1 and +1 (e.g. np.where(scores >= 0, 1, -1))")
+            if _holds_bools(received):
+                hint = "return the labels -1 and +1, not True and False (e.g. np.where(scores >= 0, 1, -1))"
+            elif np.any(got == 0):
+                hint = "a score of exactly 0 predicts +1 (np.sign(0) is 0, not a label)"
+            else:
+                hint = "return -1 and +1 (e.g. np.where(scores >= 0, 1, -1))"
             return Difference("labels other than -1 and +1", python_literal(np.asarray(expected)), _describe(received),
                               hint=hint)
         return values(received, expected)

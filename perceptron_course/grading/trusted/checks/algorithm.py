@@ -134,7 +134,13 @@ def _train_cases(rng: np.random.Generator) -> list[Case]:
         Case((np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]), np.array([-1, -1, 1, 1])),
              "the visible test's XOR points", {"max_epochs": 5}),
     ]
-    return lists_at_random(rng, training_cases(rng, visible=visible), ("X", "y"), ("X", "y"))
+    cases = training_cases(rng, visible=visible)
+    for _ in range(N_BOUNDARY_CASES // 2):
+        X, y, _, _ = _noisy_split(rng, int(rng.integers(4, 30)), 0, 0.3)
+        cap = int(rng.integers(1, 12))
+        cases.append(Case((X, y), f"random noisy data, maybe not separable, which must stop after max_epochs = {cap} "
+                          "(converged only if the last epoch made no mistake)", {"max_epochs": cap}))
+    return lists_at_random(rng, cases, ("X", "y"), ("X", "y"))
 
 
 TRAIN_PERCEPTRON = Check(
@@ -215,7 +221,7 @@ def _cap_cases(rng: np.random.Generator) -> list[Case]:
     cases.append(Case((*noisy, [25, 3, 12, 1, 6]), "noisy data with caps out of order (the smallest best cap, not the first)"))
     for _ in range(N_RANDOM_CASES):
         split = _noisy_split(rng, int(rng.integers(8, 40)), int(rng.integers(3, 20)), float(rng.uniform(0.05, 0.3)))
-        caps = [int(cap) for cap in rng.choice(np.arange(1, 31), size=int(rng.integers(2, 7)), replace=False)]
+        caps = [int(cap) for cap in rng.choice(np.arange(1, 31), size=int(rng.integers(1, 7)), replace=False)]
         cases.append(Case((*split, caps), "random noisy data and caps"))
     for _ in range(N_BOUNDARY_CASES // 2):
         cases.append(_separable_cap_case(rng))

@@ -13,7 +13,7 @@ from perceptron_course.grading.trusted.wire import (
 
 PLAIN_VALUES = [
     None, True, 3, -2.5, float("nan"), float("inf"), "cat",
-    np.bool_(False), np.int64(7), np.float64(0.25),
+    np.bool_(False), np.int64(7), np.float64(0.25), np.uint64(2**64 - 1), 2**63,
     np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1, -1, 1]), np.array(["cat", "dog"]), np.zeros((0, 3)),
     np.array([True, False]), np.array(5.0),
     (np.zeros(2), 1.0, 3, True), [np.ones(2), np.ones(2)], {"w": np.ones(2), "b": 0.5},

@@ -86,7 +86,7 @@ MESSAGES = {
 }
 #: What the feedback of a part must not say (a wrong cause, a value in the wrong type, a hint for code not written).
 ABSENT = {
-    "bool_predict": ("np.sign", "received: np.array([1.0"),
+    "bool_predict": ("np.sign(0) is 0", "received: np.array([1.0"),
     "kernel_strict": ("received 0.0", "expected 1.0"),
     "averaged_reset": ("keeps counting after convergence",),
     "sign_epoch_cap": ("a wrong count",),

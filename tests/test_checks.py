@@ -515,3 +515,13 @@ def test_a_function_that_breaks_on_lists_loses_an_array_like_part():
         return (X @ w + b) / np.linalg.norm(w)
 
     assert "Python lists" in failed_behaviours("signed_distance", needs_an_array)
+
+
+def test_messages_show_values_in_their_own_type():
+    counts = compare_arrays(exact=True, what="alpha")(np.array([0, 1]), np.array([2, 1]))
+    assert counts.detail == "first difference at index 0: expected 2, received 0"
+    flags = compare_labels()(np.array([True, False]), np.array([1, -1]))
+    assert flags.received == "np.array([True, False])" and "np.sign" not in flags.hint
+    signs = compare_labels()(np.array([0.0, -1.0]), np.array([1, -1]))
+    assert "np.sign(0) is 0" in signs.hint
+    assert compare_count("one of the caps", noun="cap")(3, 5).what == "a wrong cap"

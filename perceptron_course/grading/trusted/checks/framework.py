@@ -454,10 +454,7 @@ def _item_text(value: Any, index: tuple) -> str:
         item = np.asarray(value)[index]
     except (TypeError, ValueError, IndexError, OverflowError):
         return "?"
-    item = item.item() if isinstance(item, np.generic) else item
-    if isinstance(item, float) and item.is_integer() and np.asarray(value).dtype.kind == "f":
-        return repr(item)
-    return python_literal(item, limit=100)
+    return python_literal(item.item() if isinstance(item, np.generic) else item, limit=100)
 
 
 def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> Compare:

@@ -230,7 +230,8 @@ def test_the_secret_and_the_student_draw_the_cases():
 
     def random_inputs(secret: bytes, student: str) -> list:
         generator = case_generator(secret, check_.function, student, "the same code")
-        return [case.args[0] for case in check_.cases(generator) if case.is_random]
+        # float data (small integer data may repeat by chance)
+        return [np.asarray(case.args[0]) for case in check_.cases(generator) if case.behaviour.startswith("random separable data (")]
 
     same = random_inputs(b"course secret one", "ada"), random_inputs(b"course secret one", "ada")
     assert all(np.array_equal(a, b) for a, b in zip(*same))
@@ -245,7 +246,7 @@ def test_a_resubmission_draws_new_cases_and_a_regrade_the_same():
 
     def random_inputs(submission: str) -> list:
         generator = case_generator(b"course secret one", check_.function, "ada", submission)
-        return [case.args[0] for case in check_.cases(generator) if case.is_random]
+        return [np.asarray(case.args[0]) for case in check_.cases(generator) if case.behaviour.startswith("random separable data (")]
 
     first, regrade, resubmitted = random_inputs("code v1"), random_inputs("code v1"), random_inputs("code v2")
     assert all(np.array_equal(a, b) for a, b in zip(first, regrade))
@@ -473,3 +474,195 @@ def test_new_parts_accept_other_correct_styles():
     checks.check_mlp_forward(lambda *args: tuple(part.tolist() for part in limitations["mlp_forward"](*args)))
     convergence = solution_namespace("04_convergence")
     checks.check_proof_squeeze(lambda *args: convergence["proof_squeeze"](*args).tolist())
+
+
+# ----------------------------------------------------------------------------- the comparison is total
+
+from functools import lru_cache  # noqa: E402
+
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from perceptron_course.grading.trusted.checks.framework import (  # noqa: E402
+    Case, Check, compare_arrays, compare_bool, compare_count, compare_labels, compare_number, judge_replies, prepare_cases,
+)
+from perceptron_course.grading.trusted.wire import Reply  # noqa: E402
+from wire_strategies import KNOWN_HOSTILE, wire_values  # noqa: E402
+
+#: The longest verdict message: two failed cases, each a call (cut at 2,000 characters) and two values (1,500 each).
+MAX_MESSAGE_CHARS = 15_000
+received_values = wire_values | st.lists(wire_values, min_size=1, max_size=4).map(tuple)
+
+
+@lru_cache(maxsize=None)
+def prepared_cases(function_name: str):
+    check_ = CHECKS[function_name]
+    return prepare_cases(check_, case_generator(b"property secret", function_name, "p"))
+
+
+def verdict_on(function_name: str, values: list, after: list):
+    """The verdict when the kernel answers the check's real cases with ``values`` (cycled) and ``after``."""
+    check_ = CHECKS[function_name]
+    prepared = prepared_cases(function_name)
+    replies = [Reply(i, True, result=values[i % len(values)], args_after=after) for i in range(len(prepared.cases))]
+    if check_.judge is None:  # a few cases suffice: each is judged on its own
+        picked = sorted({i % len(prepared.cases) for i in (0, 2, 5, len(prepared.cases) - 1)})
+        return judge_replies(check_, [prepared.cases[i] for i in picked], [replies[i] for i in picked],
+                             expected=[prepared.expected[i] for i in picked])
+    return judge_replies(check_, prepared.cases, replies)
+
+
+@pytest.mark.parametrize("function_name", sorted(CHECKS))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(values=st.lists(received_values, min_size=1, max_size=3), after=st.lists(wire_values, max_size=5))
+def test_any_reply_the_wire_accepts_gives_a_verdict_never_an_exception(function_name, values, after):
+    verdict = verdict_on(function_name, values, after)
+    message = verdict.message()
+    assert isinstance(message, str) and len(message) <= MAX_MESSAGE_CHARS
+    assert "could not" not in message  # each comparison says what differed; the last-resort boundary is not needed
+
+
+@pytest.mark.parametrize("function_name", sorted(CHECKS))
+def test_replies_that_once_crashed_the_comparison_are_failed_cases(function_name):
+    for value in KNOWN_HOSTILE:
+        verdict = verdict_on(function_name, [value], [value, "1.0", np.array(["a", "b"]), 2**63])
+        assert not verdict.passed, (function_name, value)
+        assert len(verdict.message()) <= MAX_MESSAGE_CHARS and "could not" not in verdict.message()
+
+
+COMPARATORS = [compare_arrays(exact=True, what="x"), compare_arrays(exact=False, what="x"), compare_number(),
+               compare_count(), compare_bool(), compare_labels()]
+EXPECTED = [np.array([1.0, -1.0]), np.array([[0.5]]), 3, 2.5, True, np.array([1, -1, 1]), np.zeros((0, 2))]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(received=received_values, compare_index=st.integers(0, len(COMPARATORS) - 1),
+       expected_index=st.integers(0, len(EXPECTED) - 1))
+@example(received=[[1, 2], [3]], compare_index=0, expected_index=0)
+@example(received=2**63, compare_index=3, expected_index=2)
+@example(received="1.0", compare_index=2, expected_index=3)
+def test_every_comparator_returns_a_difference_or_none(received, compare_index, expected_index):
+    compare, expected = COMPARATORS[compare_index], EXPECTED[expected_index]
+    if compare_index in (2, 3) and np.ndim(expected) != 0 or compare_index == 4 and not isinstance(expected, bool):
+        expected = 1  # what these comparators are given by their checks: one number, or a bool
+    difference = compare(received, expected)
+    assert difference is None or all(len(text) <= 2_000 for text in (difference.expected, difference.received, difference.detail))
+
+
+def test_a_comparator_that_breaks_gives_a_failed_case_naming_the_case():
+    def fragile(received, expected):
+        raise ZeroDivisionError("a bug in a comparator")
+
+    check_ = Check("f", ("x",), lambda rng: [Case((1.0,), "the case named here")], lambda x: x, fragile)
+    verdict = judge_replies(check_, check_.cases(None), [Reply(0, True, result=1.0, args_after=[1.0])])
+    assert not verdict.passed
+    assert "the case named here" in verdict.message() and "could not compare (ZeroDivisionError)" in verdict.message()
+    assert "f(1.0)" in verdict.message()
+
+
+def test_a_judge_that_breaks_gives_a_failed_verdict():
+    def fragile(cases, replies):
+        raise KeyError("a bug in a judge")
+
+    check_ = Check("g", ("x",), lambda rng: [Case((1.0,), "one case")], judge=fragile)
+    verdict = judge_replies(check_, check_.cases(None), [Reply(0, True, result=1.0, args_after=[1.0])])
+    assert not verdict.passed and "could not judge (KeyError)" in verdict.message()
+
+
+def test_augment_must_return_floats_for_integer_input_too():
+    with pytest.raises(AssertionError, match="integers where floats are expected"):
+        checks.check_augment(lambda X: np.hstack([np.ones((len(X), 1), dtype=np.asarray(X).dtype), np.asarray(X)]))
+
+
+def test_every_stated_boundary_is_drawn_at_random():
+    """A table of the public cases' answers passes no part: each boundary also comes in random cases."""
+    generator = case_generator(b"s" * 16, "x", "y")
+    behaviours = {name: [case.behaviour for case in check_.cases(generator) if case.is_random] for name, check_ in CHECKS.items()}
+    assert all(len(found) >= 5 for found in behaviours.values()), {k: len(v) for k, v in behaviours.items()}
+    boundary = {
+        "predict": "exactly 0", "perceptron_step": "exactly 0", "choose_epoch_cap": "exactly 0",
+        "is_mistake": "exactly 0", "ovr_predict": "tie", "perceptron_trace": "'sign'", "kernel_perceptron": "max_epochs = ",
+        "train_perceptron": "integer", "augment": "integer", "signed_distance": "integer", "set_margin": "integer",
+        "radius": "integer", "mistake_bound": "integer", "ovr_train": "integer", "multiclass_train": "integer",
+        "averaged_perceptron": "integer",
+    }
+    for name, word in boundary.items():
+        assert any(word in behaviour for behaviour in behaviours[name]), (name, word)
+    array_like = ["augment", "predict", "signed_distance", "set_margin", "train_perceptron", "choose_epoch_cap",
+                  "perceptron_trace", "radius", "mistake_bound", "ovr_train", "ovr_predict", "multiclass_train",
+                  "xor_features", "kernel_perceptron", "averaged_perceptron"]
+    for name in array_like:
+        assert any("Python lists" in behaviour for behaviour in behaviours[name]), name
+
+
+def test_table_lookups_of_the_public_cases_fail():
+    """Students who answer the named cases from a table and use the wrong convention elsewhere lose the part."""
+    named = {}
+
+    def table(function_name, right, wrong):
+        keys = {repr(case.args) for case in CHECKS[function_name].cases(case_generator(b"t", "x", "y")) if not case.is_random}
+
+        def student(*args):
+            return (right if repr(args) in keys else wrong)(*args)
+        named[function_name] = student
+        return student
+
+    def strict_predict(w, b, X):
+        return np.where(np.asarray(X, float) @ np.asarray(w, float) + b > 0, 1, -1)
+
+    def right_predict(w, b, X):
+        return np.where(np.asarray(X, float) @ np.asarray(w, float) + b >= 0, 1, -1)
+
+    assert "exactly 0" in failed_behaviours("predict", table("predict", right_predict, strict_predict))
+    step = solution_namespace("02_algorithm")["perceptron_step"]
+
+    def strict_step(w, b, x, y):
+        if y * (np.dot(w, x) + b) < 0:
+            return w + y * x, b + y, True
+        return np.asarray(w, float), float(b), False
+
+    assert "exactly 0" in failed_behaviours("perceptron_step", table("perceptron_step", step, strict_step))
+
+    def last_of_ties(W, b, classes, X):
+        scores = np.asarray(X, float) @ np.asarray(W, float).T + b
+        return np.asarray(classes)[len(b) - 1 - np.argmax(scores[:, ::-1], axis=1)]
+
+    right = solution_namespace("05_multiclass")["ovr_predict"]
+    assert "tie" in failed_behaviours("ovr_predict", table("ovr_predict", right, last_of_ties))
+    assert failed_behaviours("is_mistake", table("is_mistake", solution_namespace("03_worked_example")["is_mistake"],
+                                                 lambda score, label, rule: bool(score < 0)))
+
+
+def test_np_sign_in_choose_epoch_cap_loses_the_part():
+    namespace = solution_namespace("02_algorithm")
+    train = namespace["train_perceptron"]
+
+    def with_np_sign(X_train, y_train, X_dev, y_dev, caps):
+        best_cap, best = None, -1.0
+        for cap in sorted(caps):
+            w, b, _, _ = train(X_train, y_train, cap)
+            accuracy = np.mean(np.sign(np.asarray(X_dev, float) @ w + b) == np.asarray(y_dev))
+            if accuracy > best:
+                best_cap, best = cap, accuracy
+        return best_cap
+
+    for student in ("a", "b", "c"):
+        failures = run_in_process(CHECKS["choose_epoch_cap"], with_np_sign, secret=b"cap secret", student=student).failures
+        assert any("exactly 0" in failure and "a wrong cap" in failure for failure in failures), student
+
+
+def test_a_function_that_breaks_on_lists_loses_an_array_like_part():
+    def needs_an_array(w, b, X):
+        return (X @ w + b) / np.linalg.norm(w)
+
+    assert "Python lists" in failed_behaviours("signed_distance", needs_an_array)
+
+
+def test_messages_show_values_in_their_own_type():
+    counts = compare_arrays(exact=True, what="alpha")(np.array([0, 1]), np.array([2, 1]))
+    assert counts.detail == "first difference at index 0: expected 2, received 0"
+    flags = compare_labels()(np.array([True, False]), np.array([1, -1]))
+    assert flags.received == "np.array([True, False])" and "np.sign" not in flags.hint
+    signs = compare_labels()(np.array([0.0, -1.0]), np.array([1, -1]))
+    assert "np.sign(0) is 0" in signs.hint
+    assert compare_count("one of the caps", noun="cap")(3, 5).what == "a wrong cap"

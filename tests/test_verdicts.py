@@ -6,6 +6,7 @@ and keep full marks; each realistic bug loses exactly its part. The expected out
 here by hand.
 """
 
+import html
 import stat
 import subprocess
 from pathlib import Path
@@ -23,7 +24,7 @@ GEOMETRY = {"test_augment", "test_predict", "test_signed_distance", "test_set_ma
 
 ATTACKERS = ["wrong_only", "noop_checks", "import_hook", "input_transformer", "ast_transformer", "settrace_skip",
              "frame_peek", "code_swap", "lazy_array", "reference_by_exec", "hidden_leak", "visible_forger",
-             "forged_replies", "lookup_table", "partial_credit"]
+             "forged_replies", "lookup_table", "partial_credit", "strings_after"]
 #: Cells each student loses; every other cell of what they submitted keeps full marks.
 CELLS_LOST = {
     **{attacker: GEOMETRY for attacker in ATTACKERS},
@@ -41,18 +42,55 @@ CELLS_LOST = {
     "xor_memorizer": {"test_xor_features"},  # one-hot ids of the points seen: any finite sample is separable
     "xor_width_skip": {"test_xor_features"},  # the same, changing width on the fresh samples (second round)
     "labels_not_classes": {"test_ovr_predict"},  # 10.75 for the class 10, "cat_WRONG" for "cat" (second round)
+    # third round: public cases answered from a table, the wrong convention elsewhere
+    "table_predict": {"test_predict"},
+    "table_step": {"test_perceptron_step"},
+    "table_ovr_tie": {"test_ovr_predict"},
+    "table_is_mistake": {"test_is_mistake"},
+    # third round: realistic code the checks used to pass
+    "int_augment": {"test_augment"},
+    "sign_epoch_cap": {"test_choose_epoch_cap"},
+    "breaks_on_lists": {"test_signed_distance"},
+    # third round: replies that crashed the comparison and zeroed the whole submission
+    "ragged_ovr_predict": {"test_ovr_predict"},
+    "huge_ints": {"test_choose_epoch_cap", "test_radius", "test_mistake_bound"},  # mistake_bound calls radius
+    # third round: messages
+    "bool_predict": {"test_predict"},
+    "kernel_strict": {"test_kernel_perceptron"},
+    "averaged_reset": {"test_averaged_perceptron"},
+    "radius_first_rows": {"test_radius", "test_mistake_bound"},  # mistake_bound calls radius
 }
 #: What the student reads in the feedback of the part they lose.
 MESSAGES = {
-    "sklearn_perceptron": "not available while grading",
-    "epoch_off_by_one": "train_perceptron returned a wrong",
-    "mutates_input": "changed its argument x in place",
-    "visible_crash": 'assert np.allclose(distances, [4.0, -1.0]), "expected [4, -1]',
-    "sign_strict": "score is exactly 0 and must predict +1",
-    "bool_as_int": "wrap the test in bool",
-    "lazy_array": "an object of type _Lazy",
-    "input_transformer": "augment",
-    "xor_memorizer": "only the points it has seen",
+    "sklearn_perceptron": ("not available while grading",),
+    "epoch_off_by_one": ("train_perceptron returned a wrong",),
+    "mutates_input": ("changed its argument x in place", "whichever function changed it"),
+    "visible_crash": ('assert np.allclose(distances, [4.0, -1.0]), "expected [4, -1]',),
+    "sign_strict": ("score is exactly 0 and must predict +1",),
+    "bool_as_int": ("wrap the test in bool",),
+    "lazy_array": ("an object of type _Lazy",),
+    "input_transformer": ("augment",),
+    "xor_memorizer": ("only the points it has seen",),
+    "table_predict": ("a score of exactly 0 must predict +1",),
+    "table_step": ("score is exactly 0",),
+    "table_ovr_tie": ("a tie goes to the first of them",),
+    "int_augment": ("integers where floats are expected",),
+    "sign_epoch_cap": ("a wrong cap", "score is exactly 0"),
+    "breaks_on_lists": ("passed as Python lists (array_like)", "TypeError"),
+    "ragged_ovr_predict": ("not an array of shape", "[[0], [0, 0]"),
+    "huge_ints": ("np.uint64(9223372036854775808)", "18446744073709551615"),
+    "strings_after": ("changed its argument X in place",),
+    "bool_predict": ("received: np.array([True", "not True and False"),
+    "kernel_strict": ("expected 1, received 0",),
+    "averaged_reset": ("the means are over all",),
+}
+#: What the feedback of a part must not say (a wrong cause, a value in the wrong type, a hint for code not written).
+ABSENT = {
+    "bool_predict": ("np.sign(0) is 0", "received: np.array([1.0"),
+    "kernel_strict": ("received 0.0", "expected 1.0"),
+    "averaged_reset": ("keeps counting after convergence",),
+    "sign_epoch_cap": ("a wrong count",),
+    "mutates_input": ("w += y * x",),
 }
 HIDDEN_CODE = ["BEGIN HIDDEN TESTS", "check_augment(augment)", "call_all", "__perceptron_course_harness", "def encode("]
 
@@ -92,11 +130,21 @@ def test_each_student_scores_what_their_code_deserves(batch):
 @pytest.mark.slow
 def test_failures_say_what_differed(batch):
     course = batch["course"]
-    for student, message in MESSAGES.items():
-        text = feedback_text(course, student)
-        import html
+    for student, messages in MESSAGES.items():
+        text = html.unescape(feedback_text(course, student))
+        for message in messages:
+            assert message in text, (student, message)
+    for student, wrong_words in ABSENT.items():
+        text = html.unescape(feedback_text(course, student))
+        for words in wrong_words:
+            assert words not in text, (student, words)
 
-        assert message in html.unescape(text), (student, message)
+
+@pytest.mark.slow
+def test_failed_random_cases_show_calls_of_bounded_length(batch):
+    text = html.unescape(feedback_text(batch["course"], "radius_first_rows"))
+    calls = [line.strip() for line in text.splitlines() if line.strip().startswith("radius(")]
+    assert calls and max(len(call) for call in calls) <= 2_100, max(len(call) for call in calls)
 
 
 @pytest.mark.slow

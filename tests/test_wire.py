@@ -13,7 +13,7 @@ from perceptron_course.grading.trusted.wire import (
 
 PLAIN_VALUES = [
     None, True, 3, -2.5, float("nan"), float("inf"), "cat",
-    np.bool_(False), np.int64(7), np.float64(0.25),
+    np.bool_(False), np.int64(7), np.float64(0.25), np.uint64(2**64 - 1), 2**63,
     np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1, -1, 1]), np.array(["cat", "dog"]), np.zeros((0, 3)),
     np.array([True, False]), np.array(5.0),
     (np.zeros(2), 1.0, 3, True), [np.ones(2), np.ones(2)], {"w": np.ones(2), "b": 0.5},
@@ -127,3 +127,53 @@ def test_python_literals_paste_back_to_the_same_value(value):
         assert np.isnan(pasted)
     elif not isinstance(value, np.ndarray):
         assert pasted == value
+
+
+# ----------------------------------------------------------------------------- hostile values, bounded work
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from perceptron_course.grading.trusted.wire import MAX_ITEMS  # noqa: E402
+from wire_strategies import wire_forms, wire_values  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(form=wire_forms)
+def test_any_wire_form_is_a_value_or_a_wire_error(form):
+    line = json.dumps({"index": 0, "result": form, "args_after": [form]}, allow_nan=True)
+    try:
+        reply = parse_reply(line)
+    except WireError:
+        return
+    assert reply.returned
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(value=wire_values)
+def test_a_literal_is_bounded_by_its_limit(value):
+    assert len(python_literal(value, limit=300)) <= 300 + len(" ... [cut: longer than the grader shows]")
+
+
+@pytest.mark.parametrize("shape", [[10**6, 0, 10**6], [0, 10**7], [300_000, 0], [2, 0, 2, 0, 2, 0, 100_000]])
+def test_empty_arrays_of_huge_shapes_are_refused_like_full_ones(shape):
+    with pytest.raises(WireError, match="too large a shape"):
+        decode_value(["ndarray", {"dtype": "<f8", "shape": shape, "data": []}])
+
+
+def test_an_empty_array_of_a_large_accepted_shape_is_shown_in_bounded_text():
+    empty = decode_value(["ndarray", {"dtype": "<f8", "shape": [MAX_ITEMS, 0], "data": []}])
+    text = python_literal(empty, limit=1500)
+    assert text.startswith("np.array([[], [], ") and text.endswith("[cut: longer than the grader shows]")
+    assert len(text) < 1600
+
+
+@pytest.mark.parametrize(("tag", "value", "kind"), [("np.int", 2**63, np.uint64), ("np.int", 2**64 - 1, np.uint64),
+                                                    ("np.int", -(2**63), np.int64), ("int", 2**64 - 1, int)])
+def test_integers_of_int64_and_uint64_are_accepted(tag, value, kind):
+    decoded = decode_value([tag, value])
+    assert type(decoded) is kind and int(decoded) == value
+
+
+def test_integers_beyond_uint64_are_refused_with_a_reason_not_an_overflow():
+    with pytest.raises(WireError, match="too large"):
+        parse_reply(json.dumps({"index": 0, "result": ["np.int", 2**64], "args_after": []}))

@@ -33,6 +33,8 @@ MAX_ITEMS = 250_000
 MAX_BYTES = 8 * MAX_ITEMS
 MAX_DEPTH = 8
 MAX_STRING = 10_000
+#: Integers accepted: what int64 and uint64 hold together.
+INT_RANGE = (-(2**63), 2**64 - 1)
 _ARRAY_DTYPES = {np.dtype(name).str for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64")}
 
@@ -83,9 +85,13 @@ def _array(payload: Any, budget: _Budget) -> np.ndarray:
         raise WireError(f"an array of an unsupported dtype {str(dtype)[:40]!r}")
     if not isinstance(shape, list) or len(shape) > MAX_DEPTH or not all(type(n) is int and n >= 0 for n in shape):
         raise WireError("an array with a malformed shape")
+    # An empty array of shape (10**6, 0, 10**6) holds nothing, yet every row of it costs work to show:
+    # its shape is capped as if each zero were a one.
+    if math.prod(max(n, 1) for n in shape) > MAX_ITEMS:
+        raise WireError(f"an array of too large a shape {tuple(shape)} (more than {MAX_ITEMS} entries, counting an empty axis as one)")
     if not isinstance(data, list) or len(data) != math.prod(shape):
         raise WireError("an array whose data does not match its shape")
-    budget.spend(len(data), len(data) * np.dtype(dtype).itemsize)
+    budget.spend(max(len(data), 1), len(data) * np.dtype(dtype).itemsize)
     kind = np.dtype(dtype).kind
     allowed = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,)}[kind]
     if not all(type(item) in allowed and not (type(item) is bool and kind != "b") for item in data):
@@ -116,8 +122,8 @@ def decode_value(wire: Any, budget: _Budget | None = None, depth: int = 0) -> An
             raise WireError(f"a malformed {tag} value")
         if type(payload) is str and len(payload) > MAX_STRING:
             raise WireError("a string longer than 10,000 characters")
-        if type(payload) is int and abs(payload) > 2**63:
-            raise WireError("an integer too large for int64")
+        if type(payload) is int and not INT_RANGE[0] <= payload <= INT_RANGE[1]:
+            raise WireError("an integer too large for int64 or uint64")
         return _scalar(tag, payload)
     if tag == "ndarray":
         return _array(payload, budget)
@@ -138,7 +144,7 @@ def _scalar(tag: str, payload: Any) -> Any:
     if tag == "np.bool":
         return np.bool_(payload)
     if tag == "np.int":
-        return np.int64(payload)
+        return np.int64(payload) if payload < 2**63 else np.uint64(payload)
     if tag == "np.float":
         return np.float64(payload)
     if tag == "float":
@@ -172,45 +178,109 @@ def parse_reply(line: str) -> Reply | dict:
             raise WireError("a malformed error reply")
         return Reply(index, returned=False, error=(error[0][:100], error[1][:500]))
     budget = _Budget()
-    result = decode_value(message.get("result"), budget)
     after = message.get("args_after")
     if not isinstance(after, list):
         raise WireError("a malformed reply")
-    return Reply(index, returned=True, result=result, args_after=[decode_value(item, budget) for item in after])
+    try:
+        result = decode_value(message.get("result"), budget)
+        return Reply(index, returned=True, result=result, args_after=[decode_value(item, budget) for item in after])
+    except (OverflowError, TypeError, ValueError, RecursionError, MemoryError) as error:
+        if isinstance(error, WireError):
+            raise
+        raise WireError(f"a value that cannot be rebuilt ({type(error).__name__})") from None
 
 
 def python_literal(value: Any, *, limit: int = 6000) -> str:
     """``value`` as Python source a student can paste into a cell (``np.array([...])`` for arrays).
 
-    Longer than ``limit`` characters, the text is cut and says so.
+    Longer than ``limit`` characters, the text is cut and says so. The work is bounded by
+    ``limit`` too: the text is written piece by piece and writing stops at the limit, so a
+    huge value (or an empty array of a huge shape) is never turned into text whole.
     """
-    text = _literal(value)
-    if len(text) > limit:
-        return text[:limit] + f" ... [{len(text) - limit} more characters]"
-    return text
+    writer = _Writer(limit)
+    try:
+        _write_literal(value, writer)
+    except _LimitReached:
+        return "".join(writer.parts)[:limit] + " ... [cut: longer than the grader shows]"
+    return "".join(writer.parts)
 
 
-def _literal(value: Any) -> str:
+class _LimitReached(Exception):
+    """The text being written has passed its limit."""
+
+
+class _Writer:
+    def __init__(self, limit: int) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.limit = limit
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size > self.limit:
+            raise _LimitReached
+
+
+def _write_sequence(items, writer: _Writer, opening: str, closing: str, write_item) -> None:
+    writer.write(opening)
+    for position, item in enumerate(items):
+        if position:
+            writer.write(", ")
+        write_item(item, writer)
+    writer.write(closing)
+
+
+def _write_array_body(array: np.ndarray, writer: _Writer) -> None:
+    """The nested-list body of an array, row by row (never ``tolist`` of the whole array)."""
+    if array.ndim == 0:
+        _write_literal(array.item(), writer)
+    elif array.ndim == 1:
+        # Each item takes at least one character: no more than ``limit`` of them can be shown.
+        shown = array[: writer.limit + 1].tolist()
+        _write_sequence(shown, writer, "[", "]", _write_literal)
+    else:
+        _write_sequence((array[i] for i in range(array.shape[0])), writer, "[", "]", _write_array_body)
+
+
+def _write_literal(value: Any, writer: _Writer) -> None:
     if isinstance(value, np.ndarray):
-        body = _literal(value.tolist()) if value.ndim else _literal(value.item())
         needs_dtype = value.size == 0 or (value.dtype.kind in "iu" and value.dtype != np.int64) or value.dtype.kind == "f" and value.dtype != np.float64
-        return f"np.array({body}, dtype=np.{value.dtype.name})" if needs_dtype else f"np.array({body})"
-    if isinstance(value, tuple):
-        inner = ", ".join(_literal(item) for item in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    if isinstance(value, list):
-        return "[" + ", ".join(_literal(item) for item in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{key!r}: {_literal(item)}" for key, item in value.items()) + "}"
+        writer.write("np.array(")
+        _write_array_body(value, writer)
+        writer.write(f", dtype=np.{value.dtype.name})" if needs_dtype else ")")
+    elif isinstance(value, tuple):
+        _write_sequence(value, writer, "(", ",)" if len(value) == 1 else ")", _write_literal)
+    elif isinstance(value, list):
+        _write_sequence(value, writer, "[", "]", _write_literal)
+    elif isinstance(value, dict):
+        def write_pair(pair, out):
+            out.write(f"{_bounded_repr(pair[0])}: ")
+            _write_literal(pair[1], out)
+
+        _write_sequence(value.items(), writer, "{", "}", write_pair)
+    else:
+        writer.write(_scalar_literal(value))
+
+
+def _bounded_repr(value: Any) -> str:
+    if isinstance(value, str) and len(value) > MAX_STRING:
+        value = value[:MAX_STRING]
+    return repr(value)
+
+
+def _scalar_literal(value: Any) -> str:
     if isinstance(value, Unsupported):
         return f"<an object of type {value.type_name}>"
     if isinstance(value, np.bool_):
         return "np.True_" if value else "np.False_"
     if isinstance(value, np.generic):
-        return f"np.{type(value).__name__}({_literal(value.item())})"
+        return f"np.{type(value).__name__}({_scalar_literal(value.item())})"
     if isinstance(value, float) and not math.isfinite(value):
         return "np.nan" if math.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
-    return repr(value)
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return _bounded_repr(value)
+    return f"<an object of type {type(value).__name__[:100]}>"
 
 
 def harness_request(target: str, cases: list, marker: str) -> dict:

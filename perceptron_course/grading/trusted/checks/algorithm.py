@@ -8,7 +8,11 @@ from .... import perceptron
 from ....datasets import linearly_separable, xor
 from .framework import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_bool, compare_count, compare_number, compare_tuple,
+    lists_at_random, points_with_zero_score, random_integer_points, random_labels,
 )
+
+#: Random cases of a check drawn on a stated boundary (a score of exactly 0, integer data, ...).
+N_BOUNDARY_CASES = 6
 
 
 def reference_step(w, b, x, y):
@@ -31,9 +35,23 @@ def _step_cases(rng: np.random.Generator) -> list[Case]:
     ]
     for _ in range(N_RANDOM_CASES):
         d = int(rng.integers(1, 6))
-        cases.append(Case((rng.normal(size=d), float(rng.normal()), rng.normal(size=d), int(rng.choice([-1, 1]))),
-                          "random weights and point"))
+        cases.append(Case((np.round(rng.normal(size=d), 3), round(float(rng.normal()), 3), np.round(rng.normal(size=d), 3),
+                           int(rng.choice([-1, 1]))), "random weights and point"))
+    for _ in range(N_BOUNDARY_CASES):
+        cases.append(_zero_score_step(rng))
     return cases
+
+
+def _zero_score_step(rng: np.random.Generator) -> Case:
+    """A random step whose score ``w·x + b`` is exactly 0 (whole numbers, or their halves), either label."""
+    d = int(rng.integers(1, 5))
+    w, x = rng.integers(-4, 5, size=d), rng.integers(-4, 5, size=d)
+    b, label = -int(w @ x), int(rng.choice([-1, 1]))
+    if rng.random() < 0.5:
+        return Case((w.astype(float) / 2, b / 2, x.astype(float), label),
+                    f"random point whose score is exactly 0, label {label:+d}: a mistake under the rule y (w·x + b) <= 0")
+    return Case((w, b, x, label),
+                f"random integer point whose score is exactly 0, label {label:+d}: a mistake under the rule y (w·x + b) <= 0")
 
 
 PERCEPTRON_STEP = Check(
@@ -77,11 +95,31 @@ def training_cases(rng: np.random.Generator, *, visible: list[Case]) -> list[Cas
     for _ in range(N_RANDOM_CASES):
         n, d = int(rng.integers(2, 40)), int(rng.integers(1, 5))
         X, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
-        epochs = epochs_to_converge(X, y)
-        cap = int(rng.choice([100, epochs, max(epochs - 1, 1)]))
-        cases.append(Case((X, y), f"random separable data (max_epochs = {cap}; it converges in {epochs} epochs)",
-                          {"max_epochs": cap}))
+        cases.append(_capped_case(rng, X, y, "random separable data"))
+    for _ in range(N_BOUNDARY_CASES):
+        X, y = separable_integer_data(rng)
+        cases.append(_capped_case(rng, X, y, "random separable integer data"))
     return cases
+
+
+def _capped_case(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, what: str) -> Case:
+    """A training case with a cap of 100, or exactly the epochs it needs, or one less (drawn at random)."""
+    epochs = epochs_to_converge(X, y)
+    cap = int(rng.choice([100, epochs, max(epochs - 1, 1)]))
+    return Case((X, y), f"{what} (max_epochs = {cap}; it converges in {epochs} epochs)", {"max_epochs": cap})
+
+
+def separable_integer_data(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random int64 points labelled by a random integer hyperplane (no point on it), both labels present."""
+    while True:
+        d = int(rng.integers(1, 4))
+        X = random_integer_points(rng, int(rng.integers(2, 16)), d)
+        w, b = rng.integers(-3, 4, size=d), int(rng.integers(-2, 3))
+        scores = X @ w + b
+        keep = scores != 0
+        X, y = X[keep], np.where(scores[keep] > 0, 1, -1)
+        if len(set(y.tolist())) == 2:
+            return X, y
 
 
 def _reference_train(X, y, max_epochs):
@@ -96,7 +134,13 @@ def _train_cases(rng: np.random.Generator) -> list[Case]:
         Case((np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]), np.array([-1, -1, 1, 1])),
              "the visible test's XOR points", {"max_epochs": 5}),
     ]
-    return training_cases(rng, visible=visible)
+    cases = training_cases(rng, visible=visible)
+    for _ in range(N_BOUNDARY_CASES // 2):
+        X, y, _, _ = _noisy_split(rng, int(rng.integers(4, 30)), 0, 0.3)
+        cap = int(rng.integers(1, 12))
+        cases.append(Case((X, y), f"random noisy data, maybe not separable, which must stop after max_epochs = {cap} "
+                          "(converged only if the last epoch made no mistake)", {"max_epochs": cap}))
+    return lists_at_random(rng, cases, ("X", "y"), ("X", "y"))
 
 
 TRAIN_PERCEPTRON = Check(
@@ -113,6 +157,51 @@ def _reference_cap(X_train, y_train, X_dev, y_dev, caps):
     accuracy = {cap: perceptron.accuracy(run.w, run.b, X_dev, y_dev) for cap, run in runs.items()}
     best = max(accuracy.values())
     return min(cap for cap, value in accuracy.items() if value == best)
+
+
+def _cap_by_np_sign(X_train, y_train, X_dev, y_dev, caps):
+    """What ``_reference_cap`` gives when dev labels are predicted with ``np.sign`` (sign(0) = 0, never a label)."""
+    runs = {cap: perceptron.train(X_train, y_train, max_epochs=cap) for cap in caps}
+    accuracy = {cap: float(np.mean(np.sign(np.asarray(X_dev, float) @ run.w + run.b) == y_dev)) for cap, run in runs.items()}
+    best = max(accuracy.values())
+    return min(cap for cap, value in accuracy.items() if value == best)
+
+
+def _zero_score_dev_case(rng: np.random.Generator) -> Case | None:
+    """Random integer data whose dev set holds points with a score of exactly 0 under one cap's weights.
+
+    Drawn until the answer with sign(0) = +1 differs from the one ``np.sign`` gives, so the
+    convention decides the case (``None`` if no draw of a few does).
+    """
+    for _ in range(30):
+        n, d = int(rng.integers(4, 14)), int(rng.integers(1, 4))
+        X, y = random_integer_points(rng, n, d, -3, 4), random_labels(rng, n)
+        caps = [int(cap) for cap in rng.choice(np.arange(1, 10), size=int(rng.integers(2, 5)), replace=False)]
+        favoured = perceptron.train(X, y, max_epochs=int(rng.choice(caps)))
+        zeros = points_with_zero_score(rng, favoured.w, favoured.b, int(rng.integers(1, 4)), -3, 4)
+        if not len(zeros):
+            continue
+        others = random_integer_points(rng, int(rng.integers(0, 4)), d, -3, 4).astype(float)
+        X_dev = np.vstack([zeros, others])
+        y_dev = np.concatenate([np.ones(len(zeros), dtype=np.int64), random_labels(rng, len(others))])
+        order = rng.permutation(len(X_dev))
+        X_dev, y_dev = X_dev[order], y_dev[order]
+        if _reference_cap(X, y, X_dev, y_dev, caps) != _cap_by_np_sign(X, y, X_dev, y_dev, caps):
+            return Case((X, y, X_dev, y_dev, caps), "random integer data with dev points whose score is exactly 0 "
+                        "(they are predicted +1: sign(0) = +1)")
+    return None
+
+
+def _separable_cap_case(rng: np.random.Generator) -> Case:
+    """Random separable data with caps around its convergence: every cap from convergence on ties."""
+    X, y = separable_integer_data(rng) if rng.random() < 0.5 else linearly_separable(
+        int(rng.integers(6, 30)), int(rng.integers(1, 4)), margin=0.05, seed=int(rng.integers(1 << 30)))
+    split = max(len(X) * 2 // 3, 1)
+    epochs = epochs_to_converge(X[:split], y[:split])
+    caps = sorted({max(epochs - 1, 1), epochs, epochs + int(rng.integers(1, 5)), int(rng.integers(1, epochs + 8))})
+    caps = [int(cap) for cap in rng.permutation(caps)]
+    return Case((X[:split], y[:split], X[split:], y[split:], caps),
+                "random separable data, where every cap from convergence on ties: the smallest best cap wins")
 
 
 def _noisy_split(rng: np.random.Generator, n_train: int, n_dev: int, flip: float):
@@ -132,12 +221,16 @@ def _cap_cases(rng: np.random.Generator) -> list[Case]:
     cases.append(Case((*noisy, [25, 3, 12, 1, 6]), "noisy data with caps out of order (the smallest best cap, not the first)"))
     for _ in range(N_RANDOM_CASES):
         split = _noisy_split(rng, int(rng.integers(8, 40)), int(rng.integers(3, 20)), float(rng.uniform(0.05, 0.3)))
-        caps = [int(cap) for cap in rng.choice(np.arange(1, 31), size=int(rng.integers(2, 7)), replace=False)]
+        caps = [int(cap) for cap in rng.choice(np.arange(1, 31), size=int(rng.integers(1, 7)), replace=False)]
         cases.append(Case((*split, caps), "random noisy data and caps"))
-    return cases
+    for _ in range(N_BOUNDARY_CASES // 2):
+        cases.append(_separable_cap_case(rng))
+    zero_cases = [_zero_score_dev_case(rng) for _ in range(N_BOUNDARY_CASES // 2)]
+    cases += [case for case in zero_cases if case is not None]
+    return lists_at_random(rng, cases, ("X_train", "y_train", "X_dev", "y_dev", "caps"), ("X_train", "y_train", "X_dev", "y_dev"))
 
 
 CHOOSE_EPOCH_CAP = Check("choose_epoch_cap", ("X_train", "y_train", "X_dev", "y_dev", "caps"), _cap_cases,
-                         _reference_cap, compare_count("one of the caps (an int)"))
+                         _reference_cap, compare_count("one of the caps (an int)", noun="cap"))
 
 CHECKS = (PERCEPTRON_STEP, TRAIN_PERCEPTRON, CHOOSE_EPOCH_CAP)

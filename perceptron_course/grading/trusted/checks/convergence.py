@@ -6,7 +6,10 @@ import numpy as np
 
 from .... import perceptron, theory
 from .algorithm import training_cases
-from .framework import N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, random_points
+from .framework import (
+    N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, lists_at_random, random_integer_points,
+    random_points,
+)
 
 
 def _radius_cases(rng: np.random.Generator) -> list[Case]:
@@ -15,8 +18,10 @@ def _radius_cases(rng: np.random.Generator) -> list[Case]:
         Case((np.array([[10.0, 0.0], [12.0, 0.0]]),), "points far from the origin: the radius is measured from the origin, not from the data's centre"),
         Case((np.array([[-3]]),), "a single point (n = 1, d = 1), integer input"),
     ]
-    return cases + [Case((random_points(rng) + rng.normal(size=1) * 5,), "random points, not centred")
-                    for _ in range(N_RANDOM_CASES)]
+    cases += [Case((np.round(random_points(rng) + rng.normal(size=1) * 5, 3),), "random points, not centred")
+              for _ in range(N_RANDOM_CASES)]
+    cases += [Case((random_integer_points(rng, low=-9, high=10),), "random integer points") for _ in range(4)]
+    return lists_at_random(rng, cases, ("X",), ("X",))
 
 
 RADIUS = Check("radius", ("X",), _radius_cases, theory.radius, compare_number())
@@ -50,7 +55,8 @@ def _bound_cases(rng: np.random.Generator) -> list[Case]:
         Case((np.array([[1, 2], [-1, -1]]), np.array([1, -1])), "integer input"),
     ]
     random = [case for case in training_cases(rng, visible=[]) if case.is_random]
-    return cases + [Case(case.args, case.behaviour.split(" (max_epochs")[0]) for case in random]
+    cases += [Case(case.args, case.behaviour.split(" (max_epochs")[0]) for case in random]
+    return lists_at_random(rng, cases, ("X", "y"), ("X", "y"))
 
 
 def _reference_bound(X, y):

@@ -9,6 +9,15 @@ of each call, plain data, and decides here, on the trusted side.
 
 A failed case says what differed, expected against received, and on which call,
 written as Python a student can paste into a cell.
+
+Two rules hold for every check. Public cases never decide a behaviour alone: every
+boundary an exercise states (a score of exactly 0, a tie, integer input, Python lists for
+``array_like``, the epoch cap) is drawn at random as well, with the helpers of the section
+"random boundaries" (``points_with_zero_score``, ``integer_weights_and_boundary_points``,
+``random_integer_points``, ``lists_at_random``). And the judgement is total and bounded:
+``judge_replies`` judges each case through ``safe_case_failure`` (and a ``judge`` through
+one boundary too), so any value the wire accepts gives a pass or a failed case, and every
+value shown in a message is cut before it is written in full.
 """
 
 from __future__ import annotations
@@ -124,19 +133,124 @@ def case_generator(secret: bytes, function: str, student: str, submission: str =
 
 
 def random_points(rng: np.random.Generator) -> np.ndarray:
-    n, d = int(rng.integers(1, 30)), int(rng.integers(1, 6))
-    return rng.normal(size=(n, d))
+    """Random float points, rounded to 3 decimals so that a failed call reads short.
+
+    One point (n = 1) or one feature (d = 1) come often: shapes a public case shows once.
+    """
+    n = 1 if rng.random() < 0.15 else int(rng.integers(1, 30))
+    d = 1 if rng.random() < 0.2 else int(rng.integers(1, 6))
+    return np.round(rng.normal(size=(n, d)), 3)
 
 
 def random_labels(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.where(rng.random(n) < 0.5, -1, 1)
 
 
+# ----------------------------------------------------------------------------- random boundaries
+#
+# Named cases are public: every student sees a failed one whole in feedback, and a function
+# can answer them from a table. So every boundary an exercise states (a score of exactly 0,
+# a tie, integer input, Python lists for ``array_like``, the epoch cap) is also drawn at
+# random, from the generator of the student and submission, by the helpers below. Their
+# cases are random cases (``Case.is_random``): a behaviour text starting with "random".
+
+
+def random_integer_points(rng: np.random.Generator, n: int | None = None, d: int | None = None,
+                          low: int = -4, high: int = 5) -> np.ndarray:
+    """Random points of int64 dtype (``n`` and ``d`` drawn when not given)."""
+    n = int(rng.integers(1, 12)) if n is None else n
+    d = int(rng.integers(1, 5)) if d is None else d
+    return rng.integers(low, high, size=(n, d))
+
+
+def points_with_zero_score(rng: np.random.Generator, w: np.ndarray, b: float, n: int,
+                           low: int = -4, high: int = 5, tries: int = 400) -> np.ndarray:
+    """Up to ``n`` integer points ``x`` with ``w·x + b == 0`` exactly (``w`` and ``b`` whole numbers).
+
+    Exact in floating point whatever the order of summation, since every term is a small
+    whole number. Fewer than ``n`` (possibly none) when the hyperplane holds few integer points.
+    """
+    w = np.asarray(w, dtype=float)
+    found: list[np.ndarray] = []
+    nonzero = np.flatnonzero(w)
+    if not len(nonzero):
+        return random_integer_points(rng, n, len(w), low, high).astype(float) if b == 0 else np.zeros((0, len(w)))
+    for _ in range(tries):
+        if len(found) == n:
+            break
+        x = rng.integers(low, high, size=len(w)).astype(float)
+        j = int(rng.choice(nonzero))
+        x[j] = 0.0
+        rest = -(float(x @ w) + float(b))
+        if rest % w[j] == 0:
+            x[j] = rest / w[j]
+            if float(np.dot(x, w)) + float(b) == 0.0:
+                found.append(x)
+    return np.array(found, dtype=float).reshape(len(found), len(w))
+
+
+def integer_weights_and_boundary_points(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """``(w, b, X)``: random integer weights and bias, and ``n`` integer points, at least one with score exactly 0.
+
+    Sometimes ``w = 0`` and ``b = 0``, where every score is 0. The rows on the boundary are
+    mixed among the others at random positions.
+    """
+    if rng.random() < 0.15:
+        return np.zeros(d, dtype=np.int64), 0, random_integer_points(rng, n, d)
+    w = rng.integers(-3, 4, size=d)
+    w[int(rng.integers(d))] = int(rng.choice([-2, -1, 1, 2]))
+    anchor = rng.integers(-4, 5, size=d)
+    b = -int(anchor @ w)
+    X = random_integer_points(rng, n, d)
+    on_boundary = rng.random(n) < 0.5
+    on_boundary[int(rng.integers(n))] = True
+    for row in np.flatnonzero(on_boundary):
+        # anchor + t (w_j e_i - w_i e_j) stays on the hyperplane for any whole t
+        i, j = rng.choice(d, size=2, replace=d < 2)
+        step = np.zeros(d, dtype=np.int64)
+        step[i] += w[j]
+        step[j] -= w[i]
+        X[row] = anchor + int(rng.integers(-2, 3)) * step
+    return w, b, X
+
+
+def as_python_lists(value: Any) -> Any:
+    """An array as nested Python lists (other values unchanged): what ``array_like`` allows a caller to pass."""
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+def lists_at_random(rng: np.random.Generator, cases: list[Case], parameters: Sequence[str], array_like: Sequence[str],
+                    count: int = 3) -> list[Case]:
+    """``cases`` with ``count`` random cases (picked at random) passing their ``array_like`` arguments as Python lists.
+
+    For a parameter a docstring documents as ``array_like``: a function that only works on
+    arrays (``X.shape`` on a list) fails these cases, which no table can answer.
+    """
+    random_positions = [i for i, case in enumerate(cases) if case.is_random]
+    if not random_positions or not array_like:
+        return cases
+    picked = set(rng.choice(random_positions, size=min(count, len(random_positions)), replace=False).tolist())
+    result = []
+    for i, case in enumerate(cases):
+        if i in picked:
+            args = tuple(as_python_lists(value) if name in array_like else value for name, value in zip(parameters, case.args))
+            kwargs = {key: as_python_lists(value) if key in array_like else value for key, value in case.kwargs.items()}
+            named = ", ".join(name for name in parameters if name in array_like)
+            case = Case(args, f"{case.behaviour}, with {named} passed as Python lists (array_like)", kwargs, case.context)
+        result.append(case)
+    return result
+
+
+#: Characters of one call shown in a message (a call longer than this is cut, and says so).
+MAX_CALL_CHARS = 2000
+
+
 def call_text(check: Check, case: Case) -> str:
-    """The call of ``case`` as Python a student can paste."""
-    arguments = [python_literal(value) for value in case.args]
-    arguments += [f"{key}={python_literal(value)}" for key, value in case.kwargs.items()]
-    return f"{check.function}({', '.join(arguments)})"
+    """The call of ``case`` as Python a student can paste (cut past ``MAX_CALL_CHARS``)."""
+    arguments = [python_literal(value, limit=MAX_CALL_CHARS) for value in case.args]
+    arguments += [f"{key}={python_literal(value, limit=MAX_CALL_CHARS)}" for key, value in case.kwargs.items()]
+    text = f"{check.function}({', '.join(arguments)})"
+    return text if len(text) <= MAX_CALL_CHARS else text[:MAX_CALL_CHARS] + " ... [cut: longer than the grader shows]"
 
 
 def expected_answer(check: Check, case: Case) -> Any:
@@ -195,7 +309,7 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
         if not reply.returned and reply.error[0] == "NotImplementedError":
             return Verdict(check.function, len(cases), [not_implemented_message(check.function)])
     if check.judge is not None:
-        failures = check.judge(cases, list(replies))
+        failures = _judge_safely(check, cases, list(replies))
     else:
         failures = _compare_each(check, cases, replies, expected)
     if len(replies) < len(cases):  # every case must be answered: silence is never a pass
@@ -204,10 +318,22 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
     return Verdict(check.function, len(cases), failures)
 
 
+def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> list[str]:
+    """``check.judge`` with one boundary around it: whatever the replies hold, a list of failures."""
+    assert check.judge is not None
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return [str(failure) for failure in check.judge(cases, replies)]
+    except Exception as error:  # noqa: BLE001 - any value the wire accepts must give a verdict, never a crash
+        return [f"{check.function} returned values the grader could not judge ({type(error).__name__}): "
+                "return data of the form its docstring says."]
+
+
 def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], expected: Sequence | None) -> list[str]:
     failed: list[tuple[Case, str]] = []
     for index, (case, reply) in enumerate(zip(cases, replies)):
-        message = case_failure(check, case, reply, expected[index] if expected is not None else _NOT_COMPUTED)
+        message = safe_case_failure(check, case, reply, expected[index] if expected is not None else _NOT_COMPUTED)
         if message:
             failed.append((case, message))
     # Named edge cases say most about a bug; among random cases the smallest input reads best.
@@ -216,6 +342,22 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], exp
 
 
 _NOT_COMPUTED = object()
+
+
+def safe_case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_COMPUTED) -> str:
+    """``case_failure`` that never raises: a comparison that breaks on a reply is a failed case naming the case.
+
+    Every judgement of one case goes through here, so that any value the wire accepts
+    (ragged lists, strings, integers beyond int64, empty arrays of huge shapes, ...)
+    gives a pass or a readable failure. A check's own ``judge`` should use it too.
+    """
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return case_failure(check, case, reply, expected)
+    except Exception as error:  # noqa: BLE001 - the trusted side is total
+        return (f"{check.function} returned a value the grader could not compare ({type(error).__name__}) "
+                f"on {case.behaviour}:\n    {call_text(check, case)}\n  received: {_describe(reply.result)}")
 
 
 def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_COMPUTED) -> str:
@@ -227,8 +369,10 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
         return f"{check.function} raised {detail}\n  on {case.behaviour}:\n    {call}"
     changed = changed_arguments(check, case, reply.args_after)
     if changed:
-        return (f"{check.function} changed its argument {changed} in place on {case.behaviour}: work on a copy "
-                f"(e.g. w = w + y * x, not w += y * x):\n    {call}")
+        return (f"{check.function} changed its argument {changed} in place on {case.behaviour} (the caller's "
+                f"{changed} is different after the call, whichever function changed it):\n    {call}\n"
+                f"  hint: work on copies; an in-place operation (+=, *=, a slice assignment) on {changed} or on "
+                f"a row of it changes the caller's array")
     assert check.compare is not None
     if expected is _NOT_COMPUTED:
         expected = expected_answer(check, case)
@@ -250,33 +394,67 @@ def changed_arguments(check: Check, case: Case, args_after: list) -> str:
     sent = list(case.args) + [case.kwargs[key] for key in sorted(case.kwargs)]
     names = list(check.parameters[: len(case.args)]) + sorted(case.kwargs)
     for name, before, after in zip(names, sent, args_after):
-        if isinstance(before, np.ndarray) and not (
-            isinstance(after, np.ndarray) and after.shape == before.shape and np.array_equal(after, before, equal_nan=before.dtype.kind == "f")
-        ):
+        if isinstance(before, np.ndarray) and not _same_array(before, after):
             return name
     return ""
+
+
+def _same_array(before: np.ndarray, after: Any) -> bool:
+    """Whether ``after`` (anything the wire accepts) is still the array ``before``: same dtype, shape and values."""
+    if not isinstance(after, np.ndarray) or after.dtype != before.dtype or after.shape != before.shape:
+        return False
+    return bool(np.array_equal(after, before, equal_nan=before.dtype.kind == "f"))
 
 
 # ----------------------------------------------------------------------------- comparisons
 
 
 def as_float_array(value: Any) -> np.ndarray | None:
-    """``value`` as a float array, or ``None`` if it is not made of numbers."""
+    """``value`` as a float array, or ``None`` if it is not made of numbers (strings, ragged lists, objects, ...)."""
     if isinstance(value, (Unsupported, str, dict)) or value is None:
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return array
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A received value for a message: pasteable Python, cut at 1,500 characters."""
     if isinstance(value, Unsupported):
         return f"an object of type {value.type_name}"
     return python_literal(value, limit=1500)
+
+
+_describe = describe
+
+
+def holds_integers(value: Any) -> bool:
+    """Whether ``value`` is an array of integer or bool dtype, or a (nested) list or tuple holding an int or a bool."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "iub"
+    if isinstance(value, (list, tuple)):
+        pending, seen = list(value), 0
+        while pending and seen < 300_000:  # bounded: the wire caps a reply far below this
+            item, seen = pending.pop(), seen + 1
+            if isinstance(item, (list, tuple)):
+                pending.extend(item)
+            elif isinstance(item, (bool, int, np.integer, np.bool_)) or isinstance(item, np.ndarray) and item.dtype.kind in "iub":
+                return True
+        return False
+    return isinstance(value, (bool, int, np.integer, np.bool_))
+
+
+def _item_text(value: Any, index: tuple) -> str:
+    """The entry of ``value`` at ``index`` written in its own type (an int as ``2``, never ``2.0``)."""
+    try:
+        item = np.asarray(value)[index]
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return "?"
+    return python_literal(item.item() if isinstance(item, np.generic) else item, limit=100)
 
 
 def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> Compare:
@@ -290,14 +468,14 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
             return Difference(f"something that is not {what}", shown, _describe(received))
         if got.shape != want.shape:
             return Difference(f"an array of the wrong shape {got.shape} (expected {want.shape}, {what})",
-                              shown, python_literal(received, limit=1500))
+                              shown, _describe(received))
         close = got == want if exact else np.isclose(got, want, rtol=rtol, atol=atol)
         if np.all(close):
             return None
         first = tuple(int(i) for i in np.argwhere(~close)[0])
         where = (f"first difference at index {first if len(first) != 1 else first[0]}: "
-                 f"expected {float(want[first])!r}, received {float(got[first])!r}") if first else ""
-        return Difference("a wrong value", shown, python_literal(received, limit=1500), detail=where)
+                 f"expected {_item_text(expected, first)}, received {_item_text(received, first)}") if first else ""
+        return Difference("a wrong value", shown, _describe(received), detail=where)
 
     return compare
 
@@ -313,21 +491,21 @@ def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a num
         value = float(got.ravel()[0])
         if np.isclose(value, float(expected), rtol=rtol, atol=atol):
             return None
-        return Difference("a wrong value", repr(float(expected)), repr(value))
+        return Difference("a wrong value", repr(float(expected)), _describe(received))
 
     return compare
 
 
-def compare_count(what: str = "a count") -> Compare:
-    """A whole number (any integer type; a float only if it is whole)."""
+def compare_count(what: str = "a count", *, noun: str = "count") -> Compare:
+    """A whole number (any integer type; a float only if it is whole); ``noun`` names it in messages ("a wrong cap")."""
 
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
-        if got is None or got.size != 1 or isinstance(received, bool):
+        if got is None or got.size != 1 or isinstance(received, (bool, np.bool_)):
             return Difference(f"something that is not {what}", repr(int(expected)), _describe(received))
         if float(got.ravel()[0]) == int(expected):
             return None
-        return Difference("a wrong count", repr(int(expected)), _describe(received))
+        return Difference(f"a wrong {noun}", repr(int(expected)), _describe(received))
 
     return compare
 
@@ -346,15 +524,27 @@ def compare_bool(what: str = "True or False") -> Compare:
     return compare
 
 
+def _holds_bools(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "b"
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(item, (bool, np.bool_)) for item in value)
+
+
 def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
-    """Labels -1/+1, exactly."""
+    """Labels -1/+1, exactly; the received value is shown as it came (a bool array as bools)."""
     values = compare_arrays(exact=True, what=what)
 
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
         if got is not None and got.shape == np.shape(expected) and not np.all(np.isin(got, (-1, 1))):
-            return Difference("labels other than -1 and +1", python_literal(np.asarray(expected)), python_literal(got, limit=1500),
-                              hint="a score of exactly 0 predicts +1; np.sign(0) is 0")
+            if _holds_bools(received):
+                hint = "return the labels -1 and +1, not True and False (e.g. np.where(scores >= 0, 1, -1))"
+            elif np.any(got == 0):
+                hint = "a score of exactly 0 predicts +1 (np.sign(0) is 0, not a label)"
+            else:
+                hint = "return -1 and +1 (e.g. np.where(scores >= 0, 1, -1))"
+            return Difference("labels other than -1 and +1", python_literal(np.asarray(expected)), _describe(received),
+                              hint=hint)
         return values(received, expected)
 
     return compare

@@ -5,7 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from .... import geometry, perceptron
-from .framework import N_RANDOM_CASES, Case, Check, compare_arrays, compare_labels, compare_number, random_points
+from .framework import (
+    N_RANDOM_CASES, Case, Check, Difference, compare_arrays, describe, holds_integers, compare_labels, compare_number, integer_weights_and_boundary_points,
+    lists_at_random, random_integer_points, random_points,
+)
+
+#: Random cases per check with integer input (a stated boundary of every geometry function).
+N_INTEGER_CASES = 4
+#: Random cases of predict with points exactly on the boundary (score 0).
+N_BOUNDARY_CASES = 8
+
+
+def _nonzero(w: np.ndarray) -> np.ndarray:
+    """``w``, or a unit vector if rounding made it zero (the docstrings promise a nonzero w)."""
+    return w if np.any(w) else np.eye(len(w))[0]
 
 
 def _augment_cases(rng: np.random.Generator) -> list[Case]:
@@ -14,11 +27,25 @@ def _augment_cases(rng: np.random.Generator) -> list[Case]:
         Case((np.array([[3.0]]),), "a single point with a single feature (n = 1, d = 1)"),
         Case((np.arange(6).reshape(3, 2),), "integer input, which must give a float array with a column of ones"),
     ]
-    return cases + [Case((random_points(rng),), "random points") for _ in range(N_RANDOM_CASES)]
+    cases += [Case((random_points(rng),), "random points") for _ in range(N_RANDOM_CASES)]
+    cases += [Case((random_integer_points(rng),), "random integer points, which must give a float array")
+              for _ in range(N_INTEGER_CASES)]
+    return lists_at_random(rng, cases, ("X",), ("X",))
 
 
-AUGMENT = Check("augment", ("X",), _augment_cases, geometry.augment,
-                compare_arrays(exact=True, what="an array of shape (n, d + 1)"))
+_AUGMENTED_VALUES = compare_arrays(exact=True, what="an array of shape (n, d + 1)")
+
+
+def _compare_augmented(received, expected) -> Difference | None:
+    """The augmented array, of floats: the docstring promises floats, for integer input too."""
+    difference = _AUGMENTED_VALUES(received, expected)
+    if difference is None and holds_integers(received):
+        return Difference("integers where floats are expected", "", describe(received),
+                          hint="augment returns floats, for integer input too (e.g. np.asarray(X, dtype=float))")
+    return difference
+
+
+AUGMENT = Check("augment", ("X",), _augment_cases, geometry.augment, _compare_augmented)
 
 
 def _predict_cases(rng: np.random.Generator) -> list[Case]:
@@ -31,9 +58,16 @@ def _predict_cases(rng: np.random.Generator) -> list[Case]:
     ]
     for _ in range(N_RANDOM_CASES):
         X = random_points(rng)
-        cases.append(Case((rng.normal(size=X.shape[1]), float(rng.normal()), X), "random weights and points"))
-    return cases
-
+        cases.append(Case((np.round(rng.normal(size=X.shape[1]), 3), round(float(rng.normal()), 3), X), "random weights and points"))
+    for _ in range(N_BOUNDARY_CASES):
+        w, b, X = integer_weights_and_boundary_points(rng, int(rng.integers(2, 9)), int(rng.integers(1, 4)))
+        scale = float(rng.choice([1.0, 0.5, 0.25]))  # halves keep every score exact
+        if rng.random() < 0.5:
+            cases.append(Case((w, b, X), "random integer points, some on the boundary (a score of exactly 0 must predict +1)"))
+        else:
+            cases.append(Case((w * scale, float(b) * scale, X.astype(float)),
+                              "random points, some on the boundary (a score of exactly 0 must predict +1)"))
+    return lists_at_random(rng, cases, ("w", "b", "X"), ("w", "X"))
 
 PREDICT = Check("predict", ("w", "b", "X"), _predict_cases, perceptron.predict, compare_labels())
 
@@ -47,9 +81,14 @@ def _distance_cases(rng: np.random.Generator) -> list[Case]:
     ]
     for _ in range(N_RANDOM_CASES):
         X = random_points(rng)
-        w = rng.normal(size=X.shape[1]) * rng.choice([0.01, 1.0, 100.0])
-        cases.append(Case((w, float(rng.normal()), X), "random weights, including long and short w"))
-    return cases
+        w = _nonzero(np.round(rng.normal(size=X.shape[1]), 3)) * rng.choice([0.01, 1.0, 100.0])
+        cases.append(Case((w, round(float(rng.normal()), 3), X), "random weights, including long and short w"))
+    for _ in range(N_INTEGER_CASES):
+        X = random_integer_points(rng)
+        w = rng.integers(-5, 6, size=X.shape[1])
+        w[int(rng.integers(len(w)))] = int(rng.choice([-3, 3, 4]))
+        cases.append(Case((w, int(rng.integers(-5, 6)), X), "random integer input (the distance divides by ||w||)"))
+    return lists_at_random(rng, cases, ("w", "b", "X"), ("w", "X"))
 
 
 SIGNED_DISTANCE = Check("signed_distance", ("w", "b", "X"), _distance_cases, geometry.signed_distance,
@@ -67,12 +106,18 @@ def _margin_cases(rng: np.random.Generator) -> list[Case]:
     ]
     for _ in range(N_RANDOM_CASES):
         X = random_points(rng)
-        w, b = rng.normal(size=X.shape[1]), float(rng.normal())
+        w, b = _nonzero(np.round(rng.normal(size=X.shape[1]), 3)), round(float(rng.normal()), 3)
         y = np.where(X @ w + b >= 0, 1, -1)
         if rng.random() < 0.4:
-            y[0] = -y[0]
+            y[int(rng.integers(len(y)))] *= -1
         cases.append(Case((w, b, X, y), "random data, some with a misclassified point (negative margin)"))
-    return cases
+    for _ in range(N_INTEGER_CASES):
+        X = random_integer_points(rng)
+        w = rng.integers(-3, 4, size=X.shape[1])
+        w[int(rng.integers(len(w)))] = int(rng.choice([-2, 1, 2]))
+        y = np.where(rng.random(len(X)) < 0.5, -1, 1)
+        cases.append(Case((w, int(rng.integers(-3, 4)), X, y), "random integer input, any labels (the margin may be negative)"))
+    return lists_at_random(rng, cases, ("w", "b", "X", "y"), ("w", "X", "y"))
 
 
 SET_MARGIN = Check("set_margin", ("w", "b", "X", "y"), _margin_cases, geometry.set_margin, compare_number())

@@ -9,9 +9,14 @@ from ....datasets import linearly_separable, xor
 from ..wire import Reply, python_literal
 from .algorithm import boundary_cases
 from .framework import (
-    N_RANDOM_CASES, Case, Check, as_float_array, call_text, case_failure, compare_arrays, compare_number, compare_tuple,
-    random_labels,
+    N_RANDOM_CASES, Case, Check, as_float_array, call_text, compare_arrays, compare_number, compare_tuple, lists_at_random,
+    random_integer_points, random_labels, safe_case_failure,
 )
+
+#: Random cases of a check drawn on a stated boundary (the epoch cap, integer input, separable data).
+N_BOUNDARY_CASES = 6
+#: Most features per point xor_features may return (the judge solves a max-margin problem on them).
+MAX_XOR_FEATURES = 1000
 
 # ----------------------------------------------------------------------------- xor_features
 
@@ -31,10 +36,15 @@ def _xor_feature_cases(rng: np.random.Generator) -> list[Case]:
     cases = [Case((X,), what, context=("sample", y)) for X, y, what in samples]
     for k in range(1, len(samples)):
         X, y = xor(3, noise=0.15, seed=int(rng.integers(1 << 30)))
-        cases.append(Case((X,), "a fresh noisy XOR sample, classified by a separator found on another sample",
+        cases.append(Case((X,), "random fresh noisy XOR sample, classified by a separator found on another sample",
                           context=("fresh", k, y)))
-    cases += [Case((X[i : i + 1],), "one point of a noisy XOR sample, alone", context=("point", k, i))
+    cases += [Case((X[i : i + 1],), "random point of a noisy XOR sample, alone", context=("point", k, i))
               for k, (X, _, _) in enumerate(samples) for i in range(len(X))]
+    # array_like: some fresh samples (random cases of their own) come as Python lists
+    fresh = [i for i, case in enumerate(cases) if case.context[0] == "fresh"]
+    for i in rng.choice(fresh, size=3, replace=False).tolist():
+        case = cases[i]
+        cases[i] = Case((case.args[0].tolist(),), case.behaviour + ", passed as Python lists (array_like)", context=case.context)
     return cases
 
 
@@ -52,7 +62,7 @@ def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[str]:
     separators: dict[int, np.ndarray | None] = {}
     for k, (case, reply) in enumerate(zip(cases, replies)):
         if not reply.returned:
-            failures.append(case_failure(XOR_FEATURES, case, reply))
+            failures.append(safe_case_failure(XOR_FEATURES, case, reply))
             continue
         features = as_float_array(reply.result)
         call = call_text(XOR_FEATURES, case)
@@ -61,6 +71,10 @@ def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[str]:
             shape = "" if features is None else f" of shape {features.shape}"
             failures.append(f"xor_features must return one row of features per point, shape ({n}, k); it returned "
                             f"something{shape} on {case.behaviour}:\n    {call}")
+            continue
+        if features.shape[1] > MAX_XOR_FEATURES:
+            failures.append(f"xor_features returned {features.shape[1]} features per point (at most {MAX_XOR_FEATURES} "
+                            f"are judged) on {case.behaviour}:\n    {call}")
             continue
         if not np.all(np.isfinite(features)):
             failures.append(f"xor_features returned NaN or infinite features on {case.behaviour}:\n    {call}")
@@ -128,7 +142,32 @@ def _kernel_cases(rng: np.random.Generator) -> list[Case]:
         X, y = xor(2, noise=0.2, seed=seed) if rng.random() < 0.5 else linearly_separable(15, 2, margin=0.05, seed=seed)
         kernel = variants.polynomial_kernel if rng.random() < 0.6 else (lambda A, B: variants.rbf_kernel(A, B, gamma=0.5))
         cases.append(Case((kernel(X, X), y, int(rng.choice([3, 30]))), "random data with a polynomial or RBF kernel"))
-    return cases
+    for _ in range(N_BOUNDARY_CASES):
+        cases.append(_random_capped_kernel_case(rng))
+    return lists_at_random(rng, cases, ("K", "y", "max_epochs"), ("K", "y"))
+
+
+def _random_capped_kernel_case(rng: np.random.Generator) -> Case:
+    """A random integer Gram matrix (linear or quadratic kernel on integer points) capped at, or one before, its convergence."""
+    while True:
+        X = random_integer_points(rng, int(rng.integers(2, 10)), int(rng.integers(1, 4)), -3, 4)
+        w, b = rng.integers(-3, 4, size=X.shape[1]), int(rng.integers(-2, 3))
+        scores = X @ w + b
+        X, y = X[scores != 0], np.where(scores[scores != 0] > 0, 1, -1)
+        if len(X) == 0:
+            continue
+        gram = X @ X.T + 1 if rng.random() < 0.5 else (X @ X.T + 1) ** 2
+        index_points = np.arange(len(y), dtype=float)[:, None]
+
+        def precomputed(A, B, gram=gram):
+            return gram[np.ix_(A[:, 0].astype(int), B[:, 0].astype(int))].astype(float)
+
+        run = variants.train_kernel(index_points, y, kernel=precomputed, bias=False, max_epochs=200)
+        if not run.converged:
+            continue
+        cap = int(rng.choice([run.epochs, max(run.epochs - 1, 1)]))
+        return Case((gram, y, cap), f"random integer Gram matrix of separable points (max_epochs = {cap}; "
+                    f"it converges in {run.epochs} epochs)")
 
 
 KERNEL_PERCEPTRON = Check(
@@ -148,14 +187,20 @@ def _averaged_cases(rng: np.random.Generator) -> list[Case]:
         Case((np.array([[1.0, 0.0]]), np.array([1]), 2), "the visible test's single point over two epochs"),
         Case((np.array([[1.0], [-1.0]]), np.array([1, 1]), 1), "the visible test's two points (a score of 0 is a mistake)"),
         Case((*linearly_separable(10, 2, margin=0.2, seed=3), 20),
-             "separable data: the average keeps counting after convergence, for all epochs"),
+             "separable data over 20 epochs, past convergence: the means are over all 20 * n visits"),
         Case((np.array([[1, 1], [-1, 2]]), np.array([1, -1]), 3), "integer input"),
     ]
     for _ in range(N_RANDOM_CASES):
         n, d = int(rng.integers(2, 30)), int(rng.integers(1, 5))
         X = rng.normal(size=(n, d))
         cases.append(Case((X, random_labels(rng, n), int(rng.integers(1, 10))), "random, mostly non-separable data"))
-    return cases
+    for _ in range(N_BOUNDARY_CASES):
+        X = random_integer_points(rng, int(rng.integers(2, 10)), int(rng.integers(1, 4)), -3, 4)
+        w, b = rng.integers(-3, 4, size=X.shape[1]), int(rng.integers(-2, 3))
+        y = np.where(X @ w + b >= 0, 1, -1)
+        cases.append(Case((X, y, int(rng.integers(3, 12))), "random integer separable data: the means are over all "
+                          "epochs * n visits, past convergence too"))
+    return lists_at_random(rng, cases, ("X", "y", "epochs"), ("X", "y"))
 
 
 AVERAGED_PERCEPTRON = Check(

@@ -8,16 +8,22 @@ import numpy as np
 
 from .... import multiclass
 from ..wire import python_literal
-from .framework import N_RANDOM_CASES, Case, Check, Difference, compare_arrays, compare_tuple
+from .framework import N_RANDOM_CASES, Case, Check, Difference, compare_arrays, compare_tuple, lists_at_random
+
+#: Random cases of a check drawn on a stated boundary (integer input, ties between classes).
+N_BOUNDARY_CASES = 6
 
 
-def _class_data(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _class_data(rng: np.random.Generator, *, integer: bool = False) -> tuple[np.ndarray, np.ndarray]:
     k, d = int(rng.integers(2, 5)), int(rng.integers(1, 4))
     n = int(rng.integers(k, 40))
     centres = rng.normal(scale=4, size=(k, d))
     labels = rng.integers(0, k, size=n)
     labels[:k] = np.arange(k)
-    X = centres[labels] + rng.normal(size=(n, d))
+    labels = rng.permutation(labels)
+    X = np.round(centres[labels] + rng.normal(size=(n, d)), 3)
+    if integer:
+        X = np.round(X).astype(np.int64)
     names = np.array(["cat", "dog", "emu", "fox"])[labels] if rng.random() < 0.3 else labels * 2 + 1
     return X, names
 
@@ -37,12 +43,14 @@ def _trainer_cases(trainer: Callable, visible: list[Case]) -> Callable[[np.rando
             Case((np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]), np.array(["b", "b", "a", "a"])),
                  "string labels on non-separable data (XOR), which must stop after max_epochs", {"max_epochs": 4}),
         ]
-        for _ in range(N_RANDOM_CASES):
-            X, y = _class_data(rng)
+        for index in range(N_RANDOM_CASES + N_BOUNDARY_CASES):
+            integer = index >= N_RANDOM_CASES
+            X, y = _class_data(rng, integer=integer)
             epochs = int(np.max(trainer(X, y, max_epochs=40).epochs))
             cap = int(rng.choice([30, max(epochs - 1, 1), epochs]))
-            named.append(Case((X, y), f"random classes (labels any sortable values; max_epochs = {cap})", {"max_epochs": cap}))
-        return named
+            what = "random classes" + (" with integer input" if integer else "")
+            named.append(Case((X, y), f"{what} (labels any sortable values; max_epochs = {cap})", {"max_epochs": cap}))
+        return lists_at_random(rng, named, ("X", "y"), ("X", "y"))
 
     return cases
 
@@ -80,7 +88,7 @@ def _reference_predict(W, b, classes, X):
 
 
 def _compare_predicted(received: Any, expected: np.ndarray) -> Difference | None:
-    got = np.asarray(received) if isinstance(received, (list, tuple, np.ndarray)) else None
+    got = _as_label_array(received)
     if got is None or got.shape != expected.shape:
         return Difference(f"something that is not an array of shape {expected.shape} of labels",
                           python_literal(expected, limit=1500), python_literal(received, limit=1500))
@@ -88,6 +96,16 @@ def _compare_predicted(received: Any, expected: np.ndarray) -> Difference | None
     if [_plain(value) for value in got.ravel().tolist()] == [_plain(value) for value in expected.ravel().tolist()]:
         return None
     return Difference("wrong labels", python_literal(expected, limit=1500), python_literal(got, limit=1500))
+
+
+def _as_label_array(received: Any) -> np.ndarray | None:
+    """``received`` as an array of labels, or ``None`` (not a sequence, or a ragged one)."""
+    if not isinstance(received, (list, tuple, np.ndarray)):
+        return None
+    try:
+        return np.asarray(received)
+    except (ValueError, TypeError, OverflowError):
+        return None
 
 
 def _plain(value):
@@ -109,9 +127,40 @@ def _predict_cases(rng: np.random.Generator) -> list[Case]:
     ]
     for _ in range(N_RANDOM_CASES):
         k, d, n = int(rng.integers(2, 6)), int(rng.integers(1, 5)), int(rng.integers(1, 30))
-        cases.append(Case((rng.normal(size=(k, d)), rng.normal(size=k), np.arange(k) * 10, rng.normal(size=(n, d))),
-                          "random weights"))
-    return cases
+        cases.append(Case((np.round(rng.normal(size=(k, d)), 3), np.round(rng.normal(size=k), 3), _random_classes(rng, k),
+                           np.round(rng.normal(size=(n, d)), 3)), "random weights"))
+    cases += [_random_tie_case(rng) for _ in range(N_BOUNDARY_CASES)]
+    return lists_at_random(rng, cases, ("W", "b", "classes", "X"), ("X",))
+
+
+def _random_classes(rng: np.random.Generator, k: int) -> np.ndarray:
+    """``k`` distinct labels in a random order (numbers or strings): classes[k] belongs to row k, sorted or not."""
+    if rng.random() < 0.3:
+        return rng.permutation(np.array(["ant", "bee", "cat", "dog", "emu", "fox"]))[:k]
+    return rng.choice(np.arange(-20, 80), size=k, replace=False)
+
+
+def _random_tie_case(rng: np.random.Generator) -> Case:
+    """Random integer weights where two classes share a row and a bias, on points where that pair scores highest.
+
+    Drawn until the tie decides some point, so that taking the last of the tied classes
+    instead of the first (numpy's argmax) gives other labels.
+    """
+    while True:
+        k, d, n = int(rng.integers(2, 6)), int(rng.integers(1, 4)), int(rng.integers(2, 12))
+        W, b = rng.integers(-2, 3, size=(k, d)), rng.integers(-2, 3, size=k)
+        first, second = (int(i) for i in rng.choice(k, size=2, replace=False))
+        W[first] = 3 * rng.choice([-1, 1], size=d)
+        W[second], b[second] = W[first], b[first]
+        X = rng.integers(-3, 4, size=(n, d))
+        towards = rng.random(n) < 0.6
+        X[towards] = rng.integers(1, 3, size=(int(towards.sum()), 1)) * W[first] // 3
+        scores = X @ W.T + b
+        first_of_ties = np.argmax(scores, axis=1)
+        last_of_ties = k - 1 - np.argmax(scores[:, ::-1], axis=1)
+        if np.any(first_of_ties != last_of_ties):
+            return Case((W, b, _random_classes(rng, k), X),
+                        "random integer weights where two classes tie (same row and bias): a tie goes to the first of them")
 
 
 OVR_PREDICT = Check("ovr_predict", ("W", "b", "classes", "X"), _predict_cases, _reference_predict, _compare_predicted)

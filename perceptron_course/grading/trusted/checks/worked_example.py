@@ -10,7 +10,7 @@ from .... import perceptron
 from ....datasets import linearly_separable, six_point_example, two_point_example, xor
 from ..wire import python_literal
 from .algorithm import boundary_cases, training_cases
-from .framework import Case, Check, Difference, as_float_array, compare_arrays, compare_bool
+from .framework import N_RANDOM_CASES, Case, Check, Difference, as_float_array, compare_arrays, compare_bool, lists_at_random
 
 
 def _is_mistake_cases(rng: np.random.Generator) -> list[Case]:
@@ -25,7 +25,19 @@ def _is_mistake_cases(rng: np.random.Generator) -> list[Case]:
         for label in (-1, 1)
         for score in (-2.5, -1e-12, 0.0, -0.0, 1e-12, 3.0)
     ]
-    return visible + grid
+    return visible + grid + [_random_is_mistake_case(rng) for _ in range(2 * N_RANDOM_CASES)]
+
+
+def _random_is_mistake_case(rng: np.random.Generator) -> Case:
+    """A random score (a third of them exactly 0, as a float, -0.0, an int or a NumPy float), label and rule."""
+    rule, label = str(rng.choice(["margin", "sign"])), int(rng.choice([-1, 1]))
+    if rng.random() < 1 / 3:
+        score = [0.0, -0.0, 0, np.float64(0.0)][int(rng.integers(4))]
+        return Case((score, label, rule), f"random rule and label with a score of exactly 0 (rule {rule!r}, label {label:+d})")
+    score = float(rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-12, 3))
+    if rng.random() < 0.3:
+        score = int(rng.integers(-20, 21)) or 1
+    return Case((score, label, rule), "random score, label and rule")
 
 
 IS_MISTAKE = Check("is_mistake", ("score", "label", "rule"), _is_mistake_cases, perceptron.is_mistake, compare_bool())
@@ -70,8 +82,13 @@ def _trace_cases(rng: np.random.Generator) -> list[Case]:
     for case in training_cases(rng, visible=[]):
         if case.is_random:
             X, y = case.args
-            cases.append(Case((np.hstack([np.ones((len(X), 1)), X]), y, "margin", case.kwargs["max_epochs"]), case.behaviour))
-    return cases
+            augmented = np.hstack([np.ones((len(X), 1), dtype=X.dtype), X])
+            rule = str(rng.choice(["margin", "sign"]))
+            epochs = perceptron.train(augmented, y, bias=False, rule=rule, max_epochs=10_000).epochs
+            cap = int(rng.choice([100, epochs, max(epochs - 1, 1)]))
+            what = case.behaviour.split(" (max_epochs")[0]
+            cases.append(Case((augmented, y, rule, cap), f"{what}, rule {rule!r} (max_epochs = {cap}; it converges in {epochs} epochs)"))
+    return lists_at_random(rng, cases, ("X", "y", "rule", "max_epochs"), ("X", "y"))
 
 
 PERCEPTRON_TRACE = Check("perceptron_trace", ("X", "y", "rule", "max_epochs"), _trace_cases, _reference_trace, _compare_trace)

@@ -1,10 +1,11 @@
-"""Checks of assignment 04_convergence: radius, proof_terms and mistake_bound."""
+"""Checks of assignment 04_convergence: radius, proof_terms, mistake_bound and proof_squeeze."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .... import perceptron, theory
+from .... import geometry, perceptron, theory
+from ....datasets import linearly_separable, six_point_example
 from .algorithm import training_cases
 from .framework import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, lists_at_random, random_integer_points,
@@ -65,13 +66,8 @@ def _reference_bound(X, y):
 
 MISTAKE_BOUND = Check("mistake_bound", ("X", "y"), _bound_cases, _reference_bound, compare_number())
 
-CHECKS = (RADIUS, PROOF_TERMS, MISTAKE_BOUND)
 
 # ----------------------------------------------------------------------------- proof_squeeze
-# (added after the module's first three checks; its imports sit here to keep that part of the file untouched)
-
-from .... import geometry  # noqa: E402
-from ....datasets import linearly_separable, six_point_example  # noqa: E402
 
 
 def _reference_squeeze(X, y, history, w_star):
@@ -155,4 +151,4 @@ PROOF_SQUEEZE = Check(
     compare_arrays(exact=False, what="an array of shape (k + 1, 4): [j gamma, alignment, squared norm, j R^2] per row"),
 )
 
-CHECKS = (*CHECKS, PROOF_SQUEEZE)
+CHECKS = (RADIUS, PROOF_TERMS, MISTAKE_BOUND, PROOF_SQUEEZE)

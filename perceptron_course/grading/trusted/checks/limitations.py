@@ -1,4 +1,4 @@
-"""Checks of assignment 06_limitations: xor_features, kernel_perceptron and averaged_perceptron."""
+"""Checks of assignment 06_limitations: xor_features, kernel_perceptron, averaged_perceptron, hinge_sgd and mlp_forward."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from ....datasets import linearly_separable, xor
 from ..wire import Reply, python_literal
 from .algorithm import boundary_cases
 from .framework import (
-    N_RANDOM_CASES, Case, Check, as_float_array, call_text, compare_arrays, compare_number, compare_tuple, lists_at_random,
-    random_integer_points, random_labels, safe_case_failure,
+    N_RANDOM_CASES, Case, Check, as_float_array, call_text, compare_arrays, compare_count, compare_labels, compare_number,
+    compare_tuple, lists_at_random, random_integer_points, random_labels, random_points, safe_case_failure,
 )
 
 #: Random cases of a check drawn on a stated boundary (the epoch cap, integer input, separable data).
@@ -208,12 +208,8 @@ AVERAGED_PERCEPTRON = Check(
     compare_tuple(("w_avg", "b_avg"), (compare_arrays(exact=False, what="weights of shape (d,)"), compare_number())),
 )
 
-CHECKS = (XOR_FEATURES, KERNEL_PERCEPTRON, AVERAGED_PERCEPTRON)
 
 # ----------------------------------------------------------------------------- hinge_sgd
-# (added after the module's first three checks; its imports sit here to keep that part of the file untouched)
-
-from .framework import compare_count, compare_labels, random_points  # noqa: E402
 
 
 def _hinge_sgd_run(X, y, learning_rate, lam, epochs) -> tuple[np.ndarray, float, int, int]:
@@ -358,4 +354,4 @@ MLP_FORWARD = Check(
                                                    compare_labels("labels of shape (n,), -1/+1 with sign(0) = +1"))),
 )
 
-CHECKS = (*CHECKS, HINGE_SGD, MLP_FORWARD)
+CHECKS = (XOR_FEATURES, KERNEL_PERCEPTRON, AVERAGED_PERCEPTRON, HINGE_SGD, MLP_FORWARD)

@@ -11,6 +11,14 @@ gradebook, in a fixed order, so one worker or ten give the same course.
 A worker that dies (killed, out of memory) breaks a ``ProcessPoolExecutor`` and
 every job in flight with it; those jobs are graded again, and the one whose
 worker dies twice is reported as failed with the reason. The rest completes.
+
+Ctrl+C is the main process's alone: workers ignore it, and the main process stops
+them (``stop_workers``) and raises ``KeyboardInterrupt`` once what was merged is kept.
+
+A TA's manual grade survives a regrade: nbgrader's autograde marks every answer with a
+manual score as needing a manual grade again, so the grades a job keeps (``kept_manual``,
+decided by the main process: the answer's text did not change) are set back to graded,
+in the job's gradebook before its feedback is written and in the course's when merged.
 """
 
 from __future__ import annotations
@@ -18,7 +26,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+import signal
 import sqlite3
+import sys
+import time
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -50,6 +61,8 @@ class GradeJob:
     assignment: str
     sandbox: bool
     memory_mb: int
+    #: ``notebook/grade_id`` of each answer whose manual grade (by a TA) this grading keeps
+    kept_manual: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -96,7 +109,7 @@ def grade_job(job: GradeJob) -> Outcome:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
-            return grade_submission(api, course, job.student, job.assignment)
+            return grade_submission(api, course, job.student, job.assignment, kept_manual=set(job.kept_manual))
 
 
 def worker_failure(job: GradeJob, max_score: float, error: BaseException) -> Outcome:
@@ -119,11 +132,18 @@ def run_jobs(
     they go to ``executor`` (or to a process pool of ``workers``). Jobs lost with a
     dead worker are retried: together in a fresh pool, then one by one.
     ``on_done(job, outcome)`` runs here, in this process, as each final outcome arrives.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl+C, once the workers of its own pool are stopped (jobs given to ``executor``
+        are cancelled if they have not started); every ``on_done`` called before stays done.
     """
     if executor is None and workers <= 1:
         outcomes = {}
         for job in jobs:
-            outcomes[job.key] = grade_job(job)
+            with quiet_when_interrupted():
+                outcomes[job.key] = grade_job(job)
             on_done(job, outcomes[job.key])
         return outcomes
 
@@ -138,8 +158,8 @@ def run_jobs(
 
 def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=False) -> list[GradeJob]:
     """Submit ``jobs``; record outcomes; return the jobs lost to a broken pool (unless ``last_try``)."""
-    pool = executor or ProcessPoolExecutor(max_workers=workers)
-    lost = []
+    pool = executor or ProcessPoolExecutor(max_workers=workers, initializer=_worker_leaves_interrupts_to_the_batch)
+    lost, futures = [], {}
     try:
         futures = {pool.submit(grade_job, job): job for job in jobs}
         for future in as_completed(futures):
@@ -154,10 +174,77 @@ def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=
             except Exception as error:  # noqa: BLE001 - a distributed executor's own failures
                 outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
             on_done(job, outcomes[job.key])
-    finally:
+    except KeyboardInterrupt:
+        for future in futures:
+            future.cancel()
         if executor is None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            stop_workers(pool)
+        raise
+    if executor is None:
+        pool.shutdown(wait=True, cancel_futures=True)
     return sorted(lost, key=lambda job: job.key)
+
+
+#: How long stopped workers get to clean up (their kernel, cgroups and work area) before they are killed.
+STOP_GRACE_SECONDS = 1.0
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool's workers at once: each gets ``SIGTERM`` (it cleans up, silently), and ``SIGKILL`` after a grace.
+
+    A sandboxed kernel dies with its worker (bubblewrap's ``--die-with-parent``).
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor offers no public list
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(1.0)
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _worker_leaves_interrupts_to_the_batch() -> None:
+    """In a worker: Ctrl+C (sent to the terminal's whole process group) does nothing here, since the
+    main process stops the batch; ``SIGTERM`` (from ``stop_workers``) ends the job silently, its
+    clean-up included."""
+    signal.signal(signal.SIGINT, lambda number, frame: None)  # a Python handler: kernels started from here get the default back
+    signal.signal(signal.SIGTERM, _end_silently)
+
+
+def _end_silently(number, frame) -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends it at once
+    raise SystemExit(128 + number)
+
+
+class quiet_when_interrupted:
+    """On Ctrl+C inside, what asyncio and nbgrader's clean-up print as they unwind is dropped.
+
+    The batch reports the interruption in one line; the half-run kernel's tasks and the
+    coroutines Ctrl+C left unfinished would otherwise print pages of tracebacks.
+    """
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            silence_unwinding()
+        return False
+
+
+def silence_unwinding() -> None:
+    """Drop what interrupted asyncio tasks, coroutines and loggers print from now on."""
+    import logging
+
+    logging.disable(logging.CRITICAL)
+    sys.unraisablehook = lambda unraisable: None
 
 
 def copy_gradebook(source: Path, destination: Path) -> None:
@@ -192,8 +279,14 @@ def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook, *, 
 
 
 def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
+    """Copy the automatic scores, comments and flags of a job into the course's gradebook.
+
+    A TA's manual score and comment are never written here; an answer whose manual grade
+    the job keeps (``job.kept_manual``) stays graded.
+    """
     from nbgrader.api import Gradebook
 
+    kept = set(job.kept_manual)
     with Gradebook(f"sqlite:///{area_gradebook}") as graded:
         submission = graded.find_submission(job.assignment, job.student)
         gradebook.update_or_create_student(job.student)
@@ -204,11 +297,27 @@ def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
             target_notebook.late_submission_penalty = notebook.late_submission_penalty
             for grade in notebook.grades:
                 copy = gradebook.find_grade(grade.name, notebook.name, job.assignment, job.student)
-                copy.auto_score, copy.needs_manual_grade = grade.auto_score, grade.needs_manual_grade
+                copy.auto_score = grade.auto_score
+                if not (f"{notebook.name}/{grade.name}" in kept and copy.manual_score is not None):
+                    copy.needs_manual_grade = grade.needs_manual_grade
             for comment in notebook.comments:
                 copy = gradebook.find_comment(comment.name, notebook.name, job.assignment, job.student)
                 copy.auto_comment = comment.auto_comment
         gradebook.db.commit()
+
+
+def manual_grades_to_keep(gradebook, student: str, assignment: str, unchanged: set[str]) -> tuple[str, ...]:
+    """``notebook/grade_id`` of each answer a TA graded by hand (a manual score, no longer needing one) among ``unchanged``."""
+    try:
+        submission = gradebook.find_submission(assignment, student)
+    except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: never graded
+        return ()
+    return tuple(sorted(
+        f"{notebook.name}/{grade.name}"
+        for notebook in submission.notebooks
+        for grade in notebook.grades
+        if grade.manual_score is not None and not grade.needs_manual_grade and f"{notebook.name}/{grade.name}" in unchanged
+    ))
 
 
 def default_workers() -> int:

@@ -17,17 +17,11 @@ def write_grades_csv(path: Path, outcomes: list[Outcome]) -> None:
     """One row per submission: student, assignment, status, score, max_score, reason, flags.
 
     ``flags`` is short (``"augment: exec (line 3); ..."``), empty when nothing was flagged.
-
-    Rows of submissions not graded this time (``--student``, ``--assignment``) are kept.
+    The file is rewritten whole: ``outcomes`` are every submission of the class (see
+    ``report.write_exports``, which reads them from the gradebook).
     """
-    rows = {}
-    if path.exists():
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = {(row["student"], row["assignment"]): [row.get(column) or "" for column in CSV_COLUMNS]
-                    for row in csv.DictReader(handle)}
-    for o in outcomes:
-        rows[(o.student, o.assignment)] = [o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason,
-                                           summary(o.flags)]
+    rows = {(o.student, o.assignment): [o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason,
+                                        summary(o.flags)] for o in outcomes}
     write_csv(path, CSV_COLUMNS, (rows[key] for key in sorted(rows)))
 
 

@@ -29,7 +29,9 @@ import shutil
 import signal
 import sqlite3
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -99,6 +101,14 @@ def _inject_fault(job: GradeJob) -> None:
 
 def grade_job(job: GradeJob) -> Outcome:
     """Grade one submission in its private area (runs in a worker process)."""
+    try:
+        return _grade_job(job)
+    finally:
+        if _STOPPING:  # (nbgrader catches every exception) its kernel, cgroups and temporary folders are cleaned up by now
+            os._exit(128 + signal.SIGTERM)
+
+
+def _grade_job(job: GradeJob) -> Outcome:
     quiet_nbgrader_warnings()
     _inject_fault(job)
     course, refused = _prepare_area(job)
@@ -139,21 +149,69 @@ def run_jobs(
         On Ctrl+C, once the workers of its own pool are stopped (jobs given to ``executor``
         are cancelled if they have not started); every ``on_done`` called before stays done.
     """
-    if executor is None and workers <= 1:
-        outcomes = {}
-        for job in jobs:
-            with quiet_when_interrupted():
-                outcomes[job.key] = grade_job(job)
-            on_done(job, outcomes[job.key])
+    with _interrupts_caught() as interrupt:
+        if executor is None and workers <= 1:
+            return _run_here(jobs, interrupt.guarded(on_done), interrupt)
+        outcomes: dict[tuple[str, str], Outcome] = {}
+        on_done = interrupt.guarded(on_done)
+        lost = _submit_all(jobs, executor, workers, outcomes, max_score, on_done)
+        if lost:
+            lost = _submit_all(lost, None, workers, outcomes, max_score, on_done)
+        for job in lost:  # still lost: alone, so a dying worker takes nothing else with it
+            _submit_all([job], None, 1, outcomes, max_score, on_done, last_try=True)
         return outcomes
 
-    outcomes: dict[tuple[str, str], Outcome] = {}
-    lost = _submit_all(jobs, executor, workers, outcomes, max_score, on_done)
-    if lost:
-        lost = _submit_all(lost, None, workers, outcomes, max_score, on_done)
-    for job in lost:  # still lost: alone, so a dying worker takes nothing else with it
-        _submit_all([job], None, 1, outcomes, max_score, on_done, last_try=True)
+
+def _run_here(jobs: list[GradeJob], on_done, interrupt: "_Interrupt") -> dict[tuple[str, str], Outcome]:
+    outcomes = {}
+    for job in jobs:
+        outcome = grade_job(job)
+        interrupt.check()  # nbgrader turns Ctrl+C into a failed autograde: that outcome is not kept
+        outcomes[job.key] = outcome
+        on_done(job, outcome)
     return outcomes
+
+
+class _Interrupt:
+    """Ctrl+C during a batch: raises ``KeyboardInterrupt`` at once, except while an outcome is merged (then after it)."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self.merging = False
+
+    def handle(self, number, frame) -> None:
+        self.received = True
+        silence_unwinding()
+        if not self.merging:
+            raise KeyboardInterrupt
+
+    def check(self) -> None:
+        if self.received:
+            raise KeyboardInterrupt
+
+    def guarded(self, on_done):
+        def merge_whole(job, outcome):
+            self.merging = True
+            try:
+                on_done(job, outcome)
+            finally:
+                self.merging = False
+            self.check()
+        return merge_whole
+
+
+@contextmanager
+def _interrupts_caught():
+    """Handle Ctrl+C with an ``_Interrupt`` while the block runs (in the main thread, if nobody else handles it)."""
+    interrupt = _Interrupt()
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield interrupt
+        return
+    signal.signal(signal.SIGINT, interrupt.handle)
+    try:
+        yield interrupt
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=False) -> list[GradeJob]:
@@ -175,13 +233,15 @@ def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=
                 outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
             on_done(job, outcomes[job.key])
     except KeyboardInterrupt:
-        for future in futures:
-            future.cancel()
         if executor is None:
             stop_workers(pool)
+        else:
+            for future in futures:
+                future.cancel()
         raise
-    if executor is None:
-        pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        if executor is None:
+            pool.shutdown(wait=True, cancel_futures=True)  # at once after stop_workers
     return sorted(lost, key=lambda job: job.key)
 
 
@@ -195,6 +255,7 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
     A sandboxed kernel dies with its worker (bubblewrap's ``--die-with-parent``).
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor offers no public list
+    pool.shutdown(wait=False, cancel_futures=True)  # its own thread cancels what has not started
     for process in processes:
         if process.is_alive():
             process.terminate()
@@ -204,7 +265,6 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
         if process.is_alive():
             process.kill()
             process.join(1.0)
-    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _worker_leaves_interrupts_to_the_batch() -> None:
@@ -215,32 +275,45 @@ def _worker_leaves_interrupts_to_the_batch() -> None:
     signal.signal(signal.SIGTERM, _end_silently)
 
 
+class WorkerStopped(BaseException):
+    """Raised in a worker by ``SIGTERM``: the job unwinds (cleaning up), then the worker exits."""
+
+
+_STOPPING = []  #: not empty once this worker was told to stop
+
+
 def _end_silently(number, frame) -> None:
+    _STOPPING.append(number)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends it at once
-    raise SystemExit(128 + number)
+    _kill_children()
+    raise WorkerStopped
 
 
-class quiet_when_interrupted:
-    """On Ctrl+C inside, what asyncio and nbgrader's clean-up print as they unwind is dropped.
+def _kill_children() -> None:
+    """``SIGKILL`` every child process of this one: its kernels (their sandboxes die with them), so that
+    the clean-up that follows does not wait for a kernel to shut down."""
+    me = str(os.getpid())
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                parent = handle.read().rsplit(b")", 1)[1].split()[1].decode()
+            if parent == me:
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, IndexError):
+            continue
+
+
+def silence_unwinding() -> None:
+    """Drop what interrupted asyncio tasks, coroutines and loggers print from now on (after Ctrl+C).
 
     The batch reports the interruption in one line; the half-run kernel's tasks and the
     coroutines Ctrl+C left unfinished would otherwise print pages of tracebacks.
     """
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind, error, traceback) -> bool:
-        if kind is not None and issubclass(kind, KeyboardInterrupt):
-            silence_unwinding()
-        return False
-
-
-def silence_unwinding() -> None:
-    """Drop what interrupted asyncio tasks, coroutines and loggers print from now on."""
     import logging
 
     logging.disable(logging.CRITICAL)

@@ -7,6 +7,7 @@ folder or the nearest one above it that holds ``nbgrader_config.py`` (or ``--roo
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -92,9 +93,21 @@ def command_grade(args) -> int:
                     unsandboxed=args.unsandboxed, force=args.force)
     except BatchInterrupted as interrupted:
         print(interrupted_line(interrupted), file=sys.stderr)
-        return 130
+        return exit_now(130)
     _print_summary(course, run, time.perf_counter() - start, run.skipped)
     return 0
+
+
+def exit_now(status: int) -> int:
+    """End the process at once with ``status``, everything written and flushed.
+
+    After Ctrl+C, the interpreter's own clean-up (the stopped pool's threads, the half-run
+    kernels' messaging) can take seconds more, and prints nothing useful.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+    return status  # not reached
 
 
 def command_refresh(args) -> int:

@@ -12,11 +12,9 @@ graded (``BatchInterrupted``); the next ``grade`` goes on from there.
 
 from __future__ import annotations
 
-import signal
 import sys
 import tempfile
 from concurrent.futures import Executor
-from contextlib import contextmanager
 from pathlib import Path
 
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
@@ -24,7 +22,7 @@ from .batch import GradeJob, copy_gradebook, default_workers, manual_grades_to_k
 from .course import Course, CourseError, nbgrader_api
 from .ledger import Entry, Fingerprint, entry_for, fingerprint, read_ledger, write_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
-from .report import write_exports
+from .report import prepare_plotting, write_exports
 from .safe_text import quoted
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
@@ -119,23 +117,6 @@ def _in_gradebook(gradebook, student: str, assignment: str) -> bool:
     return True
 
 
-@contextmanager
-def _interrupts_deferred():
-    """Ctrl+C inside waits until the block ends (a submission is merged whole or not at all)."""
-    pending = []
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is not signal.default_int_handler:  # not ours to change (a thread, an embedding)
-        yield
-        return
-    signal.signal(signal.SIGINT, lambda number, frame: pending.append(number))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if pending:
-        raise KeyboardInterrupt
-
-
 def grade(
     course: Course,
     *,
@@ -204,6 +185,7 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
 
     record_source_cells(course, sorted({assignment for _, assignment in selected}))
     load_or_create_secret(course.root)  # here, once: workers only read it
+    prepare_plotting()  # the report needs it at the end; then Ctrl+C need not wait for it
     max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
     with tempfile.TemporaryDirectory(dir=course.root, prefix=".grading-") as scratch:
         template = Path(scratch) / "template.db"
@@ -215,16 +197,15 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                 tqdm(total=len(batch), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
 
             def merge(job, outcome):  # here, in the one process that writes the gradebook
-                with _interrupts_deferred():
-                    try:
-                        merged[job.key] = merge_result(course, job, outcome, gradebook)
-                    except Exception as error:  # noqa: BLE001 - one submission's output, never the batch
-                        failed = Outcome(job.student, job.assignment, FAILED, 0.0, outcome.max_score,
-                                         f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
-                                         flags=outcome.flags)
-                        merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
-                    ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation)
-                    write_ledger(course, ledger)
+                try:
+                    merged[job.key] = merge_result(course, job, outcome, gradebook)
+                except Exception as error:  # noqa: BLE001 - one submission's output, never the batch
+                    failed = Outcome(job.student, job.assignment, FAILED, 0.0, outcome.max_score,
+                                     f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
+                                     flags=outcome.flags)
+                    merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
+                ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation)
+                write_ledger(course, ledger)
                 bar.update()
 
             run_jobs(batch, workers=jobs or default_workers(), executor=executor,

@@ -271,11 +271,17 @@ def cell_pass_rates(record: ClassRecord, course: Course) -> dict[str, float]:
     return {key: float(np.mean(values)) for key, values in earned.items()}
 
 
-def plot_report(record: ClassRecord, course: Course, path: Path) -> Path:
-    """Two panels: the score distribution of each assignment, and the pass rate of every graded cell."""
+def prepare_plotting() -> None:
+    """Import matplotlib now (a second or more), so that writing the report later is quick: after Ctrl+C too."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot  # noqa: F401
+
+
+def plot_report(record: ClassRecord, course: Course, path: Path) -> Path:
+    """Two panels: the score distribution of each assignment, and the pass rate of every graded cell."""
+    prepare_plotting()
     import matplotlib.pyplot as plt
 
     from ...plotting import OKABE_ITO

@@ -301,9 +301,13 @@ def test_manual_grades_survive_regrades_unless_the_answer_changed(tmp_path, caps
     page = course.feedback / "ada" / "04_convergence" / "convergence.html"
     assert "not graded yet" in page.read_text(encoding="utf-8")
 
+    graded_page = page.read_bytes()
+    done = refresh(course)  # nothing graded by hand yet: every page is up to date
+    assert done.submissions == [] and len(done.unchanged) == 2 and page.read_bytes() == graded_page
+
     set_manual_grade(course, "ada", "why_augmented", 2.0, "Clear and complete: MANUAL-COMMENT")
     done = refresh(course)
-    assert done.submissions == [("ada", "04_convergence"), ("bo", "04_convergence")] and done.failed == {}
+    assert done.submissions == [("ada", "04_convergence")] and done.unchanged == [("bo", "04_convergence")] and done.failed == {}
     refreshed = page.read_bytes()
     assert b"MANUAL-COMMENT" in refreshed and b"not graded yet" not in refreshed
     report = (course.reports / "report.md").read_text(encoding="utf-8")
@@ -319,6 +323,8 @@ def test_manual_grades_survive_regrades_unless_the_answer_changed(tmp_path, caps
     assert [o.student for o in forced] == ["ada"] and forced[0].score == 9
     assert manual_state(course, "ada") == (2.0, False, "Clear and complete: MANUAL-COMMENT")
     assert page.read_bytes() == refreshed  # the same submission regraded: the same page, byte for byte
+    assert refresh(course, everything=True).submissions == [("ada", "04_convergence"), ("bo", "04_convergence")]
+    assert page.read_bytes() == refreshed
 
     def new_code(cell):  # the code changes, the written answer does not
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "radius":

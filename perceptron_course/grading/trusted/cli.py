@@ -116,9 +116,10 @@ def command_refresh(args) -> int:
     from .report import GRADES_BY_STUDENT
 
     start = time.perf_counter()
-    done = refresh(course, assignments=args.assignment, students=args.student)
+    done = refresh(course, assignments=args.assignment, students=args.student, everything=args.all)
     print(f"rewrote the feedback of {len(done.submissions)} graded submissions from the gradebook "
-          f"(manual grades and comments included), in {time.perf_counter() - start:.0f} s")
+          f"(manual grades and comments included); {len(done.unchanged)} already up to date; "
+          f"in {time.perf_counter() - start:.0f} s")
     for (student, assignment), reason in sorted(done.failed.items()):
         print(f"- {student}/{assignment}: feedback failed: {reason}")
     print(f"grades:   {course.grades_csv}, {course.root / GRADES_BY_STUDENT}")
@@ -213,6 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     refresh.add_argument("--root", default=None, help=ROOT_HELP)
     refresh.add_argument("--assignment", action="append", help="only the feedback of this assignment (repeatable)")
     refresh.add_argument("--student", action="append", help="only the feedback of this student (repeatable)")
+    refresh.add_argument("--all", action="store_true",
+                         help="rewrite every feedback page, not only those whose grades changed (after changing the template)")
     refresh.set_defaults(run=command_refresh)
 
     demo = commands.add_parser("demo", help="grade the bundled example class in a fresh work area")

@@ -12,7 +12,9 @@ sees in the formgrader; it is the one truth of every score. Beside it, ``reports
 - ``answers``: a hash per graded cell of what decides its score (the text of a written
   answer; the whole submission for a test cell), so that a regrade keeps the manual grade
   of every answer whose text did not change;
-- ``isolation``: how its student code ran (sandbox or not, memory cap).
+- ``isolation``: how its student code ran (sandbox or not, memory cap);
+- ``feedback_of``: a hash of the gradebook's grades and comments its feedback pages show, so
+  that ``refresh`` rewrites only the pages whose grades changed.
 
 ``grades.csv``, ``grades_by_student.csv``, the feedback pages and the report are all
 regenerated from the gradebook and this ledger, never edited apart from them.
@@ -50,6 +52,7 @@ class Entry:
     submitted: str = ""  #: hash of the submitted files; ``""`` when they could not be read
     answers: dict[str, str] = field(default_factory=dict)  #: ``notebook/grade_id`` -> hash of what decides its score
     isolation: dict = field(default_factory=dict)  #: ``Isolation`` fields of the run that graded it
+    feedback_of: str = ""  #: ``gradebook_state`` its feedback pages show; ``""`` when unknown
 
     @property
     def key(self) -> Key:
@@ -62,7 +65,8 @@ class Entry:
             entry = cls(str(data["student"]), str(data["assignment"]), str(data["status"]), str(data.get("reason", "")),
                         [[str(c), int(n), str(k)] for c, n, k in data.get("flags", [])],
                         [str(text) for text in data.get("unanalysed", [])], str(data.get("submitted", "")),
-                        {str(k): str(v) for k, v in dict(data.get("answers", {})).items()}, dict(data.get("isolation", {})))
+                        {str(k): str(v) for k, v in dict(data.get("answers", {})).items()}, dict(data.get("isolation", {})),
+                        str(data.get("feedback_of", "")))
         except (KeyError, TypeError, ValueError):
             return None
         return entry
@@ -90,16 +94,32 @@ def write_ledger(course: Course, ledger: dict[Key, Entry]) -> None:
     course.reports.mkdir(exist_ok=True)
     path = ledger_path(course)
     temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps([asdict(ledger[key]) for key in sorted(ledger)], indent=1), encoding="utf-8")
+    temporary.write_text(json.dumps([asdict(ledger[key]) for key in sorted(ledger)]), encoding="utf-8")
     temporary.replace(path)
 
 
-def entry_for(outcome: Outcome, fingerprint: "Fingerprint", isolation: Isolation) -> Entry:
+def entry_for(outcome: Outcome, fingerprint: "Fingerprint", isolation: Isolation, feedback_of: str = "") -> Entry:
     """The ledger entry of a submission just graded (or refused)."""
     return Entry(outcome.student, outcome.assignment, outcome.status, outcome.reason,
                  [[flag.cell, flag.line, flag.construct] for flag in outcome.flags], list(outcome.unanalysed),
                  fingerprint.submitted if outcome.status == GRADED else "", dict(fingerprint.answers),
-                 asdict(isolation))
+                 asdict(isolation), feedback_of)
+
+
+def gradebook_state(gradebook, student: str, assignment: str) -> str:
+    """A hash of what a submission's feedback pages show from the gradebook: every grade (automatic, manual,
+    extra credit, whether it waits for a TA), every comment and each notebook's late penalty; ``""`` if it is not there."""
+    try:
+        submission = gradebook.find_submission(assignment, student)
+    except Exception:  # noqa: BLE001 - nbgrader's MissingEntry
+        return ""
+    state = []
+    for notebook in sorted(submission.notebooks, key=lambda nb: nb.name):
+        state.append(["notebook", notebook.name, notebook.late_submission_penalty])
+        state += sorted(["grade", g.name, g.auto_score, g.manual_score, g.extra_credit, bool(g.needs_manual_grade)]
+                        for g in notebook.grades)
+        state += sorted(["comment", c.name, c.auto_comment or "", c.manual_comment or ""] for c in notebook.comments)
+    return hashlib.sha256(json.dumps(state, default=str).encode("utf-8")).hexdigest()
 
 
 # ------------------------------------------------------------------ what a submission is, by content

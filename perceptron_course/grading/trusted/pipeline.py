@@ -20,7 +20,7 @@ from pathlib import Path
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
 from .batch import GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding
 from .course import Course, CourseError, nbgrader_api
-from .ledger import Entry, Fingerprint, entry_for, fingerprint, read_ledger, write_ledger
+from .ledger import Entry, Fingerprint, entry_for, fingerprint, gradebook_state, read_ledger, write_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
 from .report import prepare_plotting, write_exports
 from .safe_text import quoted
@@ -64,6 +64,8 @@ def record_source_cells(course: Course, assignments: list[str]) -> None:
         for assignment in assignments:
             result = api.generate_assignment(assignment, force=True)
             if not result["success"]:
+                if nbgrader_error_line(result).startswith("KeyboardInterrupt"):  # nbgrader catches even Ctrl+C
+                    raise KeyboardInterrupt
                 raise CourseError(f"cannot record the cells of {assignment}: {nbgrader_error_line(result)}")
 
 
@@ -104,9 +106,10 @@ def _unchanged_answers(entry: Entry | None, now: Fingerprint) -> set[str]:
     return {key for key, digest in now.answers.items() if entry.answers.get(key) == digest}
 
 
-def _is_current(entry: Entry | None, now: Fingerprint, in_gradebook: bool) -> bool:
-    """Whether a submission was graded from exactly the files submitted now (and its grades are still there)."""
-    return entry is not None and entry.status == GRADED and bool(now.submitted) and entry.submitted == now.submitted and in_gradebook
+def _is_current(course: Course, entry: Entry | None, now: Fingerprint, in_gradebook: bool) -> bool:
+    """Whether a submission was graded from exactly the files submitted now (and its grades and notebooks are still there)."""
+    return (entry is not None and entry.status == GRADED and bool(now.submitted) and entry.submitted == now.submitted
+            and in_gradebook and (course.root / "autograded" / entry.student / entry.assignment).is_dir())
 
 
 def _in_gradebook(gradebook, student: str, assignment: str) -> bool:
@@ -160,7 +163,7 @@ def grade(
     ledger = read_ledger(course)
     now = {key: fingerprint(course, *key) for key in selected}
     with nbgrader_api(course).gradebook as gradebook:
-        current = {key for key in selected if _is_current(ledger.get(key), now[key], _in_gradebook(gradebook, *key))}
+        current = {key for key in selected if _is_current(course, ledger.get(key), now[key], _in_gradebook(gradebook, *key))}
         kept = {key: manual_grades_to_keep(gradebook, *key, _unchanged_answers(ledger.get(key), now[key])) for key in selected}
     to_grade = [key for key in selected if force or key not in current]
     skipped = [key for key in selected if key not in to_grade]
@@ -175,6 +178,17 @@ def grade(
         raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
     write_exports(course, isolation)
     return GradingRun([merged[key] for key in to_grade], skipped)
+
+
+def _shown_in_feedback(job: GradeJob) -> str:
+    """``gradebook_state`` of the job's own gradebook, from which its feedback was written."""
+    from nbgrader.api import Gradebook
+
+    area_gradebook = Path(job.area) / "gradebook.db"
+    if not area_gradebook.is_file():
+        return ""
+    with Gradebook(f"sqlite:///{area_gradebook}") as gradebook:
+        return gradebook_state(gradebook, job.student, job.assignment)
 
 
 def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint], kept: dict[Key, tuple[str, ...]],
@@ -204,7 +218,7 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                                      f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
                                      flags=outcome.flags)
                     merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
-                ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation)
+                ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, _shown_in_feedback(job))
                 write_ledger(course, ledger)
                 bar.update()
 

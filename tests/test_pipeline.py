@@ -117,7 +117,8 @@ def test_submissions_are_untouched_and_report_written(graded_class):
     assert tree_digest(course.submitted) == before
     report = (course.reports / "report.md").read_text(encoding="utf-8")
     assert "| ada_reference | 8/8 |" in report and "eve_broken/01_geometry" in report
-    assert "Nothing was flagged." in report
+    flagged = report.split("## Flagged for review", 1)[1].split("##", 1)[0]
+    assert flagged.split("decide.", 1)[1].strip() == "- eve_broken/02_algorithm: not analysed: train_perceptron: SyntaxError (line 1)"
     assert (course.reports / "scores.png").stat().st_size > 10_000
     assert "<table>" in (course.reports / "report.html").read_text(encoding="utf-8")
 

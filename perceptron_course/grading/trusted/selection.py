@@ -37,8 +37,12 @@ def choose_assignments(course: Course, assignments: list[str] | None) -> list[st
     return list(dict.fromkeys(assignments))
 
 
-def select_submissions(course: Course, assignments: list[str] | None, students: list[str] | None) -> list[tuple[str, str]]:
-    """The ``(student, assignment)`` pairs to grade, after checking the filters name real things."""
+def select_submissions(course: Course, assignments: list[str] | None, students: list[str] | None, *,
+                       warn: bool = True) -> list[tuple[str, str]]:
+    """The ``(student, assignment)`` pairs to grade, after checking the filters name real things.
+
+    With ``warn``, says on stderr which submitted folders belong to no assignment of the course.
+    """
     chosen_assignments = set(choose_assignments(course, assignments))
     submissions = course.submissions()
     if not submissions:
@@ -53,6 +57,6 @@ def select_submissions(course: Course, assignments: list[str] | None, students: 
         for student, assignment in submissions
         if assignment in chosen_assignments and (not students or student in students)
     ]
-    if stray:
+    if stray and warn:
         print(f"warning: ignoring submitted folders of unknown assignments: {', '.join(stray)}", file=sys.stderr)
     return selected

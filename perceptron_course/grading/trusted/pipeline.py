@@ -218,7 +218,8 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                                      f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
                                      flags=outcome.flags)
                     merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
-                ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, _shown_in_feedback(job))
+                shown = _shown_in_feedback(job) if merged[job.key].status == GRADED else ""
+                ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, shown)
                 write_ledger(course, ledger)
                 bar.update()
 

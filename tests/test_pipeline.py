@@ -346,3 +346,13 @@ def test_manual_grades_survive_regrades_unless_the_answer_changed(tmp_path, caps
     assert manual_state(course, "ada") == (2.0, True, "Clear and complete: MANUAL-COMMENT")  # reopened for the TA, who sees the old grade
     assert "04_convergence/why_augmented: 2 submissions (ada, bo)" in (course.reports / "report.md").read_text(encoding="utf-8")
     assert "not graded yet" in page.read_text(encoding="utf-8")
+
+
+def test_the_demo_says_how_to_open_it_in_the_formgrader(capsys, tmp_path, monkeypatch):
+    from perceptron_course.grading.trusted import pipeline
+
+    monkeypatch.setattr(pipeline, "grade", lambda course, **options: pipeline.GradingRun())  # the class, not its grading
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--out", str(tmp_path / "work" / "demo"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1] == "open it in JupyterLab's formgrader: perceptron-course lab --root work/demo"

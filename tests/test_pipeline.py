@@ -235,6 +235,16 @@ def test_grade_finds_the_course_from_a_subfolder(capsys, small_class, monkeypatc
     assert status == 2 and "no submission from student zed" in error and "zoe" in error
 
 
+def test_a_configuration_file_a_student_handed_in_is_never_the_course(capsys, small_class, monkeypatch):
+    folder = small_class.submitted / "zoe" / "01_geometry"
+    (folder / "source").mkdir()
+    (folder / "nbgrader_config.py").write_text("open('pwned', 'w').close()\n")  # Python, which nbgrader would run
+    monkeypatch.chdir(folder)
+    status, error = run_cli(capsys, "grade", "--student", "zed")
+    assert status == 2 and "no submission from student zed" in error  # the real course, found above it
+    assert not (folder / "pwned").exists() and not (small_class.root / "pwned").exists()
+
+
 def test_outside_any_course_the_error_says_so(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for command in ("grade", "refresh", "release"):

@@ -11,8 +11,16 @@ from pathlib import Path
 from .course import CONFIG_FILE, Course, CourseError
 
 
+#: Folders of a course that hold what students handed in: a configuration file found in them is a student's.
+STUDENT_FOLDERS = ("submitted", "autograded", "feedback", "downloaded")
+
+
 def find_course_root(start: Path) -> Path:
     """The nearest folder holding ``nbgrader_config.py``: ``start`` or one of its parents, as git finds its repository.
+
+    A folder inside a course's student folders (``submitted/`` and the like) is never taken,
+    even if it holds such a file: a configuration file is Python that nbgrader runs, and a
+    student could hand one in.
 
     Raises
     ------
@@ -20,9 +28,11 @@ def find_course_root(start: Path) -> Path:
         If no folder up to the file system's root holds one.
     """
     start = start.expanduser().resolve()
-    for folder in [start, *start.parents]:
-        if (folder / CONFIG_FILE).is_file():
-            return folder
+    candidates = [folder for folder in [start, *start.parents] if (folder / CONFIG_FILE).is_file()]
+    for candidate in candidates:
+        outer = [course for course in candidates if course in candidate.parents]
+        if not any(course / folder in [candidate, *candidate.parents] for course in outer for folder in STUDENT_FOLDERS):
+            return candidate
     raise CourseError(f"no {CONFIG_FILE} in {start} or any folder above it; run this in the course folder or pass --root")
 
 

@@ -114,6 +114,7 @@ def command_refresh(args) -> int:
     course = open_course(args.root)
     from .refresh import refresh
     from .report import GRADES_BY_STUDENT
+    from .safe_text import quoted
 
     start = time.perf_counter()
     done = refresh(course, assignments=args.assignment, students=args.student, everything=args.all)
@@ -121,7 +122,7 @@ def command_refresh(args) -> int:
           f"(manual grades and comments included); {len(done.unchanged)} already up to date; "
           f"in {time.perf_counter() - start:.0f} s")
     for (student, assignment), reason in sorted(done.failed.items()):
-        print(f"- {student}/{assignment}: feedback failed: {reason}")
+        print(f"- {quoted(student, 80)}/{quoted(assignment, 80)}: feedback failed: {reason}")
     print(f"grades:   {course.grades_csv}, {course.root / GRADES_BY_STUDENT}")
     print(f"feedback: {course.feedback}/<student>/<assignment>/")
     print(f"report:   {course.reports / 'report.html'} and {course.reports / 'report.md'}")

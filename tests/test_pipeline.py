@@ -11,7 +11,7 @@ from conftest import tree_digest
 
 from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.course import Course
-from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.example_class import build_example_class, copy_course, solved_notebook
 from perceptron_course.grading.trusted.pipeline import grade
 
 REPO = Path(__file__).resolve().parents[1]
@@ -118,7 +118,8 @@ def test_submissions_are_untouched_and_report_written(graded_class):
     assert tree_digest(course.submitted) == before
     report = (course.reports / "report.md").read_text(encoding="utf-8")
     assert "| ada_reference | 8/8 |" in report and "eve_broken/01_geometry" in report
-    assert "Nothing was flagged." in report
+    flagged = report.split("## Flagged for review", 1)[1].split("##", 1)[0]
+    assert flagged.split("decide.", 1)[1].strip() == "- eve_broken/02_algorithm: not analysed: train_perceptron: SyntaxError (line 1)"
     assert (course.reports / "scores.png").stat().st_size > 10_000
     assert "<table>" in (course.reports / "report.html").read_text(encoding="utf-8")
 
@@ -127,7 +128,9 @@ def test_submissions_are_untouched_and_report_written(graded_class):
 def test_grading_one_student_again_keeps_everyone_elses_row(graded_class):
     course, written, _, _ = graded_class
     before = course.grades_csv.read_text()
-    again = grade(course, students=["ada_reference"], assignments=["01_geometry"], progress=False, jobs=1)
+    skipped = grade(course, students=["ada_reference"], assignments=["01_geometry"], progress=False, jobs=1)
+    assert list(skipped) == [] and skipped.skipped == [("ada_reference", "01_geometry")]  # unchanged since graded
+    again = grade(course, students=["ada_reference"], assignments=["01_geometry"], progress=False, jobs=1, force=True)
     assert [(o.student, o.assignment, o.score) for o in again] == [("ada_reference", "01_geometry", 8.0)]
     assert course.grades_csv.read_text() == before
     report = (course.reports / "report.md").read_text(encoding="utf-8")
@@ -222,3 +225,145 @@ def test_an_output_that_cannot_be_kept_fails_that_submission_only(tmp_path, monk
     assert outcomes[("ada_reference", "01_geometry")].score == 8  # the batch went on
     rows = {(row["student"], row["assignment"]): row for row in csv.DictReader(course.grades_csv.read_text().splitlines())}
     assert rows[("cy_buggy", "01_geometry")]["status"] == "failed" and rows[("ada_reference", "01_geometry")]["score"] == "8"
+
+
+# ------------------------------------------------------------------ the course found from a subfolder, typos reported at once
+
+
+def test_grade_finds_the_course_from_a_subfolder(capsys, small_class, monkeypatch):
+    monkeypatch.chdir(small_class.submitted / "zoe")
+    status, error = run_cli(capsys, "grade", "--student", "zed")  # no --root: found as git finds a repository
+    assert status == 2 and "no submission from student zed" in error and "zoe" in error
+
+
+def test_a_configuration_file_a_student_handed_in_is_never_the_course(capsys, small_class, monkeypatch):
+    folder = small_class.submitted / "zoe" / "01_geometry"
+    (folder / "source").mkdir()
+    (folder / "nbgrader_config.py").write_text("open('pwned', 'w').close()\n")  # Python, which nbgrader would run
+    monkeypatch.chdir(folder)
+    status, error = run_cli(capsys, "grade", "--student", "zed")
+    assert status == 2 and "no submission from student zed" in error  # the real course, found above it
+    assert not (folder / "pwned").exists() and not (small_class.root / "pwned").exists()
+
+
+def test_outside_any_course_the_error_says_so(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for command in ("grade", "refresh", "release"):
+        status, error = run_cli(capsys, command)
+        assert status == 2 and f"no nbgrader_config.py in {tmp_path} or any folder above it" in error
+
+
+def test_a_typo_is_reported_before_any_slow_work(small_class):
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom perceptron_course.grading.trusted.cli import main\n"
+             "status = main(['grade', '--assignment', '07_deep'])\n"
+             "print(status, sorted(m for m in ('nbgrader', 'matplotlib', 'nbclient') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=small_class.source, capture_output=True, text=True, timeout=300)
+    assert done.stdout.split("\n")[0] == "2 []", done.stdout + done.stderr  # refused before nbgrader was even imported
+    assert "unknown assignment 07_deep" in done.stderr
+
+
+# ------------------------------------------------------------------ grading by hand survives grading again
+
+
+def set_manual_grade(course, student: str, cell: str, score: float, comment: str) -> None:
+    """What the formgrader saves when a TA types a score and a comment."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        grade = gradebook.find_grade(cell, "convergence", "04_convergence", student)
+        grade.manual_score, grade.needs_manual_grade = score, False
+        gradebook.find_comment(cell, "convergence", "04_convergence", student).manual_comment = comment
+        gradebook.db.commit()
+
+
+def manual_state(course, student: str, cell: str = "why_augmented"):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        grade = gradebook.find_grade(cell, "convergence", "04_convergence", student)
+        comment = gradebook.find_comment(cell, "convergence", "04_convergence", student)
+        return grade.manual_score, grade.needs_manual_grade, comment.manual_comment
+
+
+def hand_in(course, student: str, edit=None) -> None:
+    import nbformat
+
+    notebook = solved_notebook(course, "04_convergence", "convergence")
+    for cell in notebook.cells:
+        if edit:
+            edit(cell)
+    folder = course.submitted / student / "04_convergence"
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, folder / "convergence.ipynb")
+
+
+@pytest.mark.slow
+def test_manual_grades_survive_regrades_unless_the_answer_changed(tmp_path, capsys):
+    from perceptron_course.grading.trusted.refresh import refresh
+
+    course = copy_course(REPO, tmp_path / "course")
+    for student in ("ada", "bo"):
+        hand_in(course, student)
+    first = grade(course, progress=False, jobs=1)
+    assert sorted(o.student for o in first) == ["ada", "bo"] and first.skipped == []
+    assert manual_state(course, "ada") == (None, True, None)
+    page = course.feedback / "ada" / "04_convergence" / "convergence.html"
+    assert "not graded yet" in page.read_text(encoding="utf-8")
+
+    graded_page = page.read_bytes()
+    done = refresh(course)  # nothing graded by hand yet: every page is up to date
+    assert done.submissions == [] and len(done.unchanged) == 2 and page.read_bytes() == graded_page
+
+    set_manual_grade(course, "ada", "why_augmented", 2.0, "Clear and complete: MANUAL-COMMENT")
+    done = refresh(course)
+    assert done.submissions == [("ada", "04_convergence")] and done.unchanged == [("bo", "04_convergence")] and done.failed == {}
+    refreshed = page.read_bytes()
+    assert b"MANUAL-COMMENT" in refreshed and b"not graded yet" not in refreshed
+    report = (course.reports / "report.md").read_text(encoding="utf-8")
+    assert "04_convergence/why_augmented: 1 submission (bo)" in report
+    rows = {row["student"]: row for row in csv.DictReader(course.grades_csv.read_text().splitlines())}
+    assert rows["ada"]["score"] == rows["ada"]["max_score"] == "9" and rows["bo"]["score"] == "7"
+
+    again = grade(course, progress=False, jobs=1)  # nothing changed: nothing runs, nothing reopens
+    assert list(again) == [] and sorted(again.skipped) == [("ada", "04_convergence"), ("bo", "04_convergence")]
+    assert manual_state(course, "ada") == (2.0, False, "Clear and complete: MANUAL-COMMENT") and page.read_bytes() == refreshed
+
+    forced = grade(course, students=["ada"], progress=False, jobs=1, force=True)
+    assert [o.student for o in forced] == ["ada"] and forced[0].score == 9
+    assert manual_state(course, "ada") == (2.0, False, "Clear and complete: MANUAL-COMMENT")
+    assert page.read_bytes() == refreshed  # the same submission regraded: the same page, byte for byte
+    assert refresh(course, everything=True).submissions == [("ada", "04_convergence"), ("bo", "04_convergence")]
+    assert page.read_bytes() == refreshed
+
+    def new_code(cell):  # the code changes, the written answer does not
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "radius":
+            cell.source += "\n# checked again"
+
+    hand_in(course, "ada", new_code)
+    assert [o.student for o in grade(course, progress=False, jobs=1)] == ["ada"]  # only what changed
+    assert manual_state(course, "ada") == (2.0, False, "Clear and complete: MANUAL-COMMENT")
+
+    def new_answer(cell):
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "why_augmented":
+            cell.source = "A different answer, written after the TA graded the first one."
+
+    hand_in(course, "ada", new_answer)
+    assert main(["grade", "--root", str(course.root), "--quiet", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "1 graded, none failed" in out and "1 skipped: already graded and unchanged" in out
+    assert manual_state(course, "ada") == (2.0, True, "Clear and complete: MANUAL-COMMENT")  # reopened for the TA, who sees the old grade
+    assert "04_convergence/why_augmented: 2 submissions (ada, bo)" in (course.reports / "report.md").read_text(encoding="utf-8")
+    assert "not graded yet" in page.read_text(encoding="utf-8")
+
+
+def test_the_demo_says_how_to_open_it_in_the_formgrader(capsys, tmp_path, monkeypatch):
+    from perceptron_course.grading.trusted import pipeline
+
+    monkeypatch.setattr(pipeline, "grade", lambda course, **options: pipeline.GradingRun())  # the class, not its grading
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--out", str(tmp_path / "work" / "demo"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1] == "open it in JupyterLab's formgrader: perceptron-course lab --root work/demo"

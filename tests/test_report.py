@@ -12,9 +12,9 @@ from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.course import Course, nbgrader_api
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.flags import Flag
-from perceptron_course.grading.trusted.exports import write_grades_csv
+from perceptron_course.grading.trusted.ledger import Fingerprint, entry_for, read_ledger, write_ledger
 from perceptron_course.grading.trusted.outcome import FAILED, GRADED, Outcome
-from perceptron_course.grading.trusted.report import write_report
+from perceptron_course.grading.trusted.report import cell_pass_rates, read_class, write_exports
 from perceptron_course.grading.trusted.sandbox import Isolation
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,6 +22,15 @@ ISOLATION = Isolation(sandbox=True, memory_mb=3072, note="")
 EVIL = "x<script>alert(1)</script>|y"
 # nbgrader's own SQLAlchemy use warns while it adds submissions (as in pipeline.quiet_nbgrader_warnings)
 pytestmark = pytest.mark.filterwarnings("ignore:.*not in session")
+
+
+def write_report(course: Course, outcomes: list[Outcome], isolation: Isolation) -> None:
+    """As a grading of ``outcomes`` leaves the course: their ledger entries, then every export rewritten."""
+    ledger = read_ledger(course)
+    for outcome in outcomes:
+        ledger[(outcome.student, outcome.assignment)] = entry_for(outcome, Fingerprint("", {}), isolation)
+    write_ledger(course, ledger)
+    write_exports(course, isolation)
 
 
 def read_rows(path: Path) -> dict[str, dict[str, str]]:
@@ -71,7 +80,7 @@ def class_template(tmp_path_factory):
                 grade.needs_manual_grade = False
         gradebook.find_submission_notebook("multiclass", "05_multiclass", "ada").flagged = True
         gradebook.db.commit()
-    write_grades_csv(course.grades_csv, [Outcome("cy", "02_algorithm", FAILED, 0.0, 11.0, "algorithm.ipynb is missing")])
+    write_report(course, [Outcome("cy", "02_algorithm", FAILED, 0.0, 11.0, "algorithm.ipynb is missing")], ISOLATION)
     return course
 
 
@@ -110,7 +119,8 @@ def test_the_html_report_is_plain_escaped_and_self_contained(class_in_gradebook)
     page = (course.reports / "report.html").read_text(encoding="utf-8")
     assert "<script" not in page.lower() and "&lt;script&gt;" in page
     assert 'src="data:image/png;base64,' in page and "Content-Security-Policy" in page and "default-src 'none'" in page
-    assert page.count("<tr>") == 1 + 5 and "Nothing was flagged." in page  # the score table: header, 5 students
+    assert page.count("<tr>") == 1 + 5  # the score table: header, 5 students
+    assert "Nothing was flagged." not in page and "ada/05_multiclass: flagged in the gradebook" in page
     assert "3 parts (grade them in the formgrader)" in page and "04_convergence/why_augmented: 1 submission (ada)" in page
 
 
@@ -136,7 +146,16 @@ def test_flags_of_an_earlier_grading_stay_in_the_report(class_in_gradebook):
     write_report(course, [Outcome("ada", "01_geometry", GRADED, 8.0, 8.0)], ISOLATION)  # `grade --student ada`
     assert "| bo | 01_geometry | augment | 3 | exec |" in (course.reports / "report.md").read_text(encoding="utf-8")
     write_report(course, [Outcome("bo", "01_geometry", GRADED, 1.0, 8.0)], ISOLATION)  # bo regraded, clean now
-    assert "Nothing was flagged." in (course.reports / "report.md").read_text(encoding="utf-8")
+    report = (course.reports / "report.md").read_text(encoding="utf-8")
+    assert "| bo | 01_geometry |" not in report
+    assert "Nothing was flagged." not in report  # ada/05_multiclass is flagged in the gradebook, listed alone
+    flagged_section = report.split("## Flagged for review", 1)[1].split("##", 1)[0]
+    assert flagged_section.strip().splitlines()[-1] == "- ada/05_multiclass: flagged in the gradebook (by a TA, or by an earlier grading)"
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        gradebook.find_submission_notebook("multiclass", "05_multiclass", "ada").flagged = False  # the TA unflags it
+        gradebook.db.commit()
+    write_exports(course, ISOLATION)
+    assert "Nothing was flagged.\n" in (course.reports / "report.md").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------ through the real pipeline and its command
@@ -196,3 +215,55 @@ def test_the_summary_says_none_failed_and_names_what_was_flagged():
         "1 flagged for review (a flag never changes a score; details in the report):",
         "- bo/01_geometry: exec, eval, sys.settrace, and 1 more",
     ]
+
+
+# ------------------------------------------------------------------ regenerated from the gradebook, the one truth
+
+
+def grade_by_hand(course: Course, student: str, assignment: str, cell: str, score: float) -> None:
+    """What the formgrader does when a TA types a score: ``manual_score``, and no manual grade needed any more."""
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        [name] = course.notebook_names(assignment)
+        grade = gradebook.find_grade(cell, name, assignment, student)
+        grade.manual_score, grade.needs_manual_grade = score, False
+        gradebook.db.commit()
+
+
+def test_pass_rates_leave_out_answers_awaiting_a_ta(class_in_gradebook):
+    course = class_in_gradebook
+    rates = cell_pass_rates(read_class(course), course)
+    assert "04_convergence/why_augmented" not in rates and "06_limitations/why_xor" not in rates  # ada's wait: not failures
+    assert rates["04_convergence/test_radius"] == 1.0 and rates["01_geometry/test_augment"] == 1 / 3  # ada, bo, EVIL
+    grade_by_hand(course, "ada", "04_convergence", "why_augmented", 0.0)
+    assert cell_pass_rates(read_class(course), course)["04_convergence/why_augmented"] == 0.0  # graded 0: a real failure
+
+
+def test_grades_files_are_rewritten_from_the_gradebook_with_manual_grades(class_in_gradebook):
+    course = class_in_gradebook
+    write_exports(course, ISOLATION)
+    course.grades_csv.write_text(course.grades_csv.read_text(encoding="utf-8").replace("bo,01_geometry,graded,1,", "bo,01_geometry,graded,99,"),
+                                 encoding="utf-8")  # edited apart from the gradebook
+    points = course.graded_cells("04_convergence")["why_augmented"]
+    grade_by_hand(course, "ada", "04_convergence", "why_augmented", points)
+    write_exports(course, ISOLATION)
+    with course.grades_csv.open(newline="", encoding="utf-8") as handle:
+        rows = {(row["student"], row["assignment"]): row for row in csv.DictReader(handle)}
+    assert rows[("bo", "01_geometry")]["score"] == "1"  # the gradebook wins
+    ada_04 = float(rows[("ada", "04_convergence")]["score"])
+    assert ada_04 == sum(course.graded_cells("04_convergence").values())  # the manual grade counts
+    assert rows[("cy", "02_algorithm")]["status"] == "failed" and rows[("cy", "02_algorithm")]["reason"] == "algorithm.ipynb is missing"
+    by_student = read_rows(course.root / "grades_by_student.csv")
+    assert by_student["ada"]["04_convergence"] == f"{ada_04:g}"
+    report = (course.reports / "report.md").read_text(encoding="utf-8")
+    assert "1 part awaiting manual grading" in report and "04_convergence/why_augmented" not in report
+
+
+def test_the_report_warns_while_any_graded_submission_ran_without_a_sandbox(class_in_gradebook):
+    course = class_in_gradebook
+    write_report(course, [Outcome("ada", "01_geometry", GRADED, 8.0, 8.0)], ISOLATION)
+    assert "ran in a bubblewrap sandbox" in (course.reports / "report.md").read_text(encoding="utf-8")
+    unsandboxed = Isolation(sandbox=False, memory_mb=3072, note="bwrap is missing")
+    write_report(course, [Outcome("bo", "01_geometry", GRADED, 1.0, 8.0)], unsandboxed)
+    write_exports(course, ISOLATION)  # as `perceptron-course refresh` later: the ledger still says how bo was graded
+    report = (course.reports / "report.md").read_text(encoding="utf-8")
+    assert "**WARNING: student code ran without a sandbox** (1 submission graded without one: bwrap is missing)" in report

@@ -100,7 +100,7 @@ def batch(tmp_path_factory):
     try:
         first = grade(course, progress=False, jobs=1)  # two test files grade at once on two cores
         first_csv = course.grades_csv.read_text()
-        second = grade(course, progress=False, jobs=1)
+        second = grade(course, progress=False, jobs=1, force=True)  # the same submissions, regraded
     finally:
         os.environ.pop("PERCEPTRON_TEST_PORT", None)
         counter.close()

@@ -100,7 +100,7 @@ def batch(tmp_path_factory):
     course = copy_course(REPO, tmp_path_factory.mktemp("verdicts"))
     build_example_class(course, FIXTURES)
     first = grade(course, progress=False, jobs=1)
-    second = grade(course, progress=False, jobs=1)
+    second = grade(course, progress=False, jobs=1, force=True)  # the same submissions, regraded
     return {"course": course, "first": first, "second": second}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from typing import Collection
 
 from .course import Course
 from .flags import Review, review_submission
@@ -32,8 +33,12 @@ def read_scores(api, student: str, assignment: str) -> tuple[float, float, dict[
         return float(submission.score), float(submission.max_score), cells
 
 
-def grade_submission(api, course: Course, student: str, assignment: str) -> Outcome:
-    """Autograde one submission and write its feedback; never raises for a bad submission."""
+def grade_submission(api, course: Course, student: str, assignment: str, *, kept_manual: Collection[str] = ()) -> Outcome:
+    """Autograde one submission and write its feedback; never raises for a bad submission.
+
+    ``kept_manual`` names (``notebook/grade_id``) the answers whose manual grade stays: nbgrader's
+    autograde marks them as needing one again, and they are set back before scores and feedback are read.
+    """
     max_score = sum(course.graded_cells(assignment).values())
     reason = unreadable_notebooks(course, student, assignment)
     if reason:
@@ -46,6 +51,9 @@ def grade_submission(api, course: Course, student: str, assignment: str) -> Outc
         return Outcome(student, assignment, FAILED, 0.0, max_score, f"autograde failed: {quoted(nbgrader_error_line(result), 200)}",
                        flags=flags, unanalysed=unanalysed)
     mark_flagged(api, student, assignment, reviews)
+    keep_manual_grades(api, student, assignment, kept_manual)
+    for path in sorted((course.root / "autograded" / student / assignment).glob("*.ipynb")):
+        merge_stream_outputs(path)
     score, max_score, cells = read_scores(api, student, assignment)
     feedback = api.generate_feedback(assignment, student, force=True)
     outcome = Outcome(student, assignment, GRADED, score, max_score, cell_scores=cells, reason=_limits_reason(course, student, assignment),
@@ -55,6 +63,48 @@ def grade_submission(api, course: Course, student: str, assignment: str) -> Outc
     else:
         outcome.reason = f"graded, but feedback failed: {quoted(nbgrader_error_line(feedback), 200)}"
     return outcome
+
+
+def keep_manual_grades(api, student: str, assignment: str, kept: Collection[str]) -> None:
+    """Mark the answers ``kept`` (``notebook/grade_id``) that hold a manual score as graded (autograde reopened them)."""
+    if not kept:
+        return
+    with api.gradebook as gradebook:
+        submission = gradebook.find_submission(assignment, student)
+        for notebook in submission.notebooks:
+            for grade in notebook.grades:
+                if f"{notebook.name}/{grade.name}" in kept and grade.manual_score is not None:
+                    grade.needs_manual_grade = False
+        gradebook.db.commit()
+
+
+def merge_stream_outputs(path) -> None:
+    """Join each run of consecutive stream outputs of one stream (stdout, stderr) in a graded notebook into one output.
+
+    How a kernel's prints are cut into messages depends on timing; joined, a regrade of the
+    same submission gives the same notebook and the same feedback, byte for byte.
+    """
+    import nbformat
+
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 - nbgrader wrote it; if it cannot be read back, it stays as it is
+        return
+    changed = False
+    for cell in notebook.cells:
+        merged = []
+        for output in cell.get("outputs", []):
+            previous = merged[-1] if merged else None
+            if (previous is not None and output.get("output_type") == "stream" and previous.get("output_type") == "stream"
+                    and previous.get("name") == output.get("name")):
+                previous["text"] = str(previous.get("text", "")) + str(output.get("text", ""))
+                changed = True
+            else:
+                merged.append(output)
+        if cell.cell_type == "code":
+            cell.outputs = merged
+    if changed:
+        nbformat.write(notebook, path)
 
 
 def mark_flagged(api, student: str, assignment: str, reviews: dict[str, Review]) -> None:

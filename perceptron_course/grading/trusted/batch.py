@@ -11,6 +11,14 @@ gradebook, in a fixed order, so one worker or ten give the same course.
 A worker that dies (killed, out of memory) breaks a ``ProcessPoolExecutor`` and
 every job in flight with it; those jobs are graded again, and the one whose
 worker dies twice is reported as failed with the reason. The rest completes.
+
+Ctrl+C is the main process's alone: workers ignore it, and the main process stops
+them (``stop_workers``) and raises ``KeyboardInterrupt`` once what was merged is kept.
+
+A TA's manual grade survives a regrade: nbgrader's autograde marks every answer with a
+manual score as needing a manual grade again, so the grades a job keeps (``kept_manual``,
+decided by the main process: the answer's text did not change) are set back to graded,
+in the job's gradebook before its feedback is written and in the course's when merged.
 """
 
 from __future__ import annotations
@@ -18,7 +26,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+import signal
 import sqlite3
+import sys
+import threading
+import time
+from contextlib import contextmanager
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -51,6 +64,8 @@ class GradeJob:
     assignment: str
     sandbox: bool
     memory_mb: int
+    #: ``notebook/grade_id`` of each answer whose manual grade (by a TA) this grading keeps
+    kept_manual: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -107,6 +122,14 @@ def _inject_fault(job: GradeJob) -> None:
 
 def grade_job(job: GradeJob) -> Outcome:
     """Grade one submission in its private area (runs in a worker process)."""
+    try:
+        return _grade_job(job)
+    finally:
+        if _STOPPING:  # (nbgrader catches every exception) its kernel, cgroups and temporary folders are cleaned up by now
+            os._exit(128 + signal.SIGTERM)
+
+
+def _grade_job(job: GradeJob) -> Outcome:
     quiet_nbgrader_warnings()
     _inject_fault(job)
     course, refused, taken = _prepare_area(job)
@@ -117,7 +140,7 @@ def grade_job(job: GradeJob) -> Outcome:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
-            outcome = grade_submission(api, course, job.student, job.assignment)
+            outcome = grade_submission(api, course, job.student, job.assignment, kept_manual=set(job.kept_manual))
     _feedback_under_submitted_names(course, job, taken)
     if taken.notes:  # what the intake repaired, for the report's "needed repair" (the feedback page says it too)
         outcome.reason = "; ".join(["repaired: " + "; ".join(taken.notes), *filter(None, [outcome.reason])])
@@ -144,27 +167,82 @@ def run_jobs(
     they go to ``executor`` (or to a process pool of ``workers``). Jobs lost with a
     dead worker are retried: together in a fresh pool, then one by one.
     ``on_done(job, outcome)`` runs here, in this process, as each final outcome arrives.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl+C, once the workers of its own pool are stopped (jobs given to ``executor``
+        are cancelled if they have not started); every ``on_done`` called before stays done.
     """
-    if executor is None and workers <= 1:
-        outcomes = {}
-        for job in jobs:
-            outcomes[job.key] = grade_job(job)
-            on_done(job, outcomes[job.key])
+    with _interrupts_caught() as interrupt:
+        if executor is None and workers <= 1:
+            return _run_here(jobs, interrupt.guarded(on_done), interrupt)
+        outcomes: dict[tuple[str, str], Outcome] = {}
+        on_done = interrupt.guarded(on_done)
+        lost = _submit_all(jobs, executor, workers, outcomes, max_score, on_done)
+        if lost:
+            lost = _submit_all(lost, None, workers, outcomes, max_score, on_done)
+        for job in lost:  # still lost: alone, so a dying worker takes nothing else with it
+            _submit_all([job], None, 1, outcomes, max_score, on_done, last_try=True)
         return outcomes
 
-    outcomes: dict[tuple[str, str], Outcome] = {}
-    lost = _submit_all(jobs, executor, workers, outcomes, max_score, on_done)
-    if lost:
-        lost = _submit_all(lost, None, workers, outcomes, max_score, on_done)
-    for job in lost:  # still lost: alone, so a dying worker takes nothing else with it
-        _submit_all([job], None, 1, outcomes, max_score, on_done, last_try=True)
+
+def _run_here(jobs: list[GradeJob], on_done, interrupt: "_Interrupt") -> dict[tuple[str, str], Outcome]:
+    outcomes = {}
+    for job in jobs:
+        outcome = grade_job(job)
+        interrupt.check()  # nbgrader turns Ctrl+C into a failed autograde: that outcome is not kept
+        outcomes[job.key] = outcome
+        on_done(job, outcome)
     return outcomes
+
+
+class _Interrupt:
+    """Ctrl+C during a batch: raises ``KeyboardInterrupt`` at once, except while an outcome is merged (then after it)."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self.merging = False
+
+    def handle(self, number, frame) -> None:
+        self.received = True
+        silence_unwinding()
+        if not self.merging:
+            raise KeyboardInterrupt
+
+    def check(self) -> None:
+        if self.received:
+            raise KeyboardInterrupt
+
+    def guarded(self, on_done):
+        def merge_whole(job, outcome):
+            self.merging = True
+            try:
+                on_done(job, outcome)
+            finally:
+                self.merging = False
+            self.check()
+        return merge_whole
+
+
+@contextmanager
+def _interrupts_caught():
+    """Handle Ctrl+C with an ``_Interrupt`` while the block runs (in the main thread, if nobody else handles it)."""
+    interrupt = _Interrupt()
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield interrupt
+        return
+    signal.signal(signal.SIGINT, interrupt.handle)
+    try:
+        yield interrupt
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=False) -> list[GradeJob]:
     """Submit ``jobs``; record outcomes; return the jobs lost to a broken pool (unless ``last_try``)."""
-    pool = executor or ProcessPoolExecutor(max_workers=workers)
-    lost = []
+    pool = executor or ProcessPoolExecutor(max_workers=workers, initializer=_worker_leaves_interrupts_to_the_batch)
+    lost, futures = [], {}
     try:
         futures = {pool.submit(grade_job, job): job for job in jobs}
         for future in as_completed(futures):
@@ -179,10 +257,92 @@ def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=
             except Exception as error:  # noqa: BLE001 - a distributed executor's own failures
                 outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
             on_done(job, outcomes[job.key])
+    except KeyboardInterrupt:
+        if executor is None:
+            stop_workers(pool)
+        else:
+            for future in futures:
+                future.cancel()
+        raise
     finally:
         if executor is None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)  # at once after stop_workers
     return sorted(lost, key=lambda job: job.key)
+
+
+#: How long stopped workers get to clean up (their kernel, cgroups and work area) before they are killed.
+STOP_GRACE_SECONDS = 1.0
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool's workers at once: each gets ``SIGTERM`` (it cleans up, silently), and ``SIGKILL`` after a grace.
+
+    A sandboxed kernel dies with its worker (bubblewrap's ``--die-with-parent``).
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor offers no public list
+    pool.shutdown(wait=False, cancel_futures=True)  # its own thread cancels what has not started
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(1.0)
+
+
+def _worker_leaves_interrupts_to_the_batch() -> None:
+    """In a worker: Ctrl+C (sent to the terminal's whole process group) does nothing here, since the
+    main process stops the batch; ``SIGTERM`` (from ``stop_workers``) ends the job silently, its
+    clean-up included."""
+    signal.signal(signal.SIGINT, lambda number, frame: None)  # a Python handler: kernels started from here get the default back
+    signal.signal(signal.SIGTERM, _end_silently)
+
+
+class WorkerStopped(BaseException):
+    """Raised in a worker by ``SIGTERM``: the job unwinds (cleaning up), then the worker exits."""
+
+
+_STOPPING = []  #: not empty once this worker was told to stop
+
+
+def _end_silently(number, frame) -> None:
+    _STOPPING.append(number)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends it at once
+    _kill_children()
+    raise WorkerStopped
+
+
+def _kill_children() -> None:
+    """``SIGKILL`` every child process of this one: its kernels (their sandboxes die with them), so that
+    the clean-up that follows does not wait for a kernel to shut down."""
+    me = str(os.getpid())
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                parent = handle.read().rsplit(b")", 1)[1].split()[1].decode()
+            if parent == me:
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, IndexError):
+            continue
+
+
+def silence_unwinding() -> None:
+    """Drop what interrupted asyncio tasks, coroutines and loggers print from now on (after Ctrl+C).
+
+    The batch reports the interruption in one line; the half-run kernel's tasks and the
+    coroutines Ctrl+C left unfinished would otherwise print pages of tracebacks.
+    """
+    import logging
+
+    logging.disable(logging.CRITICAL)
+    sys.unraisablehook = lambda unraisable: None
 
 
 def copy_gradebook(source: Path, destination: Path) -> None:
@@ -218,8 +378,14 @@ def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook, *, 
 
 
 def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
+    """Copy the automatic scores, comments and flags of a job into the course's gradebook.
+
+    A TA's manual score and comment are never written here; an answer whose manual grade
+    the job keeps (``job.kept_manual``) stays graded.
+    """
     from nbgrader.api import Gradebook
 
+    kept = set(job.kept_manual)
     with Gradebook(f"sqlite:///{area_gradebook}") as graded:
         submission = graded.find_submission(job.assignment, job.student)
         gradebook.update_or_create_student(job.student)
@@ -230,7 +396,9 @@ def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
             target_notebook.late_submission_penalty = notebook.late_submission_penalty
             for grade in notebook.grades:
                 copy = gradebook.find_grade(grade.name, notebook.name, job.assignment, job.student)
-                copy.auto_score, copy.needs_manual_grade = grade.auto_score, grade.needs_manual_grade
+                copy.auto_score = grade.auto_score
+                if not (f"{notebook.name}/{grade.name}" in kept and copy.manual_score is not None):
+                    copy.needs_manual_grade = grade.needs_manual_grade
             for comment in notebook.comments:
                 copy = gradebook.find_comment(comment.name, notebook.name, job.assignment, job.student)
                 copy.auto_comment = comment.auto_comment
@@ -242,6 +410,20 @@ def lateness(gradebook, student: str, assignment: str) -> tuple[float, float]:
     submission = gradebook.find_submission(assignment, student)
     penalty = sum(float(notebook.late_submission_penalty or 0.0) for notebook in submission.notebooks)
     return float(submission.total_seconds_late or 0.0), penalty
+
+
+def manual_grades_to_keep(gradebook, student: str, assignment: str, unchanged: set[str]) -> tuple[str, ...]:
+    """``notebook/grade_id`` of each answer a TA graded by hand (a manual score, no longer needing one) among ``unchanged``."""
+    try:
+        submission = gradebook.find_submission(assignment, student)
+    except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: never graded
+        return ()
+    return tuple(sorted(
+        f"{notebook.name}/{grade.name}"
+        for notebook in submission.notebooks
+        for grade in notebook.grades
+        if grade.manual_score is not None and not grade.needs_manual_grade and f"{notebook.name}/{grade.name}" in unchanged
+    ))
 
 
 def default_workers() -> int:

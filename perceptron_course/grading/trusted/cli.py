@@ -1,8 +1,13 @@
-"""The ``perceptron-course`` console script: release, grade, demo, bundle, lab."""
+"""The ``perceptron-course`` console script: release, grade, refresh, demo, bundle, lab.
+
+Every command that works on a course finds it as git finds a repository: the current
+folder or the nearest one above it that holds ``nbgrader_config.py`` (or ``--root``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -10,8 +15,10 @@ from pathlib import Path
 
 from .course import CONFIG_FILE, Course, CourseError
 from .safe_text import terminal_text
+from .selection import find_course_root, select_submissions
 
 DEMO_MARKER = ".perceptron-course-demo"
+ROOT_HELP = "course folder (holding nbgrader_config.py); default: this folder or the nearest one above it that holds one"
 
 
 def repository_root() -> Path:
@@ -20,28 +27,36 @@ def repository_root() -> Path:
     return candidate if (candidate / CONFIG_FILE).is_file() else Path.cwd()
 
 
-def _print_summary(course: Course, outcomes, seconds: float) -> None:
+def open_course(root: str | None) -> Course:
+    """The course at ``--root``, or the one holding the current folder."""
+    return Course.open(root if root is not None else find_course_root(Path.cwd()))
+
+
+def _print_summary(course: Course, outcomes, seconds: float, skipped=()) -> None:
     from .report import GRADES_BY_STUDENT, class_table, markdown_table, problems, read_class
 
-    table = markdown_table(class_table(read_class(course), {o.student for o in outcomes}))  # their whole record
+    students = {o.student for o in outcomes} | {student for student, _ in skipped}
+    table = markdown_table(class_table(read_class(course), students))  # their whole record
     print(terminal_text(table))  # student names are data: no escape sequence reaches the TA's terminal
     print()
     if problems(outcomes):
         print("Submissions that failed or needed repair:")
         print(terminal_text("\n".join(problems(outcomes))))
         print()
-    print(terminal_text(run_summary(outcomes, seconds)))
+    print(terminal_text(run_summary(outcomes, seconds, skipped=len(skipped))))
     print(f"grades:   {course.grades_csv} (one row per submission), {course.root / GRADES_BY_STUDENT} (one row per student)")
     print(f"feedback: {course.feedback}/<student>/<assignment>/")
     print(f"report:   {course.reports / 'report.html'} and {course.reports / 'report.md'} (the whole class)")
 
 
-def run_summary(outcomes, seconds: float) -> str:
-    """What one grading run did, in a few lines: graded, failed, flagged."""
+def run_summary(outcomes, seconds: float, *, skipped: int = 0) -> str:
+    """What one grading run did, in a few lines: graded, failed, skipped, flagged."""
     failed = [o for o in outcomes if o.status != "graded"]
     flagged = [o for o in outcomes if o.flags]
     lines = [f"{len(outcomes) - len(failed)} graded, "
              + (f"{len(failed)} failed (reasons above)" if failed else "none failed") + f", in {seconds:.0f} s"]
+    if skipped:
+        lines.append(f"{skipped} skipped: already graded and unchanged since (--force regrades them, keeping manual grades)")
     if not flagged:
         lines.append("nothing flagged for review")
         return "\n".join(lines)
@@ -53,11 +68,18 @@ def run_summary(outcomes, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def interrupted_line(interrupted) -> str:
+    """The one line Ctrl+C leaves: what was kept, what is left, how to go on."""
+    return (f"perceptron-course: interrupted: {interrupted.graded} graded and kept (grades.csv and the report are up to date), "
+            f"{interrupted.left} left; run the same `perceptron-course grade` again to grade the rest "
+            f"(what is graded and unchanged is skipped)")
+
+
 def command_release(args) -> int:
     from .pipeline import release
     from .release_check import changed_since, release_summary, snapshot
 
-    course = Course.open(args.root)
+    course = open_course(args.root)
     before = snapshot(course, args.assignment or course.assignments())
     release(course, args.assignment)
     print(release_summary(*changed_since(course, before), course.release))
@@ -65,14 +87,50 @@ def command_release(args) -> int:
 
 
 def command_grade(args) -> int:
-    from .pipeline import grade
+    course = open_course(args.root)
+    select_submissions(course, args.assignment, args.student, warn=False)  # a typo is reported now, before anything slow
+    from .pipeline import BatchInterrupted, grade
 
-    course = Course.open(args.root)
     start = time.perf_counter()
-    outcomes = grade(course, assignments=args.assignment, students=args.student, progress=not args.quiet, jobs=args.jobs,
-                     unsandboxed=args.unsandboxed)
-    _print_summary(course, outcomes, time.perf_counter() - start)
+    try:
+        run = grade(course, assignments=args.assignment, students=args.student, progress=not args.quiet, jobs=args.jobs,
+                    unsandboxed=args.unsandboxed, force=args.force)
+    except BatchInterrupted as interrupted:
+        print(interrupted_line(interrupted), file=sys.stderr)
+        return exit_now(130)
+    _print_summary(course, run, time.perf_counter() - start, run.skipped)
     return 0
+
+
+def exit_now(status: int) -> int:
+    """End the process at once with ``status``, everything written and flushed.
+
+    After Ctrl+C, the interpreter's own clean-up (the stopped pool's threads, the half-run
+    kernels' messaging) can take seconds more, and prints nothing useful.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+    return status  # not reached
+
+
+def command_refresh(args) -> int:
+    course = open_course(args.root)
+    from .refresh import refresh
+    from .report import GRADES_BY_STUDENT
+    from .safe_text import quoted
+
+    start = time.perf_counter()
+    done = refresh(course, assignments=args.assignment, students=args.student, everything=args.all)
+    print(f"rewrote the feedback of {len(done.submissions)} graded submissions from the gradebook "
+          f"(manual grades and comments included); {len(done.unchanged)} already up to date; "
+          f"in {time.perf_counter() - start:.0f} s")
+    for (student, assignment), reason in sorted(done.failed.items()):
+        print(f"- {quoted(student, 80)}/{quoted(assignment, 80)}: feedback failed: {reason}")
+    print(f"grades:   {course.grades_csv}, {course.root / GRADES_BY_STUDENT}")
+    print(f"feedback: {course.feedback}/<student>/<assignment>/")
+    print(f"report:   {course.reports / 'report.html'} and {course.reports / 'report.md'}")
+    return 1 if done.failed else 0
 
 
 def prepare_demo_area(out: Path) -> None:
@@ -98,13 +156,22 @@ def command_demo(args) -> int:
     start = time.perf_counter()
     outcomes = grade(course, progress=not args.quiet, jobs=args.jobs)
     _print_summary(course, outcomes, time.perf_counter() - start)
+    print(f"open it in JupyterLab's formgrader: perceptron-course lab --root {_shown_path(out)}")
     return 0
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the current folder when below it (``work/demo``), else whole."""
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def command_bundle(args) -> int:
     from .bundle import build_bundle
 
-    course = Course.open(args.root)
+    course = open_course(args.root)
     folder, archive = build_bundle(course, Path(args.out) if args.out else course.root / "dist")
     print(f"student bundle: {folder}")
     print(f"           zip: {archive}")
@@ -115,7 +182,7 @@ def command_bundle(args) -> int:
 def command_lab(args) -> int:
     from .lab import start_lab
 
-    start_lab(Course.open(args.root), port=args.port, open_browser=not args.no_browser)
+    start_lab(open_course(args.root), port=args.port, open_browser=not args.no_browser)
     return 0  # not reached: JupyterLab replaces this process
 
 
@@ -131,19 +198,30 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     release = commands.add_parser("release", help="regenerate release/ from source/ with nbgrader")
-    release.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
+    release.add_argument("--root", default=None, help=ROOT_HELP)
     release.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     release.set_defaults(run=command_release)
 
     grade = commands.add_parser("grade", help="autograde submitted/, write feedback, grades.csv and a report")
-    grade.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
+    grade.add_argument("--root", default=None, help=ROOT_HELP)
     grade.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     grade.add_argument("--student", action="append", help="only this student (repeatable)")
     grade.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: one per core)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.add_argument("--force", action="store_true",
+                       help="regrade submissions already graded and unchanged too (manual grades of unchanged answers stay)")
     grade.add_argument("--unsandboxed", action="store_true",
                        help="as root, run student code even where the sandbox cannot run (unsafe; see README)")
     grade.set_defaults(run=command_grade)
+
+    refresh = commands.add_parser("refresh", help="rewrite feedback, grades.csv and the report from the gradebook "
+                                                  "(after grading by hand in the formgrader); runs no student code")
+    refresh.add_argument("--root", default=None, help=ROOT_HELP)
+    refresh.add_argument("--assignment", action="append", help="only the feedback of this assignment (repeatable)")
+    refresh.add_argument("--student", action="append", help="only the feedback of this student (repeatable)")
+    refresh.add_argument("--all", action="store_true",
+                         help="rewrite every feedback page, not only those whose grades changed (after changing the template)")
+    refresh.set_defaults(run=command_refresh)
 
     demo = commands.add_parser("demo", help="grade the bundled example class in a fresh work area")
     demo.add_argument("--out", default=str(repository_root() / "work" / "demo"), help="work area (default: work/demo)")
@@ -153,12 +231,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=command_demo)
 
     bundle = commands.add_parser("bundle", help="write what students receive (assignments, lectures, student package) as a folder and a zip")
-    bundle.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
+    bundle.add_argument("--root", default=None, help=ROOT_HELP)
     bundle.add_argument("--out", default=None, help="where the bundle folder and zip go (default: dist/ in the course folder)")
     bundle.set_defaults(run=command_bundle)
 
     lab = commands.add_parser("lab", help="start JupyterLab on the course with the formgrader (127.0.0.1 only)")
-    lab.add_argument("--root", default=".", help="course folder (holding nbgrader_config.py); default: here")
+    lab.add_argument("--root", default=None, help=ROOT_HELP)
     lab.add_argument("--port", type=_positive, default=None, help="port (default: JupyterLab's, 8888 or the next free one)")
     lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
     lab.set_defaults(run=command_lab)

@@ -26,16 +26,12 @@ def write_grades_csv(path: Path, outcomes: list[Outcome]) -> None:
     on time or without a time (``timestamp.txt``), ``late_penalty`` the points nbgrader's
     ``LateSubmissionPlugin`` takes off.
 
-    Rows of submissions not graded this time (``--student``, ``--assignment``) are kept.
+    The file is rewritten whole: ``outcomes`` are every submission of the class (see
+    ``report.write_exports``, which reads them from the gradebook).
     """
-    rows = {}
-    if path.exists():
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = {(row[0], row[1]): row for row in read_csv_rows(handle)}
-    for o in outcomes:
-        rows[(o.student, o.assignment)] = [o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason,
-                                           summary(o.flags), hours_late(o.seconds_late),
-                                           f"{o.late_penalty:g}" if o.late_penalty else ""]
+    rows = {(o.student, o.assignment): [o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason,
+                                        summary(o.flags), hours_late(o.seconds_late), f"{o.late_penalty:g}" if o.late_penalty else ""]
+            for o in outcomes}
     write_csv(path, CSV_COLUMNS, (rows[key] for key in sorted(rows)))
 
 

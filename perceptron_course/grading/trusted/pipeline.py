@@ -1,10 +1,13 @@
 """The TA's pipeline, a thin layer over nbgrader's API.
 
 ``release`` regenerates ``release/`` from ``source/``. ``grade`` autogrades every
-submission under ``submitted/``, writes feedback without hidden tests, exports
-``grades.csv`` and a report. A submission that cannot be graded (not a notebook,
-a missing notebook, a crash of nbgrader) gets a row with score 0 and the reason;
-the batch always goes on, and nothing under ``submitted/`` is modified.
+submission under ``submitted/`` that changed since it was last graded, writes feedback
+without hidden tests, and rewrites ``grades.csv``, ``grades_by_student.csv`` and the
+report from the gradebook. A submission that cannot be graded (not a notebook, a missing
+notebook, a crash of nbgrader) gets a row with score 0 and the reason; the batch always
+goes on, and nothing under ``submitted/`` is modified. A regrade never reopens an answer
+a TA graded by hand, unless its text changed. Ctrl+C stops a batch and keeps what was
+graded (``BatchInterrupted``); the next ``grade`` goes on from there.
 """
 
 from __future__ import annotations
@@ -16,14 +19,17 @@ from pathlib import Path
 
 from ...intake_rules import write_manifest
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
-from .batch import GradeJob, copy_gradebook, default_workers, merge_result, run_jobs
+from .batch import GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding
 from .course import Course, CourseError, nbgrader_api
-from .exports import write_grades_csv
-from .outcome import FAILED, Outcome
-from .report import write_report
-from .safe_text import quoted, terminal_text
+from .ledger import Entry, Fingerprint, entry_for, fingerprint, gradebook_state, read_ledger, write_ledger
+from .outcome import FAILED, GRADED, Key, Outcome
+from .report import prepare_plotting, write_exports
+from .safe_text import quoted
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
+from .selection import choose_assignments, select_submissions
+
+__all__ = ["BatchInterrupted", "GradingRun", "grade", "record_source_cells", "release", "select_submissions"]
 
 #: The course folder this package belongs to (an editable install of the repository), if any.
 PACKAGE_COURSE = Path(__file__).resolve().parents[3]
@@ -39,7 +45,7 @@ def release(course: Course, assignments: list[str] | None = None) -> list[str]:
     """
     from .notebook_format import course_notebooks, normalise_files
 
-    chosen = _choose_assignments(course, assignments)
+    chosen = choose_assignments(course, assignments)
     normalise_files([path for path in course_notebooks(course.root, chosen) if course.source in path.parents])
     api = nbgrader_api(course)
     for assignment in chosen:
@@ -64,17 +70,9 @@ def record_source_cells(course: Course, assignments: list[str]) -> None:
         for assignment in assignments:
             result = api.generate_assignment(assignment, force=True)
             if not result["success"]:
+                if nbgrader_error_line(result).startswith("KeyboardInterrupt"):  # nbgrader catches even Ctrl+C
+                    raise KeyboardInterrupt
                 raise CourseError(f"cannot record the cells of {assignment}: {nbgrader_error_line(result)}")
-
-
-def _choose_assignments(course: Course, assignments: list[str] | None) -> list[str]:
-    known = course.assignments()
-    if not assignments:
-        return known
-    unknown = [a for a in assignments if a not in known]
-    if unknown:
-        raise CourseError(f"unknown assignment {', '.join(unknown)}; the course has {', '.join(known)}")
-    return list(assignments)
 
 
 def _check_writable(course: Course) -> None:
@@ -85,25 +83,47 @@ def _check_writable(course: Course) -> None:
         raise CourseError(f"cannot write in {course.root} ({error.strerror}); grading writes autograded/, feedback/ and grades.csv there") from None
 
 
-def select_submissions(course: Course, assignments: list[str] | None, students: list[str] | None) -> list[tuple[str, str]]:
-    """The ``(student, assignment)`` pairs to grade, after checking the filters name real things."""
-    chosen_assignments = set(_choose_assignments(course, assignments))
-    submissions = course.submissions()
-    if not submissions:
-        raise CourseError(f"nothing to grade: no submissions in {course.submitted}/<student>/<assignment>/")
-    known_students = sorted({student for student, _ in submissions})
-    unknown = [s for s in students or [] if s not in known_students]
-    if unknown:
-        raise CourseError(f"no submission from student {', '.join(unknown)}; students who submitted: {', '.join(known_students)}")
-    stray = sorted({a for _, a in submissions if a not in course.assignments()})
-    selected = [
-        (student, assignment)
-        for student, assignment in submissions
-        if assignment in chosen_assignments and (not students or student in students)
-    ]
-    if stray:
-        print(terminal_text(f"warning: ignoring submitted folders of unknown assignments: {', '.join(stray)}"), file=sys.stderr)
-    return selected
+class GradingRun(list):
+    """The outcomes of the submissions graded now (a list, in the order graded), and those skipped.
+
+    Attributes
+    ----------
+    skipped : list of (student, assignment)
+        Submissions already graded whose submitted files did not change (``force`` regrades them).
+    """
+
+    def __init__(self, outcomes=(), skipped=()) -> None:
+        super().__init__(outcomes)
+        self.skipped: list[Key] = list(skipped)
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl+C stopped a batch: ``graded`` submissions are kept (gradebook, feedback, exports), ``left`` are not."""
+
+    def __init__(self, graded: int, left: int, skipped: int) -> None:
+        super().__init__(f"{graded} graded, {left} left")
+        self.graded, self.left, self.skipped = graded, left, skipped
+
+
+def _unchanged_answers(entry: Entry | None, now: Fingerprint) -> set[str]:
+    """``notebook/grade_id`` of the answers whose hash is the one recorded when last graded."""
+    if entry is None or entry.status != GRADED:
+        return set()
+    return {key for key, digest in now.answers.items() if entry.answers.get(key) == digest}
+
+
+def _is_current(course: Course, entry: Entry | None, now: Fingerprint, in_gradebook: bool) -> bool:
+    """Whether a submission was graded from exactly the files submitted now (and its grades and notebooks are still there)."""
+    return (entry is not None and entry.status == GRADED and bool(now.submitted) and entry.submitted == now.submitted
+            and in_gradebook and (course.root / "autograded" / entry.student / entry.assignment).is_dir())
+
+
+def _in_gradebook(gradebook, student: str, assignment: str) -> bool:
+    try:
+        gradebook.find_submission(assignment, student)
+    except Exception:  # noqa: BLE001 - nbgrader's MissingEntry
+        return False
+    return True
 
 
 def grade(
@@ -115,8 +135,13 @@ def grade(
     jobs: int | None = None,
     executor: Executor | None = None,
     unsandboxed: bool = False,
-) -> list[Outcome]:
-    """Autograde, write feedback, export ``grades.csv`` and the report; return every outcome.
+    force: bool = False,
+) -> GradingRun:
+    """Autograde what changed, write feedback, rewrite ``grades.csv`` and the report; return the outcomes.
+
+    A submission already graded whose submitted files did not change is skipped (listed in
+    the result's ``skipped``) unless ``force``. A regrade keeps the manual grade and comment
+    of every answer a TA graded whose text did not change.
 
     Parameters
     ----------
@@ -127,28 +152,67 @@ def grade(
         ``get_executor()``; its workers must be processes that see the course folder.
     unsandboxed : bool
         As root, run student code even where the sandbox cannot run (the TA's ``--unsandboxed``).
+    force : bool
+        Regrade submissions that did not change too.
 
     Raises
     ------
     CourseError
         For a problem the TA must fix, e.g. grading as root where the sandbox cannot run.
+    BatchInterrupted
+        On Ctrl+C, once what was graded is kept and the exports are rewritten for it.
     """
+    quiet_nbgrader_warnings()
+    selected = select_submissions(course, assignments, students)  # first: a typo is reported at once
+    _check_writable(course)
+    isolation = choose_isolation(unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
+    ledger = read_ledger(course)
+    now = {key: fingerprint(course, *key) for key in selected}
+    with nbgrader_api(course).gradebook as gradebook:
+        current = {key for key in selected if _is_current(course, ledger.get(key), now[key], _in_gradebook(gradebook, *key))}
+        kept = {key: manual_grades_to_keep(gradebook, *key, _unchanged_answers(ledger.get(key), now[key])) for key in selected}
+    to_grade = [key for key in selected if force or key not in current]
+    skipped = [key for key in selected if key not in to_grade]
+    merged: dict[Key, Outcome] = {}
+    try:
+        if to_grade:
+            _grade_batch(course, to_grade, now, kept, ledger, merged, isolation,
+                         progress=progress, jobs=jobs, executor=executor)
+    except KeyboardInterrupt:
+        silence_unwinding()
+        write_exports(course, isolation)
+        raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
+    write_exports(course, isolation)
+    return GradingRun([merged[key] for key in to_grade], skipped)
+
+
+def _shown_in_feedback(job: GradeJob) -> str:
+    """``gradebook_state`` of the job's own gradebook, from which its feedback was written."""
+    from nbgrader.api import Gradebook
+
+    area_gradebook = Path(job.area) / "gradebook.db"
+    if not area_gradebook.is_file():
+        return ""
+    with Gradebook(f"sqlite:///{area_gradebook}") as gradebook:
+        return gradebook_state(gradebook, job.student, job.assignment)
+
+
+def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint], kept: dict[Key, tuple[str, ...]],
+                 ledger: dict[Key, Entry], merged: dict[Key, Outcome], isolation, *, progress: bool, jobs: int | None,
+                 executor: Executor | None) -> None:
+    """Grade ``selected``; each outcome goes into the gradebook, ``merged`` and the ledger as it arrives."""
     from tqdm.auto import tqdm
 
-    quiet_nbgrader_warnings()
-    _check_writable(course)
-    isolation = choose_isolation(unsandboxed=unsandboxed)  # first: refusing must not wait for anything
-    selected = select_submissions(course, assignments, students)
     record_source_cells(course, sorted({assignment for _, assignment in selected}))
     load_or_create_secret(course.root)  # here, once: workers only read it
+    prepare_plotting()  # the report needs it at the end; then Ctrl+C need not wait for it
     max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
     with tempfile.TemporaryDirectory(dir=course.root, prefix=".grading-") as scratch:
         template = Path(scratch) / "template.db"
         copy_gradebook(course.root / "gradebook.db", template)
         batch = [GradeJob(str(course.root), str(Path(scratch) / f"job-{k}"), str(template), student, assignment,
-                          isolation.sandbox, isolation.memory_mb)
+                          isolation.sandbox, isolation.memory_mb, kept[(student, assignment)])
                  for k, (student, assignment) in enumerate(selected)]
-        merged: dict[tuple[str, str], Outcome] = {}
         with nbgrader_api(course).gradebook as gradebook, \
                 tqdm(total=len(batch), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
 
@@ -160,11 +224,10 @@ def grade(
                                      f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
                                      flags=outcome.flags)
                     merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
+                shown = _shown_in_feedback(job) if merged[job.key].status == GRADED else ""
+                ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, shown)
+                write_ledger(course, ledger)
                 bar.update()
 
             run_jobs(batch, workers=jobs or default_workers(), executor=executor,
                      max_score=max_score.__getitem__, on_done=merge)
-        outcomes = [merged[job.key] for job in batch]
-    write_grades_csv(course.grades_csv, outcomes)
-    write_report(course, outcomes, isolation)
-    return outcomes

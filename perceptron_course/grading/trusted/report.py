@@ -1,28 +1,28 @@
-"""The grading report and the exports of the whole class.
+"""The grading report and the exports of the whole class, regenerated from the gradebook.
 
 Whatever subset was graded last (``grade --student X``), the report covers every
 submission in the gradebook (read through nbgrader's ``Gradebook`` API, so a TA's
-manual grades count) and every failed submission in ``grades.csv``; totals run over
-every assignment of the course, with the missing ones counted. It writes:
+manual grades count) and every failed submission of the ledger (``ledger.py``); totals
+run over every assignment of the course, with the missing ones counted. It writes:
 
+- ``grades.csv``: one row per submission;
+- ``grades_by_student.csv``: one row per student, one column per assignment, the total
+  and the maximum (what an LMS imports);
 - ``reports/report.md`` and ``reports/report.html`` (plain HTML, no JavaScript, the
   figure embedded), with the score table, the submissions that failed or needed repair,
   the flags for review, and the parts awaiting manual grading;
 - ``reports/scores.png``: the score distribution per assignment and the pass rate of
-  every graded cell;
-- ``grades_by_student.csv``: one row per student, one column per assignment, the total
-  and the maximum (what an LMS imports);
-- ``reports/flags.json``: the static flags of every submission, kept across gradings.
+  every graded cell (answers awaiting a TA left out).
 
-Every string a student chose (ids, reasons quoting their files, flagged cells) is
-escaped for Markdown and for HTML.
+Nothing here is edited apart from the gradebook and the ledger: each file is rewritten
+whole from them (``write_exports``). Every string a student chose (ids, reasons quoting
+their files, flagged cells) is escaped for Markdown and for HTML.
 """
 
 from __future__ import annotations
 
 import base64
 import csv
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,15 +30,14 @@ import numpy as np
 
 from . import similarity
 from .course import Course, nbgrader_api
-from .exports import CANVAS_GRADES, CANVAS_ROSTER, CSV_COLUMNS, read_csv_rows, write_canvas_gradebook, write_grades_by_student
-from .flags import Flag
+from .exports import CANVAS_GRADES, CANVAS_ROSTER, write_canvas_gradebook, write_grades_by_student, write_grades_csv
 from .lateness import late_text
+from .ledger import Entry, read_ledger
 from .outcome import FAILED, GRADED, ClassRecord, Key, Outcome
 from .safe_text import terminal_text
 from .sandbox import Isolation
 
 GRADES_BY_STUDENT = "grades_by_student.csv"
-FLAGS_RECORD = "flags.json"
 MISSING = "—"
 #: What a flag is, said wherever flags are listed.
 FLAGS_NOTE = ("A flag is a best-effort hint from reading the code before it ran, not a verdict: it never changes a "
@@ -47,42 +46,12 @@ FLAGS_NOTE = ("A flag is a best-effort hint from reading the code before it ran,
 # ------------------------------------------------------------------ reading the class
 
 
-def update_flags_record(path: Path, outcomes: list[Outcome]) -> None:
-    """Merge this grading's flags into ``path``: each submission graded now replaces its entry."""
-    record = {(entry["student"], entry["assignment"]): entry for entry in _read_json_list(path)}
-    for outcome in outcomes:
-        record[(outcome.student, outcome.assignment)] = {
-            "student": outcome.student, "assignment": outcome.assignment,
-            "flags": [[flag.cell, flag.line, flag.construct] for flag in outcome.flags],
-            "unanalysed": list(outcome.unanalysed),
-        }
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps([record[key] for key in sorted(record)], indent=1), encoding="utf-8")
-    temporary.replace(path)
-
-
-def _read_json_list(path: Path) -> list[dict]:
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [entry for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
-
-
-def _read_grades_csv(path: Path) -> dict[Key, dict[str, str]]:
-    if not path.is_file():
-        return {}
-    with path.open(newline="", encoding="utf-8") as handle:
-        return {(row[0], row[1]): dict(zip(CSV_COLUMNS, row)) for row in read_csv_rows(handle)}  # formulas undone
-
-
-def read_class(course: Course) -> ClassRecord:
-    """Every submission of the class: scores from the gradebook, failures and reasons from
-    ``grades.csv``, flags from ``reports/flags.json``."""
+def read_class(course: Course, ledger: dict[Key, Entry] | None = None) -> ClassRecord:
+    """Every submission of the class: scores from the gradebook (manual grades included), failures,
+    reasons and flags from the ledger."""
     assignments = course.assignments()
     max_scores = {a: sum(course.graded_cells(a).values()) for a in assignments}
-    rows = _read_grades_csv(course.grades_csv)
-    flags = {(e["student"], e["assignment"]): e for e in _read_json_list(course.reports / FLAGS_RECORD)}
+    ledger = read_ledger(course) if ledger is None else ledger
     submissions: dict[Key, Outcome] = {}
     flagged, awaiting = set(), []
     with nbgrader_api(course).gradebook as gradebook:
@@ -94,24 +63,47 @@ def read_class(course: Course) -> ClassRecord:
                 continue
             for submission in graded:
                 key = (submission.student.id, assignment)
+                entry = ledger.get(key)
                 submissions[key] = Outcome(
                     *key, GRADED, float(submission.score), float(submission.max_score),
-                    reason=rows.get(key, {}).get("reason", ""),
+                    reason=entry.reason if entry is not None and entry.status == GRADED else "",
                     cell_scores={g.name: float(g.score) for nb in submission.notebooks for g in nb.grades},
                     seconds_late=float(submission.total_seconds_late or 0.0),
                     late_penalty=sum(float(nb.late_submission_penalty or 0.0) for nb in submission.notebooks))
                 awaiting += [(*key, g.name) for nb in submission.notebooks for g in nb.grades if g.needs_manual_grade]
                 if any(nb.flagged for nb in submission.notebooks):
                     flagged.add(key)
-    for key, row in rows.items():
-        if row.get("status") == FAILED and key not in submissions and key[1] in max_scores:
-            submissions[key] = Outcome(*key, FAILED, 0.0, max_scores[key[1]], reason=row.get("reason", ""))
+    for key, entry in ledger.items():
+        if entry.status == FAILED and key not in submissions and key[1] in max_scores:
+            submissions[key] = Outcome(*key, FAILED, 0.0, max_scores[key[1]], reason=entry.reason)
     for key, outcome in submissions.items():
-        entry = flags.get(key, {})
-        outcome.flags = [Flag(str(cell), int(line), str(construct)) for cell, line, construct in entry.get("flags", [])]
-        outcome.unanalysed = [str(text) for text in entry.get("unanalysed", [])]
+        if key in ledger:
+            outcome.flags = ledger[key].flag_list()
+            outcome.unanalysed = list(ledger[key].unanalysed)
     students |= {student for student, _ in submissions}
     return ClassRecord(assignments, max_scores, sorted(students), submissions, frozenset(flagged), sorted(awaiting))
+
+
+def ledger_isolation(ledger: dict[Key, Entry], default: Isolation) -> Isolation:
+    """How the student code of the graded submissions ran: sandboxed only if every one was.
+
+    ``default`` (this run's) when no graded submission says.
+    """
+    runs = []
+    for entry in ledger.values():
+        if entry.status != GRADED:
+            continue
+        try:
+            runs.append(Isolation(**entry.isolation))
+        except TypeError:  # an entry without a recorded isolation
+            continue
+    if not runs:
+        return default
+    unsandboxed = [run for run in runs if not run.sandbox]
+    if unsandboxed:
+        return Isolation(sandbox=False, memory_mb=max(run.memory_mb for run in runs),
+                         note=f"{_count(len(unsandboxed), 'submission')} graded without one: {unsandboxed[0].note}")
+    return Isolation(sandbox=True, memory_mb=max(run.memory_mb for run in runs), note="")
 
 
 # ------------------------------------------------------------------ tables (shared by Markdown and HTML)
@@ -209,8 +201,11 @@ def markdown_report(record: ClassRecord, isolation: Isolation, figure: str | Non
         text += ["## Submissions that failed or needed repair", "", *(markdown_text(line) for line in issues), ""]
     text += ["## Flagged for review", "", FLAGS_NOTE, ""]
     flags, notes = flag_rows(record), review_notes(record)
-    text += [markdown_table(flags) if len(flags) > 1 else "Nothing was flagged.", ""]
+    if len(flags) > 1:
+        text += [markdown_table(flags), ""]
     text += [f"- {markdown_text(note)}" for note in notes] + ([""] if notes else [])
+    if len(flags) <= 1 and not notes:
+        text += ["Nothing was flagged.", ""]
     text += ["## Awaiting manual grading", "", f"{_count(len(record.awaiting_manual), 'part')} (grade them in the formgrader)."]
     text += [f"- {markdown_text(line)}" for line in manual_summary(record)] + [""]
     if lms_notes:
@@ -243,8 +238,9 @@ th { background: #eee; } .warning { font-weight: bold; color: #a00; } img { max-
 <ul>{% for line in issues %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 <h2>Flagged for review</h2>
 <p>{{ flags_note }}</p>
-{% if flags|length > 1 %}{{ table(flags) }}{% else %}<p>Nothing was flagged.</p>{% endif %}
+{% if flags|length > 1 %}{{ table(flags) }}{% endif %}
 {% if notes %}<ul>{% for note in notes %}<li>{{ note }}</li>{% endfor %}</ul>{% endif %}
+{% if flags|length <= 1 and not notes %}<p>Nothing was flagged.</p>{% endif %}
 <h2>Awaiting manual grading</h2>
 <p>{{ n_manual }} (grade them in the formgrader).</p>
 {% if manual %}<ul>{% for line in manual %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
@@ -273,28 +269,42 @@ def html_report(record: ClassRecord, isolation: Isolation, figure: Path | None, 
 # ------------------------------------------------------------------ figure
 
 
-def cell_pass_rates(outcomes: list[Outcome], course: Course) -> dict[str, float]:
-    """Fraction of graded submissions that earned full points on each graded cell, keyed ``assignment/cell``."""
+def cell_pass_rates(record: ClassRecord, course: Course) -> dict[str, float]:
+    """Fraction of graded submissions that earned full points on each graded cell, keyed ``assignment/cell``.
+
+    An answer awaiting a TA is left out (it is not a failure); a cell no graded submission
+    has a score for yet is left out too.
+    """
+    awaiting = set(record.awaiting_manual)
     earned: dict[str, list[float]] = defaultdict(list)  # in assignment order, then cell order
-    for assignment in sorted({o.assignment for o in outcomes}):
+    graded = [o for o in record.submissions.values() if o.status == GRADED]
+    for assignment in sorted({o.assignment for o in graded}):
         points = course.graded_cells(assignment)
-        for outcome in (o for o in outcomes if o.assignment == assignment):
+        for outcome in (o for o in graded if o.assignment == assignment):
             for cell, max_points in points.items():
-                earned[f"{assignment}/{cell}"].append(float(outcome.cell_scores.get(cell, 0.0) >= max_points))
+                if (outcome.student, assignment, cell) not in awaiting:
+                    earned[f"{assignment}/{cell}"].append(float(outcome.cell_scores.get(cell, 0.0) >= max_points))
     return {key: float(np.mean(values)) for key, values in earned.items()}
 
 
-def plot_report(outcomes: list[Outcome], course: Course, path: Path) -> Path:
-    """Two panels: the score distribution of each assignment, and the pass rate of every graded cell."""
+def prepare_plotting() -> None:
+    """Import matplotlib now (a second or more), so that writing the report later is quick: after Ctrl+C too."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot  # noqa: F401
+
+
+def plot_report(record: ClassRecord, course: Course, path: Path) -> Path:
+    """Two panels: the score distribution of each assignment, and the pass rate of every graded cell."""
+    prepare_plotting()
     import matplotlib.pyplot as plt
 
     from ...plotting import OKABE_ITO
 
+    outcomes = list(record.submissions.values())
     assignments = sorted({o.assignment for o in outcomes})
-    rates = cell_pass_rates(outcomes, course)
+    rates = cell_pass_rates(record, course)
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, max(4, 0.28 * len(rates))), facecolor="white",
                                       gridspec_kw={"width_ratios": [1, 1.3]})
     for k, assignment in enumerate(assignments):
@@ -311,7 +321,7 @@ def plot_report(outcomes: list[Outcome], course: Course, path: Path) -> Path:
     right.set_yticks(range(len(names)), names, fontsize=8)
     right.invert_yaxis()
     right.set_xlim(0, 1)
-    right.set_xlabel("fraction of submissions with full points")
+    right.set_xlabel("fraction of graded answers with full points (answers awaiting a TA left out)")
     right.set_title("Pass rate of every graded cell")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -330,21 +340,25 @@ def isolation_line(isolation: Isolation) -> str:
 # ------------------------------------------------------------------ writing
 
 
-def write_report(course: Course, outcomes: list[Outcome], isolation: Isolation) -> Path:
-    """Record this grading's flags, then write the reports and exports of the whole class (see the module).
+def write_exports(course: Course, isolation: Isolation) -> Path:
+    """Rewrite ``grades.csv``, ``grades_by_student.csv`` and the reports of the whole class from the
+    gradebook and the ledger (see the module); nothing else is read.
 
+    ``isolation`` is this run's, used when no graded submission records its own.
     Returns the path of ``reports/report.md``.
     """
     course.reports.mkdir(exist_ok=True)
-    update_flags_record(course.reports / FLAGS_RECORD, outcomes)
-    record = read_class(course)
+    ledger = read_ledger(course)
+    record = read_class(course, ledger)
+    write_grades_csv(course.grades_csv, [record.submissions[key] for key in sorted(record.submissions)])
     write_grades_by_student(course.root / GRADES_BY_STUDENT, record)
     roster = course.root / CANVAS_ROSTER
     try:
         lms_notes = write_canvas_gradebook(course.root / CANVAS_GRADES, record, roster if roster.is_file() else None)
     except (OSError, ValueError, csv.Error) as error:  # the TA's roster file: say what is wrong, grade anyway
         lms_notes = [f"{CANVAS_GRADES} not written: {CANVAS_ROSTER}: {error}"]
-    figure = plot_report(list(record.submissions.values()), course, course.reports / "scores.png") if record.submissions else None
+    isolation = ledger_isolation(ledger, isolation)
+    figure = plot_report(record, course, course.reports / "scores.png") if record.submissions else None
     report = course.reports / "report.md"
     markdown, page = similarity.add_to_reports(  # copying detected: a section of its own, never a score
         course, markdown_report(record, isolation, figure.name if figure else None, lms_notes),

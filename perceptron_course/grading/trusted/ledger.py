@@ -1,0 +1,191 @@
+"""What the grader knows of each submission that nbgrader's gradebook cannot hold.
+
+The gradebook holds the scores (automatic and manual), the comments and the flags a TA
+sees in the formgrader; it is the one truth of every score. Beside it, ``reports/grading.json``
+(the *ledger*) holds, per submission graded or refused by ``perceptron-course grade``:
+
+- ``status`` and ``reason``: why a submission failed (a failed one has no gradebook entry),
+  or what the grader had to repair;
+- ``flags`` and ``unanalysed``: the static review's findings;
+- ``submitted``: a hash of the submitted files (the notebooks and ``timestamp.txt``), so that
+  the next grading skips a submission that did not change;
+- ``answers``: a hash per graded cell of what decides its score (the text of a written
+  answer; the whole submission for a test cell), so that a regrade keeps the manual grade
+  of every answer whose text did not change;
+- ``isolation``: how its student code ran (sandbox or not, memory cap);
+- ``feedback_of``: a hash of the gradebook's grades and comments its feedback pages show, so
+  that ``refresh`` rewrites only the pages whose grades changed.
+
+``grades.csv``, ``grades_by_student.csv``, the feedback pages and the report are all
+regenerated from the gradebook and this ledger, never edited apart from them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .course import Course
+from .files import UnsafeFileError, read_capped
+from .flags import Flag
+from .intake import submission_problems
+from .outcome import GRADED, Key, Outcome
+from .sandbox import Isolation
+
+LEDGER_FILE = "grading.json"
+#: Files of a submission folder whose content decides a grade, beside the assignment's notebooks.
+TIMESTAMP_FILE = "timestamp.txt"
+
+
+@dataclass
+class Entry:
+    """One submission in the ledger (plain JSON data)."""
+
+    student: str
+    assignment: str
+    status: str
+    reason: str = ""
+    flags: list[list] = field(default_factory=list)  #: ``[cell, line, construct]`` of each static flag
+    unanalysed: list[str] = field(default_factory=list)
+    submitted: str = ""  #: hash of the submitted files; ``""`` when they could not be read
+    answers: dict[str, str] = field(default_factory=dict)  #: ``notebook/grade_id`` -> hash of what decides its score
+    isolation: dict = field(default_factory=dict)  #: ``Isolation`` fields of the run that graded it
+    feedback_of: str = ""  #: ``gradebook_state`` its feedback pages show; ``""`` when unknown
+
+    @property
+    def key(self) -> Key:
+        return self.student, self.assignment
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Entry | None":
+        """An entry from its JSON form, or ``None`` if it is not one (a hand-edited or damaged file)."""
+        try:
+            entry = cls(str(data["student"]), str(data["assignment"]), str(data["status"]), str(data.get("reason", "")),
+                        [[str(c), int(n), str(k)] for c, n, k in data.get("flags", [])],
+                        [str(text) for text in data.get("unanalysed", [])], str(data.get("submitted", "")),
+                        {str(k): str(v) for k, v in dict(data.get("answers", {})).items()}, dict(data.get("isolation", {})),
+                        str(data.get("feedback_of", "")))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return entry
+
+    def flag_list(self) -> list[Flag]:
+        return [Flag(cell, line, construct) for cell, line, construct in self.flags]
+
+
+def ledger_path(course: Course) -> Path:
+    return course.reports / LEDGER_FILE
+
+
+def read_ledger(course: Course) -> dict[Key, Entry]:
+    """Every entry of the ledger by ``(student, assignment)``; an unreadable ledger reads as empty."""
+    try:
+        entries = json.loads(ledger_path(course).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    parsed = [Entry.from_json(data) for data in entries if isinstance(data, dict)] if isinstance(entries, list) else []
+    return {entry.key: entry for entry in parsed if entry is not None}
+
+
+def write_ledger(course: Course, ledger: dict[Key, Entry]) -> None:
+    """Write the whole ledger at once (a new file renamed over the old: never half-written)."""
+    course.reports.mkdir(exist_ok=True)
+    path = ledger_path(course)
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps([asdict(ledger[key]) for key in sorted(ledger)]), encoding="utf-8")
+    temporary.replace(path)
+
+
+def entry_for(outcome: Outcome, fingerprint: "Fingerprint", isolation: Isolation, feedback_of: str = "") -> Entry:
+    """The ledger entry of a submission just graded (or refused)."""
+    return Entry(outcome.student, outcome.assignment, outcome.status, outcome.reason,
+                 [[flag.cell, flag.line, flag.construct] for flag in outcome.flags], list(outcome.unanalysed),
+                 fingerprint.submitted if outcome.status == GRADED else "", dict(fingerprint.answers),
+                 asdict(isolation), feedback_of)
+
+
+def gradebook_state(gradebook, student: str, assignment: str) -> str:
+    """A hash of what a submission's feedback pages show from the gradebook: every grade (automatic, manual,
+    extra credit, whether it waits for a TA), every comment and each notebook's late penalty; ``""`` if it is not there."""
+    try:
+        submission = gradebook.find_submission(assignment, student)
+    except Exception:  # noqa: BLE001 - nbgrader's MissingEntry
+        return ""
+    state = []
+    for notebook in sorted(submission.notebooks, key=lambda nb: nb.name):
+        state.append(["notebook", notebook.name, notebook.late_submission_penalty])
+        state += sorted(["grade", g.name, g.auto_score, g.manual_score, g.extra_credit, bool(g.needs_manual_grade)]
+                        for g in notebook.grades)
+        state += sorted(["comment", c.name, c.auto_comment or "", c.manual_comment or ""] for c in notebook.comments)
+    return hashlib.sha256(json.dumps(state, default=str).encode("utf-8")).hexdigest()
+
+
+# ------------------------------------------------------------------ what a submission is, by content
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Hashes of a submission: all its submitted files, and what decides each graded cell."""
+
+    submitted: str  #: ``""`` when the files cannot be read safely (such a submission is always graded)
+    answers: dict[str, str]
+
+
+def _sha256(*parts: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()
+
+
+def fingerprint(course: Course, student: str, assignment: str) -> Fingerprint:
+    """The ``Fingerprint`` of ``submitted/<student>/<assignment>/``, read as the intake reads it.
+
+    ``submitted`` hashes the assignment's notebooks and ``timestamp.txt`` (name and bytes).
+    ``answers`` maps ``notebook/grade_id`` of each graded cell to the hash of the text of
+    that cell when it is a written answer (a graded solution cell: a TA grades it), and to
+    ``submitted`` for a test cell (its score depends on the whole notebook).
+    """
+    if submission_problems(course, student, assignment):
+        return Fingerprint("", {})
+    folder = course.submitted / student / assignment
+    names = [f"{name}.ipynb" for name in course.notebook_names(assignment)]
+    contents: dict[str, bytes] = {}
+    for name in [*names, TIMESTAMP_FILE]:
+        if (folder / name).is_file() and not (folder / name).is_symlink():
+            try:
+                contents[name] = read_capped(folder / name)
+            except UnsafeFileError:
+                return Fingerprint("", {})
+    submitted = _sha256(*(part for name in sorted(contents) for part in (name.encode(), contents[name])))
+    written = set(course.manually_graded_cells(assignment))
+    answers = {}
+    for name in course.notebook_names(assignment):
+        sources = _graded_sources(contents.get(f"{name}.ipynb", b""))
+        for grade_id in course.graded_cells(assignment):
+            if grade_id in written:
+                text = sources.get(grade_id)
+                answers[f"{name}/{grade_id}"] = _sha256(b"missing" if text is None else b"text:" + text.encode())
+            else:
+                answers[f"{name}/{grade_id}"] = submitted
+    return Fingerprint(submitted, answers)
+
+
+def _graded_sources(notebook: bytes) -> dict[str, str]:
+    """The source of the first cell with each ``grade_id`` (as nbgrader keeps the first of duplicates)."""
+    try:
+        cells = json.loads(notebook.decode("utf-8")).get("cells", [])
+    except (UnicodeDecodeError, ValueError, AttributeError):
+        return {}
+    sources: dict[str, str] = {}
+    for cell in cells if isinstance(cells, list) else []:
+        try:
+            grade_id = cell["metadata"]["nbgrader"]["grade_id"]
+            source = cell.get("source", "")
+        except (KeyError, TypeError, AttributeError):
+            continue
+        if isinstance(grade_id, str) and grade_id not in sources:
+            sources[grade_id] = "".join(source) if isinstance(source, list) else str(source)
+    return sources

@@ -36,7 +36,6 @@ def test_every_csv_a_ta_opens_has_no_formula_and_grades_read_back_the_same(tmp_p
     outcomes = [Outcome(name, "01_geometry", FAILED, 0.0, 8.0, reason=f"-{name}") for name in FORMULAS]
     outcomes.append(Outcome(readable_name(os.fsdecode(b"bad\xff")), "01_geometry", FAILED, -1.0, 8.0, reason="x"))
     write_grades_csv(path, outcomes)
-    write_grades_csv(path, outcomes[:1])  # a later grading of one student keeps every row once
     with path.open(newline="", encoding="utf-8") as handle:
         cells = [cell for row in csv.reader(handle) for cell in row]
     assert not [cell for cell in cells if cell.lstrip(" ").startswith(("=", "+", "@", "\t", "\r"))]

@@ -243,8 +243,8 @@ def test_grades_files_are_rewritten_from_the_gradebook_with_manual_grades(class_
     write_exports(course, ISOLATION)
     course.grades_csv.write_text(course.grades_csv.read_text(encoding="utf-8").replace("bo,01_geometry,graded,1,", "bo,01_geometry,graded,99,"),
                                  encoding="utf-8")  # edited apart from the gradebook
-    points = course.graded_cells("04_convergence")["why_augmented"]
-    grade_by_hand(course, "ada", "04_convergence", "why_augmented", points)
+    for answer in ("why_augmented", "why_squeeze"):  # ada's two written answers
+        grade_by_hand(course, "ada", "04_convergence", answer, course.graded_cells("04_convergence")[answer])
     write_exports(course, ISOLATION)
     with course.grades_csv.open(newline="", encoding="utf-8") as handle:
         rows = {(row["student"], row["assignment"]): row for row in csv.DictReader(handle)}

@@ -28,9 +28,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .course import Course
-from .files import UnsafeFileError, read_capped
 from .flags import Flag
-from .intake import submission_problems
+from .intake import take_in
 from .outcome import GRADED, Key, Outcome
 from .sandbox import Isolation
 
@@ -141,24 +140,24 @@ def _sha256(*parts: bytes) -> str:
 
 
 def fingerprint(course: Course, student: str, assignment: str) -> Fingerprint:
-    """The ``Fingerprint`` of ``submitted/<student>/<assignment>/``, read as the intake reads it.
+    """The ``Fingerprint`` of ``submitted/<student>/<assignment>/``, taken in as the grader takes it (``intake.take_in``).
 
-    ``submitted`` hashes the assignment's notebooks and ``timestamp.txt`` (name and bytes).
-    ``answers`` maps ``notebook/grade_id`` of each graded cell to the hash of the text of
-    that cell when it is a written answer (a graded solution cell: a TA grades it), and to
-    ``submitted`` for a test cell (its score depends on the whole notebook).
+    ``submitted`` hashes what grading would run: each notebook under its expected name (the
+    file the intake picks, whatever its name, with stored outputs dropped), the name it was
+    handed in under, and ``timestamp.txt``. ``answers`` maps ``notebook/grade_id`` of each graded
+    cell to the hash of the text of that cell when it is a written answer (a TA grades it), and
+    to ``submitted`` for a test cell (its score depends on the whole notebook).
     """
-    if submission_problems(course, student, assignment):
+    try:
+        taken = take_in(course, student, assignment)
+    except Exception:  # noqa: BLE001 - a submission the intake cannot read is always graded again (and reported then)
         return Fingerprint("", {})
-    folder = course.submitted / student / assignment
-    names = [f"{name}.ipynb" for name in course.notebook_names(assignment)]
-    contents: dict[str, bytes] = {}
-    for name in [*names, TIMESTAMP_FILE]:
-        if (folder / name).is_file() and not (folder / name).is_symlink():
-            try:
-                contents[name] = read_capped(folder / name)
-            except UnsafeFileError:
-                return Fingerprint("", {})
+    if taken.refused:
+        return Fingerprint("", {})
+    contents = dict(taken.notebooks)
+    contents.update({f"{name}.handed-in-as": stem.encode() for name, stem in taken.handed_in_as.items()})
+    if taken.timestamp is not None:
+        contents[TIMESTAMP_FILE] = taken.timestamp
     submitted = _sha256(*(part for name in sorted(contents) for part in (name.encode(), contents[name])))
     written = set(course.manually_graded_cells(assignment))
     answers = {}

@@ -6,4 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 export MPLBACKEND=Agg PYTHONHASHSEED=0
-exec .venv/bin/python -m pytest -n 2 --dist loadfile "$@"
+# A fresh temporary folder every run, removed with rm -rf first: hostile fixtures nest folders deeper
+# than Python's recursive clean-up (pytest's own, in /tmp/pytest-of-$USER) can remove.
+basetemp="${TMPDIR:-/tmp}/perceptron-course-tests-$(id -u)"
+rm -rf -- "$basetemp"
+exec .venv/bin/python -m pytest -n 2 --dist loadfile --basetemp "$basetemp" -p no:cacheprovider "$@"

@@ -10,4 +10,4 @@ export MPLBACKEND=Agg PYTHONHASHSEED=0
 # than Python's recursive clean-up (pytest's own, in /tmp/pytest-of-$USER) can remove.
 basetemp="${TMPDIR:-/tmp}/perceptron-course-tests-$(id -u)"
 rm -rf -- "$basetemp"
-exec .venv/bin/python -m pytest -n 2 --dist loadfile --basetemp "$basetemp" -p no:cacheprovider "$@"
+exec .venv/bin/python -m pytest -n 2 --dist loadfile --basetemp "$basetemp" "$@"

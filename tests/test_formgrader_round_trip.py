@@ -34,6 +34,7 @@ pytestmark = [
 
 REPO = Path(__file__).resolve().parents[1]
 ASSIGNMENT, NOTEBOOK, ANSWER = "04_convergence", "convergence", "why_augmented"
+OTHER_ANSWER = "why_squeeze"  #: the assignment's other written answer
 STUDENT = "ada"
 SCORE = "1.5"
 COMMENT = "Right idea: R and gamma of the points the algorithm sees. Say why the bias counts as a weight."
@@ -119,6 +120,9 @@ def test_a_score_and_comment_typed_in_the_formgrader_reach_the_feedback_and_the_
     assert f"{ASSIGNMENT}/{ANSWER}: 1 submission ({STUDENT})" in awaiting(course)
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
         submission_id = gradebook.find_submission_notebook(NOTEBOOK, ASSIGNMENT, STUDENT).id
+        other = gradebook.find_grade(OTHER_ANSWER, NOTEBOOK, ASSIGNMENT, STUDENT)  # graded already (not in the browser)
+        other.manual_score, other.needs_manual_grade = 2.0, False
+        gradebook.db.commit()
         score_before = gradebook.find_submission(ASSIGNMENT, STUDENT).score
 
     with sync_api.sync_playwright() as playwright:

@@ -257,10 +257,20 @@ def config_pattern() -> str:
     ("Canvas", "/c/downloaded/01/extracted/sub/hoppergrace_34567_70003_geometry (1).ipynb", "hoppergrace", "geometry (1).ipynb", None),
     ("Moodle", "/c/downloaded/01/extracted/Ada Lovelace_1234567_assignsubmission_file_/geometry.ipynb", "1234567",
      "geometry.ipynb", None),
-    ("Moodle", "/c/downloaded/01/extracted/Ada Lovelace_1234567_assignsubmission_file_geometry.ipynb", "1234567",
-     "geometry.ipynb", None),
+    ("Moodle without folders", "/c/downloaded/01/extracted/Ada Lovelace_1234567_assignsubmission_file_geometry.ipynb",
+     "1234567", "geometry.ipynb", None),
     ("Blackboard", "/c/downloaded/01/extracted/Homework 1_ada_attempt_2026-11-27-16-59-01_geometry.ipynb", "ada",
      "geometry.ipynb", "2026-11-27-16-59-01"),
+    # A student's own file name that imitates the LMS's: the id and time come from what the LMS wrote first.
+    ("Canvas", "/c/downloaded/01/extracted/eve_111_222_mallory_333_444_geometry.ipynb", "eve",
+     "mallory_333_444_geometry.ipynb", None),
+    ("Moodle", "/c/downloaded/01/extracted/Eve Smith_111_assignsubmission_file_/x_222_assignsubmission_file_geometry.ipynb",
+     "111", "x_222_assignsubmission_file_geometry.ipynb", None),
+    ("Moodle without folders",
+     "/c/downloaded/01/extracted/Eve Smith_111_assignsubmission_file_x_222_assignsubmission_file_geometry.ipynb", "111",
+     "x_222_assignsubmission_file_geometry.ipynb", None),
+    ("Blackboard", "/c/downloaded/01/extracted/Homework 1_eve_attempt_2026-11-30-10-00-00_x_mallory_attempt_2099-01-01-00-00-00_"
+     "geometry.ipynb", "eve", "x_mallory_attempt_2099-01-01-00-00-00_geometry.ipynb", "2026-11-30-10-00-00"),
 ])
 def test_each_lms_pattern_reads_its_file_names_as_zip_collect_applies_it(lms, path, student, file_id, timestamp):
     import re

@@ -87,6 +87,12 @@ def test_formgrader_works_on_a_fresh_course_without_the_environment_on_path(tmp_
         status, listing = get(f"{base}/formgrader/api/assignments", token)
         assert status == 200, log_path.read_text()[-3000:]
         assert {assignment["name"] for assignment in json.loads(listing)} >= {"01_geometry", "06_limitations"}
+        # Validate would run a hand-in under submitted/ in an ordinary kernel, as the TA: it is not served
+        validate = urllib.request.Request(f"{base}/assignments/validate", method="POST", headers={"Authorization": f"token {token}"},
+                                          data=b"path=submitted/ada/01_geometry/geometry.ipynb")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(validate, timeout=120)
+        assert refused.value.code == 404, log_path.read_text()[-3000:]
         [server_info] = [json.loads(path.read_text()) for path in runtime.glob("jpserver-*.json")]
         assert server_info["hostname"] == "127.0.0.1" and Path(server_info["root_dir"]) == course.root
     finally:

@@ -318,6 +318,7 @@ def test_manual_grades_survive_regrades_unless_the_answer_changed(tmp_path, caps
     assert done.submissions == [] and len(done.unchanged) == 2 and page.read_bytes() == graded_page
 
     set_manual_grade(course, "ada", "why_augmented", 2.0, "Clear and complete: MANUAL-COMMENT")
+    set_manual_grade(course, "ada", "why_squeeze", 2.0, "Both halves named.")  # ada's other written answer
     done = refresh(course)
     assert done.submissions == [("ada", "04_convergence")] and done.unchanged == [("bo", "04_convergence")] and done.failed == {}
     refreshed = page.read_bytes()
@@ -325,14 +326,14 @@ def test_manual_grades_survive_regrades_unless_the_answer_changed(tmp_path, caps
     report = (course.reports / "report.md").read_text(encoding="utf-8")
     assert "04_convergence/why_augmented: 1 submission (bo)" in report
     rows = {row["student"]: row for row in csv.DictReader(course.grades_csv.read_text().splitlines())}
-    assert rows["ada"]["score"] == rows["ada"]["max_score"] == "9" and rows["bo"]["score"] == "7"
+    assert rows["ada"]["score"] == rows["ada"]["max_score"] == "14" and rows["bo"]["score"] == "10"  # bo: 2 answers wait
 
     again = grade(course, progress=False, jobs=1)  # nothing changed: nothing runs, nothing reopens
     assert list(again) == [] and sorted(again.skipped) == [("ada", "04_convergence"), ("bo", "04_convergence")]
     assert manual_state(course, "ada") == (2.0, False, "Clear and complete: MANUAL-COMMENT") and page.read_bytes() == refreshed
 
     forced = grade(course, students=["ada"], progress=False, jobs=1, force=True)
-    assert [o.student for o in forced] == ["ada"] and forced[0].score == 9
+    assert [o.student for o in forced] == ["ada"] and forced[0].score == 14
     assert manual_state(course, "ada") == (2.0, False, "Clear and complete: MANUAL-COMMENT")
     assert page.read_bytes() == refreshed  # the same submission regraded: the same page, byte for byte
     assert refresh(course, everything=True).submissions == [("ada", "04_convergence"), ("bo", "04_convergence")]

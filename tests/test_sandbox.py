@@ -819,7 +819,7 @@ def test_hostile_batch_folder_names_act_nowhere_and_stop_nothing(hostile_batch, 
     assert "ada\\x1b]0;pwned\\x07" in printed.out
     # A later grading (here of one student) writes every file for the class again.
     before = course.grades_csv.read_text(encoding="utf-8")
-    [again] = grade(course, students=["honest"], progress=False, jobs=1)
+    [again] = grade(course, students=["honest"], progress=False, jobs=1, force=True)  # unchanged: skipped unless forced
     assert again.status == "graded" and again.score == 8
     assert course.grades_csv.read_text(encoding="utf-8") == before
     assert "xfename" in (course.reports / "report.md").read_text(encoding="utf-8")

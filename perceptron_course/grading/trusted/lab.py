@@ -21,13 +21,15 @@ from pathlib import Path
 
 from .course import Course, CourseError, head_revision, nbgrader_api
 
-#: The formgrader and the student-side extensions (assignment list, Validate button, courses).
+#: The formgrader and the student-side extensions (assignment list, courses).
 NBGRADER_SERVER_EXTENSIONS = (
     "nbgrader.server_extensions.formgrader",
     "nbgrader.server_extensions.assignment_list",
     "nbgrader.server_extensions.course_list",
-    "nbgrader.server_extensions.validate_assignment",
 )
+#: Turned off although nbgrader's install turns them on: Validate runs the notebook it is given (a student's
+#: hand-in under submitted/ too) in an ordinary kernel, as the TA, outside the grading sandbox.
+DISABLED_SERVER_EXTENSIONS = ("nbgrader.server_extensions.validate_assignment",)
 LOOPBACK = "127.0.0.1"
 
 
@@ -98,6 +100,7 @@ def lab_arguments(course: Course, port: int | None, open_browser: bool) -> list[
     """The command line that starts JupyterLab on the course folder, on loopback, with nbgrader's extensions."""
     arguments = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={course.root}", f"--ServerApp.ip={LOOPBACK}"]
     arguments += [f"--ServerApp.jpserver_extensions={extension}=True" for extension in NBGRADER_SERVER_EXTENSIONS]
+    arguments += [f"--ServerApp.jpserver_extensions={extension}=False" for extension in DISABLED_SERVER_EXTENSIONS]
     if port is not None:
         arguments += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
     if not open_browser:

@@ -138,7 +138,7 @@ def test_a_score_and_comment_typed_in_the_formgrader_reach_the_feedback_and_the_
             page.goto(page_path.as_uri())
             answer = page.locator(".nbgrader_cell", has_text="Student's answer").filter(has_text=COMMENT)
             sync_api.expect(answer).to_contain_text(f"Score: {SCORE} / 2.0")
-            summary = page.locator("table.summary tr", has_text="In your own words")
+            summary = page.locator("table.summary tr", has_text="In your own words: the bias")
             sync_api.expect(summary).to_contain_text(f"{SCORE} / 2")
             sync_api.expect(summary).not_to_contain_text("not graded yet")
         except Exception:

@@ -10,15 +10,13 @@ set ``window.__pwned``), no dialog opens, and a score typed into the answer's bo
 grade in the gradebook, and to no other part.
 """
 
-import secrets
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from test_browser import CHROMIUM, CHROMIUM_ARGS, sync_api
-from test_lab import SCRIPTS, SYSTEM_PATH, free_port, wait_until_serving
+from test_lab import serving_lab
 
 from perceptron_course.grading.trusted.example_class import build_submission, copy_course
 
@@ -51,20 +49,8 @@ def graded_course(tmp_path):
 @pytest.fixture
 def formgrader(graded_course, tmp_path):
     """``perceptron-course lab`` on the graded course; yields (base url, token)."""
-    token, port = secrets.token_hex(16), free_port()
-    environment = {"PATH": SYSTEM_PATH, "HOME": str(tmp_path / "home"), "JUPYTER_TOKEN": token,
-                   "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "JUPYTER_CONFIG_DIR": str(tmp_path / "config")}
-    command = [str(SCRIPTS / "perceptron-course"), "lab", "--root", str(graded_course.root), "--port", str(port), "--no-browser"]
-    log_path = tmp_path / "lab.log"
-    with log_path.open("w") as log:
-        server = subprocess.Popen(command, env=environment, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_until_serving(server, f"{base}/api/status", token, log_path)
-            yield base, token
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
+    with serving_lab(graded_course.root, tmp_path) as (base, token, _):
+        yield base, token
 
 
 def manual_scores(course) -> dict[str, float | None]:

@@ -11,9 +11,7 @@ the test's tmp dir and its path printed.
 """
 
 import csv
-import os
 import re
-import secrets
 import subprocess
 from pathlib import Path
 
@@ -22,7 +20,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from test_browser import CHROMIUM, CHROMIUM_ARGS, sync_api
-from test_lab import SCRIPTS, free_port, wait_until_serving
+from test_lab import SCRIPTS, serving_lab
 
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
@@ -61,20 +59,8 @@ def graded_course(tmp_path) -> Course:
 @pytest.fixture
 def formgrader(graded_course, tmp_path):
     """``perceptron-course lab`` on the graded course; yields (base url, token)."""
-    token, port = secrets.token_hex(16), free_port()
-    environment = {**os.environ, "HOME": str(tmp_path / "home"), "JUPYTER_TOKEN": token,
-                   "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "JUPYTER_CONFIG_DIR": str(tmp_path / "config")}
-    log_path = tmp_path / "lab.log"
-    with log_path.open("w") as log:
-        server = subprocess.Popen([str(SCRIPTS / "perceptron-course"), "lab", "--port", str(port), "--no-browser"],
-                                  env=environment, cwd=graded_course.root, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_until_serving(server, f"{base}/api/status", token, log_path)
-            yield base, token
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
+    with serving_lab(graded_course.root, tmp_path, system_path=False) as (base, token, _):
+        yield base, token
 
 
 def awaiting(course: Course) -> str:

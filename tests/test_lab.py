@@ -1,6 +1,8 @@
 """`perceptron-course lab`: the formgrader works on a fresh course copy, with PATH lacking the environment."""
 
+import contextlib
 import json
+import os
 import secrets
 import socket
 import sqlite3
@@ -10,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from alembic.script import ScriptDirectory
@@ -66,21 +69,35 @@ def wait_until_serving(server: subprocess.Popen, url: str, token: str, log: Path
     pytest.fail(f"JupyterLab did not answer {url} within {STARTUP_LIMIT_SECONDS} s")
 
 
+@contextlib.contextmanager
+def serving_lab(course_root: Path, tmp_path: Path, *, system_path: bool = True) -> Iterator[tuple[str, str, Path]]:
+    """``perceptron-course lab --root course_root`` until the block ends; yields (base url, token, log).
+
+    ``system_path``: a PATH as a TA's shell has it before activating anything (else this process's environment).
+    """
+    token, port = secrets.token_hex(16), free_port()
+    environment = {"PATH": SYSTEM_PATH} if system_path else dict(os.environ)
+    environment.update({"HOME": str(tmp_path / "home"), "JUPYTER_TOKEN": token, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+                        "JUPYTER_CONFIG_DIR": str(tmp_path / "config")})
+    command = [str(SCRIPTS / "perceptron-course"), "lab", "--root", str(course_root), "--port", str(port), "--no-browser"]
+    log_path = tmp_path / "lab.log"
+    with log_path.open("w") as log:
+        server = subprocess.Popen(command, env=environment, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_until_serving(server, f"{base}/api/status", token, log_path)
+            yield base, token, log_path
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+
+
 @pytest.mark.slow
 def test_formgrader_works_on_a_fresh_course_without_the_environment_on_path(tmp_path):
     assert not any((Path(folder) / "alembic").exists() for folder in SYSTEM_PATH.split(":")), "the premise: no alembic on PATH"
     course = copy_course(REPO, tmp_path / "course")
-    token, port = secrets.token_hex(16), free_port()
     runtime = tmp_path / "runtime"
-    environment = {"PATH": SYSTEM_PATH, "HOME": str(tmp_path / "home"), "JUPYTER_TOKEN": token,
-                   "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTER_CONFIG_DIR": str(tmp_path / "config")}
-    command = [str(SCRIPTS / "perceptron-course"), "lab", "--root", str(course.root), "--port", str(port), "--no-browser"]
-    log_path = tmp_path / "lab.log"
-    log = log_path.open("w")
-    server = subprocess.Popen(command, env=environment, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_until_serving(server, f"{base}/api/status", token, log_path)
+    with serving_lab(course.root, tmp_path) as (base, token, log_path):
         status, page = get(f"{base}/formgrader", token)
         assert status == 200, log_path.read_text()[-3000:]
         assert "Manage Assignments" in page
@@ -95,10 +112,6 @@ def test_formgrader_works_on_a_fresh_course_without_the_environment_on_path(tmp_
         assert refused.value.code == 404, log_path.read_text()[-3000:]
         [server_info] = [json.loads(path.read_text()) for path in runtime.glob("jpserver-*.json")]
         assert server_info["hostname"] == "127.0.0.1" and Path(server_info["root_dir"]) == course.root
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-        log.close()
     tables, revisions = tables_and_revision(course.root / "gradebook.db")
     assert {"alembic_version", "assignment", "student"} <= tables
     assert revisions == [NEWEST_SCHEMA]

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from conftest import tree_digest
+from test_ledger import hand_in
 
 from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.course import Course
-from perceptron_course.grading.trusted.example_class import build_example_class, copy_course, solved_notebook
+from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
 
 REPO = Path(__file__).resolve().parents[1]
@@ -286,18 +287,6 @@ def manual_state(course, student: str, cell: str = "why_augmented"):
         grade = gradebook.find_grade(cell, "convergence", "04_convergence", student)
         comment = gradebook.find_comment(cell, "convergence", "04_convergence", student)
         return grade.manual_score, grade.needs_manual_grade, comment.manual_comment
-
-
-def hand_in(course, student: str, edit=None) -> None:
-    import nbformat
-
-    notebook = solved_notebook(course, "04_convergence", "convergence")
-    for cell in notebook.cells:
-        if edit:
-            edit(cell)
-    folder = course.submitted / student / "04_convergence"
-    folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(notebook, folder / "convergence.ipynb")
 
 
 @pytest.mark.slow

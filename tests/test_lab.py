@@ -109,6 +109,7 @@ def test_formgrader_works_on_a_fresh_course_without_the_environment_on_path(tmp_
                                           data=b"path=submitted/ada/01_geometry/geometry.ipynb")
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(validate, timeout=120)
+        refused.value.close()  # an HTTPError holds the response open
         assert refused.value.code == 404, log_path.read_text()[-3000:]
         [server_info] = [json.loads(path.read_text()) for path in runtime.glob("jpserver-*.json")]
         assert server_info["hostname"] == "127.0.0.1" and Path(server_info["root_dir"]) == course.root

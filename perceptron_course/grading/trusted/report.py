@@ -321,7 +321,7 @@ def plot_report(record: ClassRecord, course: Course, path: Path) -> Path:
     right.set_yticks(range(len(names)), names, fontsize=8)
     right.invert_yaxis()
     right.set_xlim(0, 1)
-    right.set_xlabel("fraction of graded answers with full points (answers awaiting a TA left out)")
+    right.set_xlabel("fraction with full points (answers awaiting a TA left out)")
     right.set_title("Pass rate of every graded cell")
     fig.tight_layout()
     fig.savefig(path, dpi=90)

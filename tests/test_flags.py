@@ -439,3 +439,9 @@ def test_a_cell_not_analysed_says_so_plainly():
 ])
 def test_honest_code_of_the_fourth_round_raises_no_flag(source):
     assert constructs(source) == []
+
+
+@pytest.mark.parametrize("broken", ["if x:\n        a = 1\n    b = 2\n", 's = """never closed\n'])
+def test_a_cell_the_tokenizer_cannot_read_is_counted_by_lines_not_crashed_on(broken):
+    """Past the tokenizer's stop, each line ending in '?' may be a help request: counted, the cell is not analysed."""
+    assert constructs(broken + "x?\n" * 101) == [(1, not_analysed(101 + broken.count("?")))]

@@ -557,12 +557,16 @@ def escape_lines(source: str) -> int:
     escape (``!``, ``%``, ``?``, ``/``, ``,``, ``;``), whose last token before the newline is ``?``,
     or whose right-hand side of ``=`` starts with ``!`` or ``%``. A ``?`` in a comment or a string is
     inside one token and is not a help request. One pass of the tokenizer: time linear in the cell.
-    When the tokenizer stops before the end (an unclosed string), the line pattern's count is returned.
+    When the tokenizer stops before the end (an unclosed string, a bad indentation), the line pattern's
+    count (an upper bound) is returned.
     """
     from IPython.core.inputtransformer2 import make_tokens_by_line
 
     lines = source.splitlines(keepends=True)
-    tokens_by_line = make_tokens_by_line(lines)
+    try:
+        tokens_by_line = make_tokens_by_line(lines)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # IndentationError is a SyntaxError
+        return len(_ESCAPE_LINE.findall(source))
     last_row = max((token.end[0] for line in tokens_by_line for token in line), default=0)
     if last_row < len(lines):
         return len(_ESCAPE_LINE.findall(source))

@@ -382,6 +382,7 @@ def test_code_in_a_string_annotation_is_flagged(expected):
 @pytest.mark.parametrize("source, expected", [
     ("from typing import get_type_hints as hints\nhints(len)", (2, "typing.get_type_hints")),
     ("import typing\ntyping.ForwardRef('int')", (2, "typing.ForwardRef")),
+    ("from typing import *\nget_type_hints(len)", (2, "typing.get_type_hints")),
     ("import inspect\ninspect.get_annotations(len, eval_str=True)", (2, "inspect.get_annotations")),
     ("x: 'print(1) or int' = 1", (1, "a string annotation that is code, not a type name (typing evaluates it)")),
     ("def f() -> 'np.ndarray.__class__': pass", (1, "a string annotation that is code, not a type name (typing evaluates it)")),

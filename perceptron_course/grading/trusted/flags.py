@@ -399,6 +399,10 @@ class _CellVisitor(ast.NodeVisitor):
             if alias.name == "*":
                 if not import_allowed(module, self.allowed):
                     self.flag(node, f"from {module} import * (not allowed in {self.assignment})")
+                for path in DYNAMIC_ATTRIBUTES:  # ``from typing import *`` binds ``get_type_hints`` too
+                    if path.rpartition(".")[0] == module:
+                        self.aliases[path.rpartition(".")[2]] = frozenset({path})
+                self._reached.clear()
                 continue
             self.aliases[alias.asname or alias.name] = frozenset({f"{module}.{alias.name}"})
             self._reached.clear()

@@ -446,3 +446,11 @@ def test_honest_code_of_the_fourth_round_raises_no_flag(source):
 def test_a_cell_the_tokenizer_cannot_read_is_counted_by_lines_not_crashed_on(broken):
     """Past the tokenizer's stop, each line ending in '?' may be a help request: counted, the cell is not analysed."""
     assert constructs(broken + "x?\n" * 101) == [(1, not_analysed(101 + broken.count("?")))]
+
+
+def test_question_lines_beyond_the_budget_are_flagged_as_beyond_the_budget():
+    """Counting escape lines exactly is work too: past the budget the cell is not read, and the flag says why."""
+    cells = ["x = 1\n" * 1000, "# is this right?\n" * 101]
+    review = review_notebook(notebook_of(*cells), "01_geometry", frozenset({"setup"}), max_work=6_100)
+    assert [flag.construct for flag in review.flags] == [
+        "not analysed: the static review's budget ran out here (1 cells from cell 3 on; at most 6,100 work units a notebook)"]

@@ -667,14 +667,14 @@ def review_notebook(notebook, assignment: str, restored_ids: frozenset[str], max
         source = str(cell.get("source", ""))
         escapes = len(_ESCAPE_LINE.findall(source))
         if escapes > MAX_ESCAPE_LINES and len(source) <= work_left:  # over the cheap bound: count as IPython does
-            work_left -= len(source)
+            work_left -= len(source)  # the tokenizer's pass, linear in the cell
             escapes = escape_lines(source)
-        if escapes > MAX_ESCAPE_LINES:  # IPython's transformer takes time quadratic in them
-            if student_editable(cell, restored_ids):
-                flags.append(Flag(label, 1, f"cell NOT analysed: {escapes} shell, magic, help or autocall lines (over "
-                                            f"{MAX_ESCAPE_LINES}; honest cells have a few): it may hold any code"))
-            continue
-        work_left -= review_work(source, escapes)
+            if escapes > MAX_ESCAPE_LINES:  # IPython's transformer takes time quadratic in them
+                if student_editable(cell, restored_ids):
+                    flags.append(Flag(label, 1, f"cell NOT analysed: {escapes} shell, magic, help or autocall lines "
+                                                f"(over {MAX_ESCAPE_LINES}; honest cells have a few): it may hold any code"))
+                continue
+        work_left -= review_work(source, escapes)  # a cell not counted exactly (beyond the budget) ends the review here
         if work_left < 0:
             skipped = [cell_label(c, p) for p, c in enumerate(notebook.get("cells", []), start=1)
                        if p >= position and student_editable(c, restored_ids)]

@@ -436,6 +436,7 @@ def test_a_cell_not_analysed_says_so_plainly():
     "x = 1\n" + "# does this work for n = 1?\n" * 101,
     'notes = """\n' + "Is w.x + b <= 0?\n" * 150 + '"""',
     "def f(w: 'np.ndarray', ks: 'list[int] | None' = None) -> 'tuple[np.ndarray, float]':\n    return w, 0.0",
+    "from typing import Literal\ndef g(rule: \"Literal['margin', 'zero']\" = 'margin') -> None:\n    pass",
     "if __name__ == '__main__':\n    pass",
 ])
 def test_honest_code_of_the_fourth_round_raises_no_flag(source):

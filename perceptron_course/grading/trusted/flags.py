@@ -10,8 +10,9 @@ and imports the assignment does not allow (:data:`ALLOWED_IMPORTS`).
 Names are followed through any expression that passes a value along (``[np][0]``, ``f(np)``,
 loops, defaults), ``getattr`` passed as a value is flagged, and so are libraries that run code
 held in a string or a file (``pandas.eval``, pickles, ``%%timeit`` setup lines, ``module://``
-backends). Still, a flag is a best-effort hint for a person, never a verdict: it never changes
-a score, and code no flag names may do what a flag is for (what the grading kernel must never
+backends, string annotations ``typing.get_type_hints`` evaluates), and any string that holds code
+(``__import__``, ``exec(``, a dunder name). Still, a flag is a best-effort hint for a person, never
+a verdict: it never changes a score, and code no flag names may do what a flag is for (what the grading kernel must never
 do is removed from it instead: it starts no program). A cell that does not parse is not a
 flag; it is reported as not analysed (IPython cannot run it either: the kernel applies
 the same transformer, then the same parser). The review's work is counted and bounded per
@@ -106,10 +107,11 @@ INTROSPECTION_ATTRIBUTES = frozenset({
 #: (``"compile"`` in a list of stage names) is not flagged.
 CODE_IN_STRING = re.compile(r"__\w+__|\b(?:exec|eval|compile|getattr|setattr|__import__|breakpoint|globals|locals)\s*\(")
 
-#: A string annotation an honest solution writes: dotted names, subscripts, ``|`` (``"np.ndarray"``,
-#: ``"list[float] | None"``), with no dunder name. Anything else (a call, a lambda, ``x.__class__``) is
-#: code that ``typing.get_type_hints`` or ``functools.singledispatch`` would run.
-PLAIN_ANNOTATION = re.compile(r"[A-Za-z_][\w.\[\], |]*")
+#: A string annotation an honest solution writes: dotted names, subscripts, ``|``, quoted words
+#: (``"np.ndarray"``, ``"list[float] | None"``, ``"Literal['margin']"``), with no dunder name. Anything
+#: else (a call, a lambda, ``x.__class__``) is code that ``typing.get_type_hints`` or
+#: ``functools.singledispatch`` would run.
+PLAIN_ANNOTATION = re.compile(r"[A-Za-z_][\w.\[\], |'\"]*")
 
 #: Methods Python calls behind the scenes (attribute lookup, ``isinstance``, garbage collection, NumPy's
 #: dispatch): code that runs where no call shows it. Ordinary value methods (``__eq__``, ``__bool__``,

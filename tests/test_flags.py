@@ -144,7 +144,7 @@ def test_max_margin_is_allowed_only_where_the_assignment_allows_it():
     ("def f(x=1): pass\nf.__defaults__ = (2,)", (2, "assignment to .__defaults__")),
     ("setattr(np, 'allclose', lambda *a: True)", (1, "setattr on module numpy")),
     ("np.allclose = lambda *a: True", (1, "assignment to numpy.allclose (a module attribute)")),
-    ("import random", (1, "import random (not allowed in 01_geometry)")),
+    ("import sqlite3", (1, "import sqlite3 (not allowed in 01_geometry)")),
     ("import sklearn.linear_model", (1, "import sklearn.linear_model (not allowed in 01_geometry)")),
     ("from perceptron_course.perceptron import train", (1, "from perceptron_course.perceptron import train (not allowed in 01_geometry)")),
     ("import perceptron_course", (1, "import perceptron_course (not allowed in 01_geometry)")),
@@ -161,7 +161,7 @@ def test_each_construct_is_flagged_with_its_line(source, expected):
     ("from os import system as s\ns('ls')", (2, "os.system")),
     ("import importlib as il\nil.import_module('os')", (2, "importlib.import_module")),
     ("globals()['__import__']('os')", (1, "globals")),
-    ("globals()['__import__']('os')", (1, "the string '__import__'")),
+    ("globals()['__import__']('os')", (1, "code in a string ('__import__')")),
     ("import sys\nsystem = sys\nsystem.settrace(None)", (3, "sys.settrace")),
     ("import sys as s, numpy\nhook = s\nhook._getframe(0)", (3, "sys._getframe")),
     ("import sys\nvars(sys)['settrace'](None)", (2, "vars")),
@@ -169,7 +169,8 @@ def test_each_construct_is_flagged_with_its_line(source, expected):
     ("square = lambda x: exec('x*x')", (1, "exec")),
     ("def outer():\n    def inner():\n        return __import__('os')\n    return inner", (3, "__import__")),
     ("Fake = type('Fake', (), {'__eq__': lambda a, b: True})", (1, "type(name, bases, namespace): a class made at run time")),
-    ("class Fake:\n    def __eq__(self, other):\n        return True", (2, "defines __eq__: an object that can pretend to be another value")),
+    ("class Fake:\n    def __getattr__(self, name):\n        return 1", (2, "defines __getattr__: a hook Python calls where no call shows it")),
+    ("class Gone:\n    def __del__(self):\n        pass", (2, "defines __del__: a hook Python calls where no call shows it")),
     ("x = ().__class__.__bases__[0].__subclasses__()", (1, "access to .__subclasses__")),
     ("import numpy.linalg\nnumpy.linalg.norm = abs", (2, "assignment to numpy.linalg.norm (a module attribute)")),
     ("def f(): pass\nsetattr(f, '__code__', None)", (2, "setattr(..., '__code__')")),
@@ -259,9 +260,14 @@ def test_a_flood_of_flags_is_cut_to_a_few_and_says_how_many_more():
     assert review.flags[-1].construct == f"{5000 - MAX_FLAGS + 1} more flags, from here on"
 
 
+def not_analysed(escapes: int) -> str:
+    return (f"cell NOT analysed: {escapes} shell, magic, help or autocall lines (over 100; honest cells have a few): "
+            "it may hold any code")
+
+
 def test_a_cell_of_thousands_of_shell_lines_is_flagged_not_transformed():
     review = review_notebook(notebook_of("\n".join(["!a"] * 3000)), "01_geometry", frozenset({"setup"}))
-    assert [flag.construct for flag in review.flags] == ["3000 shell, magic, help or autocall lines (too many to analyse)"]
+    assert [flag.construct for flag in review.flags] == [not_analysed(3000)]
     honest = review_notebook(notebook_of("%matplotlib inline\nfiles = !ls\nnp.zeros?"), "01_geometry", frozenset({"setup"}))
     assert all("too many" not in flag.construct for flag in honest.flags)
 
@@ -270,7 +276,7 @@ def test_a_cell_of_thousands_of_shell_lines_is_flagged_not_transformed():
 def test_autocall_and_help_lines_count_as_escapes(line):
     """Each costs IPython's transformer a pass over the whole cell: thousands are flagged, not transformed."""
     review = review_notebook(notebook_of("\n".join([line] * 1000)), "01_geometry", frozenset({"setup"}))
-    assert [flag.construct for flag in review.flags] == ["1000 shell, magic, help or autocall lines (too many to analyse)"]
+    assert [flag.construct for flag in review.flags] == [not_analysed(1000)]
 
 
 def test_the_review_stops_at_its_budget_and_flags_what_it_did_not_read():
@@ -283,7 +289,7 @@ def test_the_review_stops_at_its_budget_and_flags_what_it_did_not_read():
 
 @pytest.mark.parametrize("student", HONEST_STUDENTS)
 def test_honest_notebooks_are_far_within_the_budget(student):
-    from perceptron_course.grading.trusted.flags import MAX_REVIEW_WORK, _ESCAPE_LINE, review_work
+    from perceptron_course.grading.trusted.flags import MAX_REVIEW_WORK, escape_lines, review_work
 
     recipe = load_recipes(REPO / "example_class")[student]
     for assignment in COURSE.assignments():
@@ -291,7 +297,7 @@ def test_honest_notebooks_are_far_within_the_budget(student):
             notebook = solved_notebook(COURSE, assignment, name)
             for cell in notebook.cells:
                 cell.source = recipe.get("CELLS", {}).get(assignment, {}).get(cell.metadata.get("nbgrader", {}).get("grade_id"), cell.source)
-            work = sum(review_work(cell.source, len(_ESCAPE_LINE.findall(cell.source))) for cell in notebook.cells
+            work = sum(review_work(cell.source, escape_lines(cell.source)) for cell in notebook.cells
                        if cell.cell_type == "code")
             assert 0 < work < MAX_REVIEW_WORK / 5, (assignment, work)
 
@@ -343,3 +349,109 @@ def test_every_attacker_of_the_verdict_class_is_flagged_and_no_one_else(verdict_
     assert reviews, f"no fixture {student} in tests/fixtures/verdict_class"
     flagged = any(review.flags for review in reviews)
     assert flagged == (student in VERDICT_ATTACKERS), [str(f) for review in reviews for f in review.flags]
+
+
+# ------------------------------------------------------------- the fourth round: code in strings, hidden cells
+
+#: a01: string annotations are any expression; ``typing.get_type_hints`` (and ``functools.singledispatch``'s
+#: ``register``, which calls it) evaluate them in the function's globals.
+TYPING_EVAL = '''import typing, functools
+_got = []
+def _probe(x: "(lambda m: _got.append(m.__name__) or int)(__import__('ctypes'))"):
+    pass
+typing.get_type_hints(_probe)
+@functools.singledispatch
+def _g(v):
+    return v
+@_g.register
+def _(v: "(lambda m: _got.append(m) or int)(0)"):
+    return v
+'''
+
+
+@pytest.mark.parametrize("expected", [
+    (3, "a string annotation that is code, not a type name (typing evaluates it)"),
+    (3, "code in a string ('__name__')"),
+    (5, "typing.get_type_hints"),
+    (10, "a string annotation that is code, not a type name (typing evaluates it)"),
+])
+def test_code_in_a_string_annotation_is_flagged(expected):
+    assert expected in constructs(TYPING_EVAL)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from typing import get_type_hints as hints\nhints(len)", (2, "typing.get_type_hints")),
+    ("import typing\ntyping.ForwardRef('int')", (2, "typing.ForwardRef")),
+    ("from typing import *\nget_type_hints(len)", (2, "typing.get_type_hints")),
+    ("import inspect\ninspect.get_annotations(len, eval_str=True)", (2, "inspect.get_annotations")),
+    ("x: 'print(1) or int' = 1", (1, "a string annotation that is code, not a type name (typing evaluates it)")),
+    ("def f() -> 'np.ndarray.__class__': pass", (1, "a string annotation that is code, not a type name (typing evaluates it)")),
+    ("code = 'exec(\"1\")'", (1, "code in a string ('exec')")),
+    ("code = 'x = getattr (np, name)'", (1, "code in a string ('getattr')")),
+    ("d = {'k': '().__class__.__base__'}", (1, "code in a string ('__class__')")),
+    ("import base64", (1, "import base64 (not allowed in 01_geometry)")),
+    ("import codecs", (1, "import codecs (not allowed in 01_geometry)")),
+    ("import zlib", (1, "import zlib (not allowed in 01_geometry)")),
+    ("import marshal", (1, "import marshal (not allowed in 01_geometry)")),
+    ("import numpy as np\nnp.compat.base64", (2, "numpy.compat.base64")),
+    ("getattr(np, 'exec')", (1, "getattr(..., 'exec')")),
+    ("%load_ext mymodule", (1, "a magic %load_ext")),
+])
+def test_each_evaluator_of_strings_is_flagged(source, expected):
+    assert expected in constructs(source)
+
+
+def test_a_copy_hidden_in_base64_and_run_from_an_annotation_is_flagged():
+    """a11: the copied code travels as base64, decoded and executed by an annotation typing evaluates."""
+    hider = ("import typing\n_NOTES = 'ZGVmIF90cmFpbl9pbXBsKFgsIHksIG1heF9lcG9jaHMpOgogICAgcGFzcwo='\n"
+             "def _setup(x: \"(lambda s: __import__('builtins').exec(__import__('base64').b64decode(s).decode(), globals()) "
+             "or int)(_NOTES)\"):\n    pass\ntyping.get_type_hints(_setup)\n\n"
+             "def train_perceptron(X, y, max_epochs):\n    return _train_impl(X, y, max_epochs)\n")
+    found = constructs(hider, "02_algorithm")
+    assert (3, "a string annotation that is code, not a type name (typing evaluates it)") in found
+    assert (3, "code in a string ('__import__')") in found
+    assert (5, "typing.get_type_hints") in found
+
+
+def test_exec_after_a_hundred_question_marks_in_a_string_is_analysed():
+    """a04: a '?' ending a line of a string or a comment is no help request: IPython runs the cell as plain Python."""
+    notes = '"""\n' + "Why is the margin rule y(w.x+b) <= 0?\n" * 101 + '"""\n'
+    found = [construct for _, construct in constructs(notes + "# is this right?\n" * 101 + "exec('print(1)')\n")]
+    assert found == ["exec"]
+
+
+def test_a_cell_not_analysed_says_so_plainly():
+    found = constructs("x?\n" * 101 + "exec('1')")
+    assert found == [(1, not_analysed(101))]
+
+
+@pytest.mark.parametrize("source", [
+    "import random\nidx = list(range(5))\nrandom.shuffle(idx)",
+    "import warnings\nwarnings.filterwarnings('ignore')",
+    "import time\nt = time.perf_counter()",
+    "%load_ext autoreload\n%autoreload 2",
+    "class Run:\n    def __init__(self, w):\n        self.w = w\n    def __eq__(self, other):\n        return (self.w == other.w).all()\n"
+    "    def __bool__(self):\n        return True\n    def __repr__(self):\n        return f'Run({self.w})'",
+    "stages = ['load', 'compile', 'run', 'eval', 'exec']",
+    "x = 1\n" + "# does this work for n = 1?\n" * 101,
+    'notes = """\n' + "Is w.x + b <= 0?\n" * 150 + '"""',
+    "def f(w: 'np.ndarray', ks: 'list[int] | None' = None) -> 'tuple[np.ndarray, float]':\n    return w, 0.0",
+    "from typing import Literal\ndef g(rule: \"Literal['margin', 'zero']\" = 'margin') -> None:\n    pass",
+    "if __name__ == '__main__':\n    pass",
+])
+def test_honest_code_of_the_fourth_round_raises_no_flag(source):
+    assert constructs(source) == []
+
+
+@pytest.mark.parametrize("broken", ["if x:\n        a = 1\n    b = 2\n", 's = """never closed\n'])
+def test_a_cell_the_tokenizer_cannot_read_is_counted_by_lines_not_crashed_on(broken):
+    """Past the tokenizer's stop, each line ending in '?' may be a help request: counted, the cell is not analysed."""
+    assert constructs(broken + "x?\n" * 101) == [(1, not_analysed(101 + broken.count("?")))]
+
+
+def test_question_lines_beyond_the_budget_are_flagged_as_beyond_the_budget():
+    """Counting escape lines exactly is work too: past the budget the cell is not read, and the flag says why."""
+    cells = ["x = 1\n" * 1000, "# is this right?\n" * 101]
+    review = review_notebook(notebook_of(*cells), "01_geometry", frozenset({"setup"}), max_work=6_100)
+    assert [flag.construct for flag in review.flags] == [
+        "not analysed: the static review's budget ran out here (1 cells from cell 3 on; at most 6,100 work units a notebook)"]

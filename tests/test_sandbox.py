@@ -767,10 +767,12 @@ def test_a_kernel_cannot_write_to_the_graders_terminal_or_read_its_environment(t
     assert inside.returncode == 0 and TA_TOKEN not in inside.stdout and "bwrap" not in inside.stdout
 
 
-#: Recipes of the third attack round: correct code, so they keep every point, and must be flagged.
+#: Recipes of the third attack round (and the fourth's typing_eval): correct code, so they keep every point, and must be flagged.
 THIRD_ROUND = {
     "third_evasions": ["numpy.testing._private.utils.os.system", "getattr passed as a value", "operator.attrgetter"],
-    "autocall_flood": ["120 shell, magic, help or autocall lines (too many to analyse)"],
+    "autocall_flood": ["cell NOT analysed: 120 shell, magic, help or autocall lines"],
+    # fourth round: Python held in string annotations, which typing.get_type_hints evaluates
+    "typing_eval": ["a string annotation that is code, not a type name", "code in a string", "typing.get_type_hints"],
 }
 
 

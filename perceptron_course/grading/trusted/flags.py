@@ -10,8 +10,9 @@ and imports the assignment does not allow (:data:`ALLOWED_IMPORTS`).
 Names are followed through any expression that passes a value along (``[np][0]``, ``f(np)``,
 loops, defaults), ``getattr`` passed as a value is flagged, and so are libraries that run code
 held in a string or a file (``pandas.eval``, pickles, ``%%timeit`` setup lines, ``module://``
-backends). Still, a flag is a best-effort hint for a person, never a verdict: it never changes
-a score, and code no flag names may do what a flag is for (what the grading kernel must never
+backends, string annotations ``typing.get_type_hints`` evaluates), and any string that holds code
+(``__import__``, ``exec(``, a dunder name). Still, a flag is a best-effort hint for a person, never
+a verdict: it never changes a score, and code no flag names may do what a flag is for (what the grading kernel must never
 do is removed from it instead: it starts no program). A cell that does not parse is not a
 flag; it is reported as not analysed (IPython cannot run it either: the kernel applies
 the same transformer, then the same parser). The review's work is counted and bounded per
@@ -32,6 +33,7 @@ _COMMON_IMPORTS = frozenset({
     "numpy", "math", "itertools", "functools", "collections", "typing", "dataclasses",
     "perceptron_course.datasets", "perceptron_course.plotting", "matplotlib",
     "__future__", "copy", "operator",  # plain helpers an honest solution may reach for
+    "random", "warnings", "time",  # shuffling, silencing a warning, timing: nothing they reach runs code
 })
 
 #: What each assignment of ``source/`` may import. An entry allows itself and everything
@@ -54,6 +56,9 @@ DYNAMIC_MODULES = frozenset({
     "builtins", "importlib", "ctypes", "inspect", "gc", "threading", "_thread", "subprocess", "signal",
     "multiprocessing", "IPython", "code", "codeop", "runpy", "types", "marshal", "pickle", "dis", "traceback",
     "ipykernel", "concurrent", "asyncio", "pty", "socket", "shutil", "tracemalloc", "faulthandler",
+    "annotationlib",  # evaluates annotations, which may be code held in a string
+    # decoders: code hidden in a string (base64, compressed) only needs one of these to come back
+    "base64", "codecs", "zlib", "binascii", "bz2", "lzma", "gzip", "zipimport",
 } | FORBIDDEN_SUBMODULES)
 
 #: Attributes of ``sys`` and ``os`` that reach the interpreter or the process.
@@ -68,6 +73,9 @@ DYNAMIC_ATTRIBUTES = frozenset({
     "operator.attrgetter", "operator.methodcaller", "pandas.eval", "pandas.DataFrame.eval", "pandas.DataFrame.query",
     "numexpr", "numpy.testing.rundocs", "numpy.lib.utils", "matplotlib.use", "matplotlib.pyplot.switch_backend",
     "matplotlib.rc_file", "matplotlib.rc_params_from_file", "matplotlib.pyplot.rc_file",
+    # evaluators of string annotations: a string annotation may be any expression, run in the function's globals
+    "typing.get_type_hints", "typing.ForwardRef", "typing.evaluate_forward_ref", "typing._eval_type",
+    "functools.singledispatchmethod.register",
 })
 
 #: Functions that load pickles when told to (``allow_pickle=True``): a pickle runs any code it names.
@@ -94,17 +102,30 @@ INTROSPECTION_ATTRIBUTES = frozenset({
     "f_trace", "tb_frame", "tb_next", "gi_frame", "gi_code", "cr_frame", "ag_frame", "co_code", "co_consts",
 })
 
-#: String constants that only name a way in: ``globals()["__import__"]``, ``getattr(f, "__code__")``.
-SUSPICIOUS_STRINGS = INTROSPECTION_ATTRIBUTES | (DYNAMIC_BUILTINS - {"vars"})
+#: Code held in a string: a call of an evaluator or of ``getattr``, or a dunder name (``"__import__"``,
+#: ``"x.__class__"``). No honest solution writes these in a string; a string that is only a plain word
+#: (``"compile"`` in a list of stage names) is not flagged.
+CODE_IN_STRING = re.compile(r"__\w+__|\b(?:exec|eval|compile|getattr|setattr|__import__|breakpoint|globals|locals)\s*\(")
 
-#: Methods that let an object pass for a number, an array or a bool it is not.
-SPOOFING_METHODS = frozenset({
-    "__eq__", "__ne__", "__bool__", "__float__", "__int__", "__index__", "__array__", "__array_ufunc__",
-    "__array_function__", "__array_interface__", "__getattr__", "__getattribute__", "__instancecheck__", "__del__",
+#: A string annotation an honest solution writes: dotted names, subscripts, ``|``, quoted words
+#: (``"np.ndarray"``, ``"list[float] | None"``, ``"Literal['margin']"``), with no dunder name. Anything
+#: else (a call, a lambda, ``x.__class__``) is code that ``typing.get_type_hints`` or
+#: ``functools.singledispatch`` would run.
+PLAIN_ANNOTATION = re.compile(r"[A-Za-z_][\w.\[\], |'\"]*")
+
+#: Methods Python calls behind the scenes (attribute lookup, ``isinstance``, garbage collection, NumPy's
+#: dispatch): code that runs where no call shows it. Ordinary value methods (``__eq__``, ``__bool__``,
+#: ``__float__``) are not in it: results cross the sandbox as plain data (``wire.py``), so an object that
+#: pretends to be a number never reaches a verdict.
+HOOK_METHODS = frozenset({
+    "__getattr__", "__getattribute__", "__instancecheck__", "__subclasscheck__", "__del__", "__array_ufunc__",
+    "__array_function__", "__init_subclass__", "__set_name__", "__class_getitem__", "__missing__",
 })
 
 #: Line magics that run nothing the student wrote.
-HARMLESS_MAGICS = frozenset({"matplotlib", "pinfo", "pinfo2"})
+HARMLESS_MAGICS = frozenset({"matplotlib", "pinfo", "pinfo2", "autoreload", "aimport"})
+#: Extensions ``%load_ext`` may load: IPython's own; any other name imports a module (maybe one the notebook wrote).
+HARMLESS_EXTENSIONS = frozenset({"autoreload"})
 #: Magics whose argument (or cell body) is Python: that code is analysed like the cell.
 TIMING_MAGICS = frozenset({"time", "timeit"})
 
@@ -276,8 +297,9 @@ class _CellVisitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and node.value.strip() in SUSPICIOUS_STRINGS:
-            self.flag(node, f"the string {node.value.strip()!r}")
+        found = CODE_IN_STRING.search(node.value) if isinstance(node.value, str) and node.value != "__main__" else None
+        if found:
+            self.flag(node, f"code in a string ({found.group().rstrip('( ')!r})")
         elif isinstance(node.value, str) and MODULE_BACKEND in node.value:
             self.flag(node, f"a matplotlib backend {MODULE_BACKEND}... (imports a module by name)")
 
@@ -315,7 +337,7 @@ class _CellVisitor(ast.NodeVisitor):
             attribute = _constant_attribute(node)
             if attribute is None:
                 self.flag(node, f"{name} with a computed attribute name")
-            elif attribute in INTROSPECTION_ATTRIBUTES:
+            elif attribute in INTROSPECTION_ATTRIBUTES | DYNAMIC_BUILTINS:
                 self.flag(node, f"{name}(..., {attribute!r})")
             target = self.dotted(node.args[0])
             if name in {"setattr", "delattr"} and target:
@@ -331,7 +353,8 @@ class _CellVisitor(ast.NodeVisitor):
             if magic == "matplotlib" and method == "run_line_magic" and line is not None and not PLAIN_BACKEND.fullmatch(line.strip()):
                 self.flag(node, "%matplotlib with a backend that is not a plain name (module://... imports a file)")
                 return
-            if magic in HARMLESS_MAGICS and method == "run_line_magic":
+            if method == "run_line_magic" and (magic in HARMLESS_MAGICS or (
+                    magic == "load_ext" and line is not None and line.strip() in HARMLESS_EXTENSIONS)):
                 return
             code = arguments[-1] if len(arguments) >= 2 else None
             if magic in TIMING_MAGICS and code is not None:
@@ -378,6 +401,10 @@ class _CellVisitor(ast.NodeVisitor):
             if alias.name == "*":
                 if not import_allowed(module, self.allowed):
                     self.flag(node, f"from {module} import * (not allowed in {self.assignment})")
+                for path in DYNAMIC_ATTRIBUTES:  # ``from typing import *`` binds ``get_type_hints`` too
+                    if path.rpartition(".")[0] == module:
+                        self.aliases[path.rpartition(".")[2]] = frozenset({path})
+                self._reached.clear()
                 continue
             self.aliases[alias.asname or alias.name] = frozenset({f"{module}.{alias.name}"})
             self._reached.clear()
@@ -431,10 +458,22 @@ class _CellVisitor(ast.NodeVisitor):
                 self._reached.clear()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if node.name in SPOOFING_METHODS:
-            self.flag(node, f"defines {node.name}: an object that can pretend to be another value")
+        if node.name in HOOK_METHODS:
+            self.flag(node, f"defines {node.name}: a hook Python calls where no call shows it")
+        arguments = node.args
+        for annotation in [node.returns, *(a.annotation for a in [*arguments.posonlyargs, *arguments.args,
+                                                                  *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+                                           if a is not None)]:
+            self.check_annotation(annotation)
         self.bind_defaults(node.args)
         self.generic_visit(node)
+
+    def check_annotation(self, annotation: ast.AST | None) -> None:
+        """Flag a string annotation that is not a plain type name: ``typing.get_type_hints`` (which
+        ``functools.singledispatch`` calls) evaluates it as an expression in the function's globals."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) \
+                and (not PLAIN_ANNOTATION.fullmatch(annotation.value.strip()) or "__" in annotation.value):
+            self.flag(annotation, "a string annotation that is code, not a type name (typing evaluates it)")
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -461,6 +500,7 @@ class _CellVisitor(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.check_target(node.target)
+        self.check_annotation(node.annotation)
         self.generic_visit(node)
 
     def visit_Delete(self, node: ast.Delete) -> None:
@@ -509,8 +549,54 @@ def _constant_attribute(call: ast.Call) -> str | None:
 #: Lines IPython rewrites before running them (``!ls``, ``x = !ls``, ``%time f()``, ``f?``, ``?f``, and the autocalls
 #: ``/f x``, ``,f a b``, ``;f a``), and how many a cell may hold to be analysed: honest cells have one or two.
 #: IPython's transformer re-reads the whole cell after rewriting each of them (time quadratic in them).
+#: This pattern reads lines, not tokens: a cheap upper bound (a ``?`` ending a comment or a line of a string
+#: matches too); :func:`escape_lines` counts exactly when the bound is over the limit.
 _ESCAPE_LINE = re.compile(r"^[ \t]*(?:[\w.,\[\] \t]+=[ \t]*)?[!%]|^[ \t]*[/,;?]|\?[ \t]*$", re.MULTILINE)
 MAX_ESCAPE_LINES = 100
+_ESCAPE_FIRST_TOKENS = frozenset({"!", "!!", "?", "??", "%", "%%", ",", ";", "/"})
+
+
+def escape_lines(source: str) -> int:
+    """How many logical lines of a cell IPython's transformer rewrites, found as IPython finds them.
+
+    IPython groups the cell's tokens by logical line and rewrites a line whose first token is an
+    escape (``!``, ``%``, ``?``, ``/``, ``,``, ``;``), whose last token before the newline is ``?``,
+    or whose right-hand side of ``=`` starts with ``!`` or ``%``. A ``?`` in a comment or a string is
+    inside one token and is not a help request. One pass of the tokenizer: time linear in the cell.
+    When the tokenizer stops before the end (an unclosed string, a bad indentation), the line pattern's
+    count (an upper bound) is returned.
+    """
+    from IPython.core.inputtransformer2 import make_tokens_by_line
+
+    lines = source.splitlines(keepends=True)
+    try:
+        tokens_by_line = make_tokens_by_line(lines)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # IndentationError is a SyntaxError
+        return len(_ESCAPE_LINE.findall(source))
+    last_row = max((token.end[0] for line in tokens_by_line for token in line), default=0)
+    if last_row < len(lines):
+        return len(_ESCAPE_LINE.findall(source))
+    return sum(1 for line in tokens_by_line if _rewritten_by_ipython(line))
+
+
+def _rewritten_by_ipython(line: list) -> bool:
+    import tokenize
+
+    significant = [token for token in line if token.type not in {tokenize.INDENT, tokenize.DEDENT, tokenize.NL,
+                                                                  tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER}]
+    if not significant:
+        return False
+    if significant[0].string in _ESCAPE_FIRST_TOKENS or significant[-1].string in {"?", "??"}:
+        return True
+    depth = 0
+    for position, token in enumerate(significant[:-1]):
+        if token.type == tokenize.OP and token.string in {"(", "[", "{"}:
+            depth += 1
+        elif token.type == tokenize.OP and token.string in {")", "]", "}"}:
+            depth = max(depth - 1, 0)
+        elif token.string == "=" and depth == 0:
+            return significant[position + 1].string.startswith(("!", "%"))
+    return False
 
 #: The static review's budget per notebook, in work units: a cell costs its length in characters times one plus
 #: twice its escape lines (what parsing, IPython's transformer and the walk take; a unit is 3 to 8 microseconds
@@ -582,11 +668,15 @@ def review_notebook(notebook, assignment: str, restored_ids: frozenset[str], max
         label = cell_label(cell, position)
         source = str(cell.get("source", ""))
         escapes = len(_ESCAPE_LINE.findall(source))
-        if escapes > MAX_ESCAPE_LINES:  # IPython's transformer takes time quadratic in them
-            if student_editable(cell, restored_ids):
-                flags.append(Flag(label, 1, f"{escapes} shell, magic, help or autocall lines (too many to analyse)"))
-            continue
-        work_left -= review_work(source, escapes)
+        if escapes > MAX_ESCAPE_LINES and len(source) <= work_left:  # over the cheap bound: count as IPython does
+            work_left -= len(source)  # the tokenizer's pass, linear in the cell
+            escapes = escape_lines(source)
+            if escapes > MAX_ESCAPE_LINES:  # IPython's transformer takes time quadratic in them
+                if student_editable(cell, restored_ids):
+                    flags.append(Flag(label, 1, f"cell NOT analysed: {escapes} shell, magic, help or autocall lines "
+                                                f"(over {MAX_ESCAPE_LINES}; honest cells have a few): it may hold any code"))
+                continue
+        work_left -= review_work(source, escapes)  # a cell not counted exactly (beyond the budget) ends the review here
         if work_left < 0:
             skipped = [cell_label(c, p) for p, c in enumerate(notebook.get("cells", []), start=1)
                        if p >= position and student_editable(c, restored_ids)]

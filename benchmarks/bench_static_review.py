@@ -16,17 +16,18 @@ import json
 import time
 from pathlib import Path
 
-import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import solved_notebook
-from perceptron_course.grading.trusted.files import MAX_NOTEBOOK_BYTES
-from perceptron_course.grading.trusted.flags import MAX_ESCAPE_LINES, restored_cell_ids, review_notebook
-from perceptron_course.grading.trusted.intake import MAX_CELLS
+from perceptron_course.grading.trusted.flags import (
+    MAX_ESCAPE_LINES,
+    restored_cell_ids,
+    review_notebook,
+)
+from perceptron_course.intake_rules import MAX_CELLS, MAX_NOTEBOOK_BYTES
 
 REPO = Path(__file__).resolve().parents[1]
-
 
 def notebook_of(sources: list[str]):
     notebook = new_notebook(cells=[new_code_cell("import numpy as np"), *map(new_code_cell, sources)])
@@ -34,9 +35,7 @@ def notebook_of(sources: list[str]):
     assert len(notebook.cells) <= MAX_CELLS and size <= MAX_NOTEBOOK_BYTES, (len(notebook.cells), size)
     return notebook
 
-
 PLAIN = "\n".join(f"v{k} = np.asarray([{k}, {k}]).sum() * 2 + {k}" for k in range(200))
-
 
 def hostile_notebooks() -> dict[str, object]:
     per_cell = MAX_ESCAPE_LINES  # the most a cell may hold and still be transformed
@@ -54,12 +53,10 @@ def hostile_notebooks() -> dict[str, object]:
             ["\n".join(f"a{k} = [np, a{k - 1} if {k} else np][0]" for k in range(1, 200)) + "\na199.testing._private"] * cells),
     }
 
-
 def cpu_seconds(notebook, assignment: str, restored: frozenset[str]) -> tuple[float, int]:
     start = time.process_time()
     review = review_notebook(notebook, assignment, restored)
     return time.process_time() - start, len(review.flags)
-
 
 def main() -> None:
     course = Course.open(REPO)
@@ -69,7 +66,6 @@ def main() -> None:
     for name, notebook in hostile_notebooks().items():
         seconds, n_flags = cpu_seconds(notebook, "01_geometry", frozenset())
         print(f"{name:70s} {seconds:7.3f} s CPU  {n_flags} flags")
-
 
 if __name__ == "__main__":
     main()

@@ -6,8 +6,11 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 export MPLBACKEND=Agg PYTHONHASHSEED=0
-# A fresh temporary folder every run, removed with rm -rf first: hostile fixtures nest folders deeper
-# than Python's recursive clean-up (pytest's own, in /tmp/pytest-of-$USER) can remove.
-basetemp="${TMPDIR:-/tmp}/perceptron-course-tests-$(id -u)"
-rm -rf -- "$basetemp"
-exec .venv/bin/python -m pytest -n 2 --dist loadfile --basetemp "$basetemp" "$@"
+# A fresh temporary folder for every run (pytest's own, /tmp/pytest-of-$USER, is shared, and its recursive
+# clean-up fails on the deep folders hostile fixtures make); removed with rm -rf after a green run, kept
+# after a red one for its screenshots and logs.
+basetemp=$(mktemp -d "${TMPDIR:-/tmp}/perceptron-course-tests-XXXXXX")
+status=0
+.venv/bin/python -m pytest -n 2 --dist loadfile --basetemp "$basetemp" "$@" || status=$?
+if [ "$status" -eq 0 ]; then rm -rf -- "$basetemp"; else echo "test files kept in $basetemp" >&2; fi
+exit "$status"

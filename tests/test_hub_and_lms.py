@@ -122,6 +122,17 @@ def test_students_fetch_their_feedback_page(hub_week):
 
 
 @pytest.mark.slow
+def test_refresh_keeps_the_page_under_the_name_handed_in(hub_week):
+    from perceptron_course.grading.trusted.refresh import refresh
+
+    folder = hub_week["course"].feedback / "cy" / ASSIGNMENT
+    graded = (folder / "geometry.html").read_bytes()
+    assert (folder / "geometry (1).html").read_bytes() == graded
+    assert ("cy", ASSIGNMENT) in refresh(hub_week["course"], everything=True).submissions  # nbgrader rewrites the folder
+    assert (folder / "geometry (1).html").read_bytes() == (folder / "geometry.html").read_bytes() == graded
+
+
+@pytest.mark.slow
 def test_the_zero_penalty_of_nbgrader_takes_the_points_of_a_late_submission(hub_week, tmp_path):
     course = copy_course(hub_week["course"].root, tmp_path / "course")
     shutil.copytree(hub_week["course"].root / "submitted", course.root / "submitted")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from typing import Collection
 
 from .course import Course
+from .files import write_new
 from .flags import Review, review_submission
 from .intake import unreadable_notebooks
 from .outcome import FAILED, GRADED, Outcome
@@ -138,3 +140,16 @@ def quiet_nbgrader_warnings() -> None:
     warnings.filterwarnings("ignore", module="nbgrader")
     warnings.filterwarnings("ignore", message=".*not in session.*")  # its SQLAlchemy use
     warnings.filterwarnings("ignore", message="Cell is missing an id field")  # cells it restores
+
+
+def feedback_under_submitted_names(course: Course, student: str, assignment: str, handed_in_as: dict[str, str]) -> None:
+    """A copy of each feedback page under the name the notebook was handed in as (``geometry (1).html``).
+
+    ``nbgrader release_feedback`` and ``fetch_feedback`` match a page to the submitted notebook by
+    that name; ``handed_in_as`` maps ``geometry`` to ``geometry (1)`` (``intake.TakenIn``).
+    """
+    folder = course.feedback / student / assignment
+    for name, stem in handed_in_as.items():
+        page = folder / f"{name}.html"
+        if page.is_file() and not page.is_symlink() and not os.path.lexists(folder / f"{stem}.html"):
+            write_new(folder / f"{stem}.html", page.read_bytes())

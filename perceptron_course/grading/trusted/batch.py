@@ -40,7 +40,7 @@ from typing import Callable
 
 from .course import Course, nbgrader_api
 from .files import name_problem, real_folder, replace_tree, write_new
-from .autograde import grade_submission, quiet_nbgrader_warnings
+from .autograde import feedback_under_submitted_names, grade_submission, quiet_nbgrader_warnings
 from .intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FILE, TakenIn, take_in
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
@@ -105,16 +105,6 @@ def _prepare_area(job: GradeJob) -> tuple[Course, str, TakenIn]:
     return course, "", taken
 
 
-def _feedback_under_submitted_names(course: Course, job: GradeJob, taken: TakenIn) -> None:
-    """A copy of each feedback page under the name the notebook was handed in as (``geometry (1).html``):
-    ``nbgrader release_feedback`` and ``fetch_feedback`` match a page to the submitted notebook by that name."""
-    folder = course.feedback / job.student / job.assignment
-    for name, stem in taken.handed_in_as.items():
-        page = folder / f"{name}.html"
-        if page.is_file() and not page.is_symlink() and not os.path.lexists(folder / f"{stem}.html"):
-            write_new(folder / f"{stem}.html", page.read_bytes())
-
-
 def _inject_fault(job: GradeJob) -> None:
     if os.environ.get(FAULT_VARIABLE) == f"kill-worker:{job.student}/{job.assignment}" and multiprocessing.parent_process():
         os._exit(70)
@@ -141,7 +131,7 @@ def _grade_job(job: GradeJob) -> Outcome:
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
             outcome = grade_submission(api, course, job.student, job.assignment, kept_manual=set(job.kept_manual))
-    _feedback_under_submitted_names(course, job, taken)
+    feedback_under_submitted_names(course, job.student, job.assignment, taken.handed_in_as)
     if taken.notes:  # what the intake repaired, for the report's "needed repair" (the feedback page says it too)
         outcome.reason = "; ".join(["repaired: " + "; ".join(taken.notes), *filter(None, [outcome.reason])])
     return outcome

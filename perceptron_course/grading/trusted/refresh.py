@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
+from .autograde import feedback_under_submitted_names, nbgrader_error_line, quiet_nbgrader_warnings
 from .course import Course, CourseError, nbgrader_api
+from .intake import take_in
 from .ledger import gradebook_state, read_ledger, write_ledger
 from .outcome import Key
 from .report import write_exports
@@ -89,6 +90,8 @@ def refresh(course: Course, *, assignments: list[str] | None = None, students: l
             refreshed.failed[key] = quoted(nbgrader_error_line(result), 200)
             continue
         refreshed.submissions.append(key)
+        # nbgrader rewrote the folder: the copy under the name the student handed in (fetch_feedback's) again
+        feedback_under_submitted_names(course, *key, take_in(course, *key).handed_in_as)
         if entry is not None:
             entry.feedback_of = states[key]
             write_ledger(course, ledger)

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,26 +232,31 @@ def _interrupts_caught():
 def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=False) -> list[GradeJob]:
     """Submit ``jobs``; record outcomes; return the jobs lost to a broken pool (unless ``last_try``)."""
     pool = executor or ProcessPoolExecutor(max_workers=workers, initializer=_worker_leaves_interrupts_to_the_batch)
-    lost, futures = [], {}
+    lost, pending = [], {}
     try:
-        futures = {pool.submit(grade_job, job): job for job in jobs}
-        for future in as_completed(futures):
-            job = futures[future]
-            try:
-                outcomes[job.key] = future.result()
-            except BrokenProcessPool as error:
-                if not last_try:
-                    lost.append(job)
-                    continue
-                outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
-            except Exception as error:  # noqa: BLE001 - a distributed executor's own failures
-                outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
-            on_done(job, outcomes[job.key])
+        pending = {pool.submit(grade_job, job): job for job in jobs}
+        while pending:
+            # Each future is dropped once read: a cluster (Dask) keeps the result of a future still
+            # referenced, and computes it again when the worker holding it dies, after the batch is done.
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                job = pending.pop(future)
+                try:
+                    outcomes[job.key] = future.result()
+                except BrokenProcessPool as error:
+                    if not last_try:
+                        lost.append(job)
+                        continue
+                    outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
+                except Exception as error:  # noqa: BLE001 - a distributed executor's own failures
+                    outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
+                on_done(job, outcomes[job.key])
+            del done, future
     except KeyboardInterrupt:
         if executor is None:
             stop_workers(pool)
         else:
-            for future in futures:
+            for future in pending:
                 future.cancel()
         raise
     finally:

@@ -207,7 +207,8 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
     load_or_create_secret(course.root)  # here, once: workers only read it
     prepare_plotting()  # the report needs it at the end; then Ctrl+C need not wait for it
     max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
-    with tempfile.TemporaryDirectory(dir=course.root, prefix=".grading-") as scratch:
+    # (a cluster may still be writing a work area here when the batch is done: a failed clean-up never fails the batch)
+    with tempfile.TemporaryDirectory(dir=course.root, prefix=".grading-", ignore_cleanup_errors=True) as scratch:
         template = Path(scratch) / "template.db"
         copy_gradebook(course.root / "gradebook.db", template)
         batch = [GradeJob(str(course.root), str(Path(scratch) / f"job-{k}"), str(template), student, assignment,

@@ -139,6 +139,9 @@ def test_a_score_and_comment_typed_in_the_formgrader_reach_the_feedback_and_the_
     with course.grades_csv.open(newline="", encoding="utf-8") as handle:
         [row] = [row for row in csv.DictReader(handle) if row["assignment"] == ASSIGNMENT]
     assert float(row["score"]) == score_before + float(SCORE)
+    with (course.root / "canvas_grades.csv").open(newline="", encoding="utf-8") as handle:  # the LMS export agrees
+        [canvas] = [line for line in csv.DictReader(handle) if line["Student"] == STUDENT]
+    assert float(canvas[ASSIGNMENT]) == float(row["score"])  # no longer blank: nothing of it awaits a TA
 
     feedback = page_path.read_bytes()
     perceptron_course(course, "grade", "--quiet", "--jobs", "1", "--force")  # a regrade keeps the TA's grade

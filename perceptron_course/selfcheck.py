@@ -105,18 +105,6 @@ class SelfCheckReport:
         )
 
 
-def read_notebook(path: Path) -> Any:
-    """Read a notebook file (format 4), or raise SelfCheckError saying why it cannot be read."""
-    import nbformat
-
-    if not path.is_file():
-        raise SelfCheckError(f"{path}: no such file")
-    try:
-        return nbformat.read(path, as_version=4)
-    except Exception as error:  # nbformat raises several unrelated types for a broken file
-        raise SelfCheckError(f"{path}: not a readable notebook ({type(error).__name__}: {error})") from error
-
-
 def which_assignment(notebook: dict, path: Path, assignments: dict[str, intake_rules.Assignment]) -> intake_rules.Assignment | None:
     """The assignment a notebook belongs to: by its own cells, else by its folder's name (``01_geometry/``)."""
     owners = intake_rules.owners_of(intake_rules.grade_ids(notebook), assignments)

@@ -42,6 +42,7 @@ from .course import Course, nbgrader_api
 from .files import name_problem, real_folder, replace_tree, write_new
 from .autograde import feedback_under_submitted_names, grade_submission, quiet_nbgrader_warnings
 from .intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FILE, TakenIn, take_in
+from .lateness import submission_lateness
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
@@ -362,7 +363,7 @@ def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook, *, 
         replace_tree(area / folder / relative if keep_files else area / "nothing", course.root, Path(folder) / relative)
     if outcome.status == GRADED:
         _copy_scores(area / "gradebook.db", gradebook, job)
-        outcome.seconds_late, outcome.late_penalty = lateness(gradebook, job.student, job.assignment)
+        outcome.seconds_late, outcome.late_penalty = submission_lateness(gradebook.find_submission(job.assignment, job.student))
         outcome.feedback = [course.feedback / relative / path.name for path in outcome.feedback]
     else:
         try:
@@ -398,13 +399,6 @@ def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
                 copy = gradebook.find_comment(comment.name, notebook.name, job.assignment, job.student)
                 copy.auto_comment = comment.auto_comment
         gradebook.db.commit()
-
-
-def lateness(gradebook, student: str, assignment: str) -> tuple[float, float]:
-    """Seconds past the due date (extension included) and the late penalty of a graded submission, as nbgrader has them."""
-    submission = gradebook.find_submission(assignment, student)
-    penalty = sum(float(notebook.late_submission_penalty or 0.0) for notebook in submission.notebooks)
-    return float(submission.total_seconds_late or 0.0), penalty
 
 
 def manual_grades_to_keep(gradebook, student: str, assignment: str, unchanged: set[str]) -> tuple[str, ...]:

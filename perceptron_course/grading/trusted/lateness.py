@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 
+def submission_lateness(submission) -> tuple[float, float]:
+    """Seconds past the due date (extension included) and the late penalty of a graded submission,
+    as nbgrader's gradebook has them (a ``SubmittedAssignment``)."""
+    penalty = sum(float(notebook.late_submission_penalty or 0.0) for notebook in submission.notebooks)
+    return float(submission.total_seconds_late or 0.0), penalty
+
+
 def late_text(seconds: float) -> str:
     """``2 d 3 h``, ``5 h 10 min`` or ``12 min``: how late, for a person."""
     minutes = int(seconds // 60)

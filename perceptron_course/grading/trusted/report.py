@@ -31,7 +31,7 @@ import numpy as np
 from . import similarity
 from .course import Course, nbgrader_api
 from .exports import CANVAS_GRADES, CANVAS_ROSTER, write_canvas_gradebook, write_grades_by_student, write_grades_csv
-from .lateness import late_text
+from .lateness import late_text, submission_lateness
 from .ledger import Entry, read_ledger
 from .outcome import FAILED, GRADED, ClassRecord, Key, Outcome
 from .safe_text import terminal_text
@@ -64,12 +64,12 @@ def read_class(course: Course, ledger: dict[Key, Entry] | None = None) -> ClassR
             for submission in graded:
                 key = (submission.student.id, assignment)
                 entry = ledger.get(key)
+                seconds_late, late_penalty = submission_lateness(submission)
                 submissions[key] = Outcome(
                     *key, GRADED, float(submission.score), float(submission.max_score),
                     reason=entry.reason if entry is not None and entry.status == GRADED else "",
                     cell_scores={g.name: float(g.score) for nb in submission.notebooks for g in nb.grades},
-                    seconds_late=float(submission.total_seconds_late or 0.0),
-                    late_penalty=sum(float(nb.late_submission_penalty or 0.0) for nb in submission.notebooks))
+                    seconds_late=seconds_late, late_penalty=late_penalty)
                 awaiting += [(*key, g.name) for nb in submission.notebooks for g in nb.grades if g.needs_manual_grade]
                 if any(nb.flagged for nb in submission.notebooks):
                     flagged.add(key)

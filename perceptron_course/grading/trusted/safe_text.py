@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ...intake_rules import short
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9 _.,:;=+/()'\"-]")
 
 
@@ -14,8 +16,7 @@ def quoted(text: str, limit: int = 40) -> str:
     Reasons end up in ``grades.csv``, the Markdown and HTML reports and the terminal; a grade
     id or a file name chosen by a student must not write headings, tables or HTML there.
     """
-    plain = _UNSAFE.sub("?", " ".join(str(text).split()))
-    return plain if len(plain) <= limit else plain[: limit - 3] + "..."
+    return _UNSAFE.sub("?", short(text, limit))  # one character for one: the length stays within limit
 
 
 #: Unicode categories a terminal may act on or that cannot be written as UTF-8: controls (C0, DEL, C1,

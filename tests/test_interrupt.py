@@ -15,6 +15,7 @@ from nbgrader.api import Gradebook
 from test_lab import SCRIPTS
 
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.report import INTERRUPTED_NOTE
 
 REPO = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ["02_algorithm", "03_worked_example"]  # 5 students: 10 submissions, one of them refused at intake
@@ -64,6 +65,7 @@ def test_ctrl_c_ends_a_batch_with_one_line_keeps_what_was_graded_and_the_next_ru
     assert rows == kept  # grades.csv is rewritten for exactly what was graded
     assert {key for key, status in rows.items() if status == "graded"} == graded_in_gradebook(course)
     assert not list(course.root.glob(".grading-*")), "the work areas are removed"
+    assert INTERRUPTED_NOTE in (course.reports / "report.md").read_text(encoding="utf-8")  # the report says what it left out
 
     if jobs == "1":
         return

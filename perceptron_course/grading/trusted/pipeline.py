@@ -180,7 +180,7 @@ def grade(
                          progress=progress, jobs=jobs, executor=executor)
     except KeyboardInterrupt:
         silence_unwinding()
-        write_exports(course, isolation)
+        write_exports(course, isolation, interrupted=True)  # at once: without the class-wide comparison of code
         raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
     write_exports(course, isolation)
     return GradingRun([merged[key] for key in to_grade], skipped)

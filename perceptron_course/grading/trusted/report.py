@@ -38,6 +38,8 @@ from .safe_text import terminal_text
 from .sandbox import Isolation
 
 GRADES_BY_STUDENT = "grades_by_student.csv"
+#: Why a report written after Ctrl+C has no comparison of code (it can take a minute for a large class).
+INTERRUPTED_NOTE = "not compared this time: the grading was interrupted (Ctrl+C); the next grade or refresh compares"
 MISSING = "—"
 #: What a flag is, said wherever flags are listed.
 FLAGS_NOTE = ("A flag is a best-effort hint from reading the code before it ran, not a verdict: it never changes a "
@@ -340,11 +342,12 @@ def isolation_line(isolation: Isolation) -> str:
 # ------------------------------------------------------------------ writing
 
 
-def write_exports(course: Course, isolation: Isolation) -> Path:
+def write_exports(course: Course, isolation: Isolation, *, interrupted: bool = False) -> Path:
     """Rewrite ``grades.csv``, ``grades_by_student.csv`` and the reports of the whole class from the
     gradebook and the ledger (see the module); nothing else is read.
 
-    ``isolation`` is this run's, used when no graded submission records its own.
+    ``isolation`` is this run's, used when no graded submission records its own. ``interrupted``
+    (after Ctrl+C) leaves out the class-wide comparison of code, so that stopping stays quick.
     Returns the path of ``reports/report.md``.
     """
     course.reports.mkdir(exist_ok=True)
@@ -362,7 +365,7 @@ def write_exports(course: Course, isolation: Isolation) -> Path:
     report = course.reports / "report.md"
     markdown, page = similarity.add_to_reports(  # copying detected: a section of its own, never a score
         course, markdown_report(record, isolation, figure.name if figure else None, lms_notes),
-        html_report(record, isolation, figure, lms_notes), record.assignments)
+        html_report(record, isolation, figure, lms_notes), record.assignments, skipped=INTERRUPTED_NOTE if interrupted else "")
     report.write_text(markdown, encoding="utf-8")
     (course.reports / "report.html").write_text(page, encoding="utf-8")
     return report

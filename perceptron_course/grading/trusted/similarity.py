@@ -516,13 +516,14 @@ def html_section(review: SimilarityReview) -> str:
     return "\n".join(parts) + "\n"
 
 
-def add_to_reports(course: Course, markdown: str, page: str, assignments: list[str]) -> tuple[str, str]:
+def add_to_reports(course: Course, markdown: str, page: str, assignments: list[str], *, skipped: str = "") -> tuple[str, str]:
     """The Markdown report and the HTML page with the similarity section added; never raises.
 
-    If the comparison itself fails, the section says so and the rest of the report stands.
+    If the comparison itself fails, the section says so and the rest of the report stands;
+    ``skipped`` (a reason) leaves the comparison out and says why.
     """
     try:
-        review = find_similar(course, assignments)
+        review = SimilarityReview(notes=[skipped]) if skipped else find_similar(course, assignments)
     except Exception as error:  # noqa: BLE001 - a report without this section beats no report
         review = SimilarityReview(notes=[f"the comparison did not run ({type(error).__name__}: {str(error)[:200]})"])
     head, body_end, tail = page.rpartition("</body>")

@@ -1,7 +1,7 @@
 """The grading sandbox holds against hostile code, even when the grader runs as root (as CI does).
 
-Probes run inside the exact sandbox the grader builds (``bubblewrap_command`` around the
-kernel launcher, with ``-c CODE`` instead of ipykernel). A batch then grades an honest
+Probes run exactly where the grader runs a kernel: forked by the grading zygote (in the
+sandbox ``bubblewrap_command`` builds), with the probe's code instead of ipykernel. A batch then grades an honest
 student with hostile ones through the real ``grade()``: every attack fails, the honest
 student keeps full marks, and nothing outside the graded output changes, content or mode.
 """
@@ -25,7 +25,7 @@ import pytest
 
 from conftest import sandboxes_left, tree_state
 
-from perceptron_course.grading.trusted import files, sandbox
+from perceptron_course.grading.trusted import files, kernel_pool, sandbox
 from perceptron_course.grading.trusted.course import CourseError
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
@@ -45,15 +45,31 @@ def sandbox_available():
 
 
 def run_probe(code: str, tmp_path: Path, assignment: str = "01_geometry", env: dict | None = None):
-    """Run ``code`` where a grading kernel of ``assignment`` would run; return the completed process."""
-    runtime = tmp_path / "runtime"
-    (runtime / sandbox.SOCKETS_FOLDER).mkdir(parents=True, exist_ok=True)
-    connection_file = runtime / "kernel-probe.json"
+    """Run ``code`` where a grading kernel of ``assignment`` runs (forked by the zygote); return a completed process.
+
+    ``env``: the grader's environment while its zygote starts (a fresh zygote is started with it).
+    """
+    if env is not None:
+        kernel_pool.close_zygotes()
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(env)
+    try:
+        zygote = kernel_pool.zygote_for_this_thread()
+    finally:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(saved)
+    folder = zygote.kernel_folder()
+    (folder / sandbox.SOCKETS_FOLDER).mkdir()
+    connection_file = folder / "kernel-probe.json"
     connection_file.write_text("{}")
-    view = sandbox.build_student_view(tmp_path / f"view-{len(list(tmp_path.iterdir()))}", assignment)
-    command = sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=textwrap.dedent(code)), view,
-                                         sockets=runtime / sandbox.SOCKETS_FOLDER, connection_file=str(connection_file))
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    kernel = zygote.spawn(folder, connection_file, assignment, ISOLATION.memory_mb, probe_code=textwrap.dedent(code))
+    kernel.wait(120)
+    output = {name: (folder / name).read_text(errors="replace") if (folder / name).exists() else ""
+              for name in ("output", "errors")}
+    subprocess.run(["rm", "-rf", "--", str(folder)], check=False)
+    return subprocess.CompletedProcess([], kernel.returncode, output["output"], output["errors"])
 
 
 def probe_json(code: str, tmp_path: Path, **kwargs):
@@ -199,14 +215,17 @@ def test_the_file_system_is_an_allowlist(tmp_path):
         paths = {{path: os.path.exists(path) for path in
                  ["{REPO / 'source'}", "{REAL_PACKAGE / 'perceptron.py'}", "{REAL_PACKAGE / 'grading' / 'trusted'}",
                   "{secret_file}", "/home", "/srv", "/root/.bash_history", "/etc/passwd",
-                  "/etc/shadow", "/var", "/run"]}}
+                  "/etc/shadow", "/var"]}}
         course = "{REPO}"
-        print(json.dumps({{"top": sorted(os.listdir("/")), "found": found, "exists": paths,
+        run = {{folder: sorted(os.listdir(os.path.join("/run", folder))) for folder in os.listdir("/run")}}
+        print(json.dumps({{"top": sorted(os.listdir("/")), "found": found, "exists": paths, "run": run,
                           "course": sorted(os.listdir(course)) if os.path.isdir(course) else []}}))
     """, tmp_path)
     assert set(seen["course"]) <= {".venv"}, "of the course folder, only its virtual environment may show"
     assert set(seen["top"]) <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "tmp",
-                                "opt", *{Path(p).parts[1] for p in (sys.prefix, sys.base_prefix)}}
+                                "opt", "run", *{Path(p).parts[1] for p in (sys.prefix, sys.base_prefix)}}
+    # /run: the kernel's own connection file and sockets; the zygote's roots of every kernel and view, covered
+    assert seen["run"] == {"kernel": ["connection.json", "sockets"], "kernels": [], "views": []}
     assert seen["found"] == [], "reference code or notebooks readable inside the sandbox"
     assert not any(seen["exists"].values()), seen["exists"]
 
@@ -411,7 +430,7 @@ def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down(
             return self.created
 
     notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
-    with sandbox.private_runtime_dir() as runtime, sandbox.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
         with preprocessors.kernel_started_early(config):
             [started] = preprocessors._STARTED_EARLY.values()
             process = started.provisioner.process
@@ -439,7 +458,7 @@ def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
              "    try:\n        attempt(); print('ALLOWED')\n"
              "    except OSError as error:\n        print('refused', error.errno)\n")
     notebook = new_notebook(cells=[new_code_cell(probe)])
-    with sandbox.private_runtime_dir() as runtime, sandbox.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
         preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
         left = sorted(path.name for path in (runtime / sandbox.SOCKETS_FOLDER).iterdir())
     printed = notebook.cells[0].outputs[0].text
@@ -457,7 +476,7 @@ def test_a_kernel_that_cannot_start_early_leaves_the_notebook_to_start_its_own(m
 
     monkeypatch.setattr(sandbox.SandboxKernelManager, "start_in_background", refuse)
     notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
-    with sandbox.private_runtime_dir() as runtime, sandbox.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
         with preprocessors.kernel_started_early(config):
             assert preprocessors._STARTED_EARLY == {}
             preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
@@ -765,6 +784,7 @@ def test_a_kernel_cannot_write_to_the_graders_terminal_or_read_its_environment(t
     inside = run_probe("print(open('/proc/1/environ').read()); print(open('/proc/1/cmdline').read())", tmp_path,
                        env={**os.environ, "PERCEPTRON_TA_TOKEN": TA_TOKEN})
     assert inside.returncode == 0 and TA_TOKEN not in inside.stdout and "bwrap" not in inside.stdout
+    assert "perceptron_course.grading.in_sandbox.zygote" in inside.stdout  # it is the zygote's fork, pid 1 of its own
 
 
 #: Recipes of the third attack round (and the fourth's typing_eval): correct code, so they keep every point, and must be flagged.

@@ -68,6 +68,23 @@ def load_seccomp_filter() -> None:
     syscall_filter.load()
 
 
+def run_kernel(connection_file: str | None, *, memory_mb: int, max_file_mb: int, max_processes: int, seccomp: bool,
+               extra_arguments: list[str] | tuple[str, ...] = (), probe_code: str | None = None) -> None:
+    """Cap this process, load the seccomp filter, then be ipykernel on ``connection_file`` (until it shuts down).
+
+    ``probe_code``: run that code instead of ipykernel (the sandbox's tests probe exactly where a kernel runs).
+    """
+    limit_resources(memory_mb, max_file_mb, max_processes)
+    if seccomp:
+        load_seccomp_filter()
+    if probe_code is not None:
+        exec(compile(probe_code, "<probe>", "exec"), {"__name__": "__main__"})  # noqa: S102 - the tests' probe
+        return
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance(argv=["-f", connection_file, *extra_arguments])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space cap in MiB (0: none)")
@@ -78,15 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     target.add_argument("-f", dest="connection_file", help="start ipykernel on this connection file")
     target.add_argument("-c", dest="code", help="run this code instead (the sandbox's tests)")
     args, rest = parser.parse_known_args(argv)
-    limit_resources(args.memory_mb, args.max_file_mb, args.max_processes)
-    if args.seccomp:
-        load_seccomp_filter()
-    if args.code is not None:
-        exec(compile(args.code, "<probe>", "exec"), {"__name__": "__main__"})  # noqa: S102 - the tests' probe
-        return
-    from ipykernel import kernelapp
-
-    kernelapp.launch_new_instance(argv=["-f", args.connection_file, *rest])
+    run_kernel(args.connection_file, memory_mb=args.memory_mb, max_file_mb=args.max_file_mb,
+               max_processes=args.max_processes, seccomp=args.seccomp, extra_arguments=rest, probe_code=args.code)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ from .lateness import submission_lateness
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
-from .sandbox import Isolation, grading_kernel, private_runtime_dir
+from .kernel_pool import close_zygotes, grading_kernel, private_runtime_dir
+from .sandbox import Isolation
 from .secret import SECRET_FILE, read_secret
 
 #: Fault injection for tests: ``kill-worker:<student>/<assignment>`` makes the worker grading
@@ -127,7 +128,7 @@ def _grade_job(job: GradeJob) -> Outcome:
     if refused:
         return Outcome(job.student, job.assignment, FAILED, 0.0, sum(course.graded_cells(job.assignment).values()), refused)
     isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
-    with private_runtime_dir() as runtime, grading_kernel(isolation, runtime, job.assignment) as config:
+    with private_runtime_dir(isolation) as runtime, grading_kernel(isolation, runtime, job.assignment) as config:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):

@@ -415,7 +415,7 @@ def kernel_started_early(config):
     """
     execute = ResilientExecute(config=config)
     execute.update_config(config)  # as preprocess() does: the config's kernel manager over nbgrader's default
-    if execute.kernel_manager_class is not SandboxKernelManager:
+    if not issubclass(execute.kernel_manager_class, SandboxKernelManager):
         yield
         return
     runtime = Path(jupyter_runtime_dir())

@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import glob
 import importlib.util
-import json
 import os
 import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,6 +44,7 @@ from jupyter_core.utils import run_sync
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import DottedObjectName, Dict, Type
 
+from ..in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
 from .course import CourseError
 
 KERNEL_NAME = "perceptron-grading"
@@ -90,12 +89,21 @@ class Isolation:
     note: str  #: why there is no sandbox, or ""
 
 
-def _core_flags() -> list[str]:
-    """The namespace and privilege flags every sandbox gets (and the availability probe checks)."""
+def _core_flags(*, warm: bool = False) -> list[str]:
+    """The namespace and privilege flags every sandbox gets (and the availability probe checks).
+
+    ``warm``: the flags of a zygote (``in_sandbox/zygote.py``), which keeps uid 0 and the
+    capabilities of its user namespace to make each kernel's namespaces; each kernel then
+    becomes uid 1000 in a user namespace of its own, drops every capability and can make no
+    user namespace, as the kernel of a sandbox of its own does here.
+    """
     # --as-pid-1: no bubblewrap reaper inside, whose memory and environment the kernel could read
     # (it runs without the seccomp filter); the launcher is PID 1, and every process inside is filtered.
-    return ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--disable-userns",
-            "--unshare-all", "--as-pid-1", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv"]
+    user = ["--uid", "0", "--gid", "0"] if warm else ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+                                                      "--disable-userns"]
+    privileges = [] if warm else ["--cap-drop", "ALL"]
+    return ["--unshare-user", *user, "--unshare-all", "--as-pid-1", *privileges, "--die-with-parent", "--new-session",
+            "--clearenv"]
 
 
 def _system_binds() -> list[str]:
@@ -180,7 +188,7 @@ def build_student_view(destination: Path, assignment: str) -> Path:
     launcher.mkdir(parents=True)
     for name in STUDENT_MODULES:
         shutil.copyfile(real / name, package / name)
-    for name in ("__init__.py", "kernel.py"):
+    for name in ("__init__.py", "kernel.py", "zygote.py"):
         shutil.copyfile(real / "grading" / "in_sandbox" / name, launcher / name)
     (package / "grading" / "__init__.py").write_text('"""Only the kernel launcher is here while grading."""\n')
     (package / "__init__.py").write_text('"""The perceptron course, as a student\'s grading kernel sees it: no reference '
@@ -265,8 +273,17 @@ def _environment() -> dict[str, str]:
     }
 
 
+def real_package_covered() -> Path | None:
+    """This package's folder when it is an ordinary install (under the Python roots): the view is bound over it."""
+    real_package = Path(__file__).resolve().parents[2]
+    if any(root in real_package.parents for root in (*_python_roots(), Path("/usr"))):
+        return real_package
+    return None
+
+
 def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = None,
-                       connection_file: str | None = None, scratch_mb: int = SCRATCH_MB) -> list[str]:
+                       connection_file: str | None = None, scratch_mb: int = SCRATCH_MB,
+                       warm_roots: tuple[Path, Path] | None = None) -> list[str]:
     """The ``bwrap`` command that runs ``inner`` in the grading sandbox.
 
     Parameters
@@ -276,13 +293,21 @@ def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = N
     sockets : the kernel's private folder of IPC sockets, the one writable host folder
     connection_file : bound read-only (a kernel spec passes ``"{connection_file}"``)
     scratch_mb : size of the scratch tmpfs
+    warm_roots : for a zygote, the host folders of the kernels' files (writable) and of the
+        student views (read-only); it sees them at ``zygote.KERNELS_ROOT`` and ``VIEWS_ROOT``,
+        and ``/dev`` is read-only (each kernel mounts its own ``/dev/shm``, ``/tmp``, ``/proc``)
     """
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise RuntimeError(f"bubblewrap is not installed ({INSTALL_HINT})")
-    command = [bwrap, *_core_flags(), *_system_binds(), "--proc", "/proc", "--dev", "/dev",
-               "--perms", "1777", "--size", str(1024 * 1024), "--tmpfs", "/dev/shm",  # else an uncapped tmpfs
-               "--perms", "1777", "--size", str(scratch_mb * 1024 * 1024), "--tmpfs", SCRATCH]
+    command = [bwrap, *_core_flags(warm=warm_roots is not None), *_system_binds(), "--proc", "/proc", "--dev", "/dev"]
+    if warm_roots is None:
+        command += ["--perms", "1777", "--size", str(1024 * 1024), "--tmpfs", "/dev/shm"]  # else an uncapped tmpfs
+    else:
+        kernels, views = warm_roots
+        command += ["--dir", "/dev/shm", "--remount-ro", "/dev", "--bind", str(kernels), KERNELS_ROOT,
+                    "--ro-bind", str(views), VIEWS_ROOT, "--dir", OWN_FOLDER]
+    command += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024), "--tmpfs", SCRATCH]
     roots = _python_roots()
     for root in roots:
         command += ["--ro-bind", str(root), str(root)]
@@ -293,9 +318,9 @@ def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = N
     empty.mkdir(exist_ok=True)
     for folder in foreign_site_packages(roots):
         command += ["--ro-bind", str(empty), str(folder)]
-    real_package = Path(__file__).resolve().parents[2]
-    if any(root in real_package.parents for root in (*roots, Path("/usr"))):  # an ordinary install: cover it
-        command += ["--ro-bind", str(view / "perceptron_course"), str(real_package)]
+    covered = real_package_covered()
+    if covered is not None:
+        command += ["--ro-bind", str(view / "perceptron_course"), str(covered)]
     command += ["--ro-bind", str(view), VIEW_MOUNT]
     for dotted in BLOCKED_PACKAGES:
         installed = _package_folder(dotted)
@@ -395,71 +420,17 @@ def _remove_cgroup(group: Path) -> None:
             time.sleep(0.05)
 
 
-def detached(argv: list[str], procs: list[Path]) -> list[str]:
+def detached(argv: list[str], procs: list[Path], *, keep_pipes: bool = False) -> list[str]:
     """``argv`` started with an empty environment and no terminal, inside the cgroups of ``procs``.
 
     bubblewrap's own process then holds nothing of the grader's environment, and nothing a
-    kernel writes to its inherited stdout or stderr reaches the TA's terminal.
+    kernel writes to its inherited stdout or stderr reaches the TA's terminal. ``keep_pipes``:
+    stdin and stdout stay those of the caller (the zygote's requests and replies).
     """
     join = "".join(f'echo $$ > "${number}" && ' for number in range(1, len(procs) + 1))
-    return ["/bin/sh", "-c", join + f'shift {len(procs)} && exec /usr/bin/env -i "$@" </dev/null >/dev/null 2>&1', "sh",
+    streams = "2>/dev/null" if keep_pipes else "</dev/null >/dev/null 2>&1"
+    return ["/bin/sh", "-c", join + f'shift {len(procs)} && exec /usr/bin/env -i "$@" {streams}', "sh",
             *(str(path) for path in procs), *argv]
-
-
-@contextmanager
-def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
-    """Install the grading kernel spec for one submission; yield the nbgrader config that uses it.
-
-    Parameters
-    ----------
-    runtime_dir : the private Jupyter runtime folder of its connection file and sockets
-    assignment : what the kernel may import of the library depends on it
-    """
-    from traitlets.config import Config
-
-    saved = os.environ.get("JUPYTER_PATH")
-    with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir, sandbox_cgroups() as procs:
-        spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
-        spec_dir.mkdir(parents=True)
-        argv = launcher_command(isolation)
-        if isolation.sandbox:
-            view = build_student_view(Path(data_dir) / "view", assignment)
-            argv = bubblewrap_command(argv, view, sockets=runtime_dir / SOCKETS_FOLDER,
-                                      connection_file="{connection_file}")
-            argv = detached(argv, procs)
-        # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
-        spec = {"argv": argv, "display_name": "Python 3 (grading)", "language": "python", "interrupt_mode": "message"}
-        (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
-        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [data_dir, saved]))
-        config = Config()
-        config.Execute.kernel_name = KERNEL_NAME
-        if isolation.sandbox:
-            config.ExecutePreprocessor.kernel_manager_class = SandboxKernelManager
-        try:
-            yield config
-        finally:
-            if saved is None:
-                os.environ.pop("JUPYTER_PATH", None)
-            else:
-                os.environ["JUPYTER_PATH"] = saved
-
-
-@contextmanager
-def private_runtime_dir():
-    """A fresh Jupyter runtime folder, so a kernel sees no other kernel's connection files or sockets."""
-    saved = os.environ.get("JUPYTER_RUNTIME_DIR")
-    runtime = tempfile.mkdtemp(prefix="perceptron-runtime-")
-    os.environ["JUPYTER_RUNTIME_DIR"] = runtime
-    try:
-        yield Path(runtime)
-    finally:
-        if saved is None:
-            os.environ.pop("JUPYTER_RUNTIME_DIR", None)
-        else:
-            os.environ["JUPYTER_RUNTIME_DIR"] = saved
-        # rm, not shutil.rmtree: a tree nested thousands of levels deep (a kernel's, as a grader that
-        # is not root, where the kernel owns its sockets folder) is more than rmtree's recursion allows.
-        subprocess.run(["rm", "-rf", "--", runtime], check=False, capture_output=True)
 
 
 # ---------------------------------------------------------------------------- the kernel's sockets
@@ -582,8 +553,12 @@ class SandboxKernelManager(AsyncKernelManager):
             os.chown(folder, NOBODY, NOBODY)
             folder.chmod(0o1733)
         self.transport = "ipc"
-        self.ip = str(folder / "kernel")
+        self.ip = self._kernel_socket_prefix()
         return await super()._async_pre_start_kernel(**kwargs)
+
+    def _kernel_socket_prefix(self) -> str:
+        """Where the kernel binds its sockets (``<prefix>-<port>``), as the kernel sees its folder."""
+        return str(self._sockets_folder() / "kernel")
 
     def _still_running(self) -> bool:
         process = getattr(self.provisioner, "process", None)

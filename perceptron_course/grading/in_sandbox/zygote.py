@@ -1,0 +1,349 @@
+"""A warm parent of grading kernels: it imports once, then forks a fresh sandboxed kernel per request.
+
+``trusted/kernel_pool.py`` starts it inside bubblewrap, with the grading kernel's allowlist
+file system, as uid 0 of its own user namespace with that namespace's capabilities (which it
+needs to make namespaces for its children). It imports what every grading kernel needs
+(``WARM_MODULES``), and from then on runs no code but this loop; it never runs student code.
+
+For each kernel it forks a *keeper*, which
+
+1. moves into new mount, PID, IPC, UTS and network namespaces and forks the kernel, PID 1
+   of the new PID namespace (the keeper waits for it; killing the keeper kills the kernel
+   and everything it started);
+2. gives the kernel a fresh ``/proc``, a fresh size-capped scratch tmpfs (``/tmp``, also
+   ``HOME``) and ``/dev/shm``, its own connection file (read-only) and sockets folder at
+   ``/run/kernel``, and its assignment's student view of the package; the folders where
+   the other kernels' files and views live are covered by empty read-only tmpfs.
+
+The kernel then enters a new user namespace as uid 1000 in which no further user namespace
+can be made, drops every capability, and runs the launcher's own steps
+(``kernel.run_kernel``: rlimits, the seccomp filter, ipykernel). So a kernel is a process
+that never ran another submission's code, with namespaces, scratch space, caps and filter of
+its own; what it shares with the zygote is read-only memory (copy on write) and read-only
+mounts, and the zygote is outside its PID namespace.
+
+Protocol (one JSON object a line): on stdin ``{"spawn": N, ...}`` (see ``Request``) and
+``{"kill": N}``; on stdout ``{"ready": pid}`` once warm, ``{"spawned": N, "pid": P}``,
+``{"failed": N, "error": ...}`` and ``{"exited": N, "status": S, "cpu_seconds": C, "max_rss_kb": M}``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import select
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+#: Imported once here, so a kernel starts with them loaded (copy on write). Nothing of the
+#: course is among them: the student view is chosen per kernel.
+WARM_MODULES = ("numpy", "scipy.optimize", "matplotlib", "matplotlib.pyplot", "matplotlib_inline.backend_inline",
+                "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "IPython.core.interactiveshell",
+                "IPython.core.completer", "jupyter_client.session")
+#: Where the zygote sees every kernel's folder (connection file, sockets) and every student view.
+KERNELS_ROOT = "/run/kernels"
+VIEWS_ROOT = "/run/views"
+#: Where a kernel sees its own folder.
+OWN_FOLDER = "/run/kernel"
+KERNEL_UID = 1000
+SCRATCH = "/tmp"
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
+MS_REC, MS_PRIVATE, MS_RELATIME = 16384, 1 << 18, 1 << 21
+#: statvfs flags a read-only remount must keep (a user namespace may not clear them).
+KEPT_MOUNT_FLAGS = {os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_NOEXEC: MS_NOEXEC,
+                    os.ST_NOATIME: MS_NOATIME, os.ST_NODIRATIME: MS_NODIRATIME, os.ST_RELATIME: MS_RELATIME}
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One kernel to start: paths as the zygote sees them, limits as the launcher takes them."""
+
+    number: int
+    folder: str  #: this kernel's folder under KERNELS_ROOT: its connection file and ``sockets/``
+    connection_file: str  #: the file's name in ``folder``
+    view: str  #: its student view under VIEWS_ROOT (holds ``perceptron_course``)
+    view_targets: tuple[str, ...]  #: where the view's ``perceptron_course`` is bound (the view mount, an installed copy)
+    scratch_mb: int
+    memory_mb: int
+    max_file_mb: int
+    max_processes: int
+    seccomp: bool
+    probe_code: str | None = None  #: run this instead of ipykernel, its stdout and stderr in ``folder`` (tests)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Request":
+        request = cls(number=int(data["spawn"]), folder=str(data["folder"]), connection_file=str(data["connection_file"]),
+                      view=str(data["view"]), view_targets=tuple(str(t) for t in data["view_targets"]),
+                      scratch_mb=int(data["scratch_mb"]), memory_mb=int(data["memory_mb"]),
+                      max_file_mb=int(data["max_file_mb"]), max_processes=int(data["max_processes"]),
+                      seccomp=bool(data["seccomp"]),
+                      probe_code=None if data.get("probe_code") is None else str(data["probe_code"]))
+        inside = (os.path.dirname(request.folder), os.path.dirname(request.view))
+        if inside != (KERNELS_ROOT, VIEWS_ROOT) or "/" in request.connection_file or ".." in (request.folder + request.view):
+            raise ValueError("a kernel's folder and view must be direct entries of the zygote's roots")
+        return request
+
+
+# ---------------------------------------------------------------------------- system calls
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    encode = lambda text: None if text is None else text.encode()  # noqa: E731
+    _check(_libc.mount(encode(source), encode(target), encode(fstype), ctypes.c_ulong(flags), encode(data)),
+           f"mount {target}")
+
+
+def _bind(source: str, target: str, *, read_only: bool) -> None:
+    """Bind ``source`` on ``target``; read-only keeps the flags the mount has (nosuid, nodev...)."""
+    _mount(source, target, None, MS_BIND | MS_REC)
+    if read_only:
+        kept = os.statvfs(target).f_flag
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+        for statvfs_flag, mount_flag in KEPT_MOUNT_FLAGS.items():
+            if kept & statvfs_flag:
+                flags |= mount_flag
+        _mount(None, target, None, flags)
+
+
+def _tmpfs(target: str, size_bytes: int, mode: str, *, read_only: bool = False) -> None:
+    flags = MS_NOSUID | MS_NODEV | (MS_RDONLY if read_only else 0)
+    _mount("tmpfs", target, "tmpfs", flags, f"size={size_bytes},mode={mode}")
+
+
+def _prctl(option: int, argument: int) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(argument), 0, 0, 0), f"prctl {option}")
+
+
+def _unshare(flags: int) -> None:
+    _check(_libc.unshare(flags), "unshare")
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w", encoding="ascii") as file:
+        file.write(text)
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding, ambient, inheritable, permitted and effective sets, and never gain any back."""
+    last = int(open("/proc/sys/kernel/cap_last_cap", encoding="ascii").read())
+    for capability in range(last + 1):
+        _prctl(PR_CAPBSET_DROP, capability)
+    _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient capabilities")
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    _check(_libc.capset(ctypes.byref(Header(LINUX_CAPABILITY_VERSION_3, 0)), (Data * 2)()), "capset")
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+# ---------------------------------------------------------------------------- one kernel
+
+
+def _enter_kernel_namespaces(request: Request) -> None:
+    """In the keeper: new namespaces, and the kernel's mounts (those that need no new PID namespace)."""
+    _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET)
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here reaches the zygote
+    _tmpfs(OWN_FOLDER, 4096, "0755")  # this kernel's own, to make its mount points in
+    os.close(os.open(os.path.join(OWN_FOLDER, "connection.json"), os.O_WRONLY | os.O_CREAT, 0o644))
+    os.mkdir(os.path.join(OWN_FOLDER, "sockets"))
+    _bind(os.path.join(request.folder, request.connection_file), os.path.join(OWN_FOLDER, "connection.json"),
+          read_only=True)
+    _bind(os.path.join(request.folder, "sockets"), os.path.join(OWN_FOLDER, "sockets"), read_only=False)
+    _mount(None, OWN_FOLDER, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    for target in request.view_targets:
+        _bind(os.path.join(request.view, "perceptron_course"), target, read_only=True)
+    for hidden in (KERNELS_ROOT, VIEWS_ROOT):
+        _tmpfs(hidden, 4096, "0555", read_only=True)
+    _tmpfs(SCRATCH, request.scratch_mb * 1024 * 1024, "1777")
+    _tmpfs("/dev/shm", 1024 * 1024, "1777")
+
+
+def _become_kernel(request: Request, keeper_alive: int) -> None:
+    """In the kernel (PID 1 of its namespace): its /proc, uid 1000 without capabilities, then the launcher."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if select.select([keeper_alive], [], [], 0)[0]:  # the keeper died before the line above: so does the kernel
+        os._exit(72)
+    os.close(keeper_alive)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    uid, gid = os.geteuid(), os.getegid()
+    _unshare(CLONE_NEWUSER)
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{KERNEL_UID} {uid} 1\n")
+    _write("/proc/self/gid_map", f"{KERNEL_UID} {gid} 1\n")
+    _write("/proc/sys/user/max_user_namespaces", "0")  # this namespace can make no other
+    _drop_capabilities()
+    os.chdir(SCRATCH)
+    from . import kernel
+
+    kernel.run_kernel(os.path.join(OWN_FOLDER, "connection.json"), memory_mb=request.memory_mb,
+                      max_file_mb=request.max_file_mb, max_processes=request.max_processes, seccomp=request.seccomp,
+                      probe_code=request.probe_code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _keeper(request: Request) -> None:
+    """The zygote's child for one kernel: set up, fork the kernel, wait for it; exit with its status."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.set_wakeup_fd(-1)
+    for number in (signal.SIGCHLD, signal.SIGINT, signal.SIGPIPE):
+        signal.signal(number, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDWR)
+    for descriptor in (0, 1, 2):
+        os.dup2(null, descriptor)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 65536)
+    if request.probe_code is not None:  # the tests': stdout and stderr into files of the kernel's folder
+        for descriptor, name in ((1, "output"), (2, "errors")):
+            output = os.open(os.path.join(request.folder, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
+                             0o644)
+            os.dup2(output, descriptor)
+            os.close(output)
+    _enter_kernel_namespaces(request)
+    keeper_alive, keeper_holds = os.pipe()  # the kernel sees end of file once the keeper is gone
+    kernel_pid = os.fork()
+    if kernel_pid == 0:
+        try:
+            os.close(keeper_holds)
+            _become_kernel(request, keeper_alive)
+        except BaseException:  # noqa: BLE001 - said on its stderr (a probe's output; else nowhere)
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        finally:
+            os._exit(71)
+    os.close(keeper_alive)
+    # Asked to stop (SIGTERM from the zygote), the keeper kills the kernel's namespace and still
+    # waits for it, so what the kernel used is measured.
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(kernel_pid, signal.SIGKILL))
+    _, status = os.waitpid(kernel_pid, 0)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
+# ---------------------------------------------------------------------------- the loop
+
+
+def _send(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def _spawn(request: Request) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _keeper(request)
+        finally:
+            os._exit(72)
+    return pid
+
+
+def _reap(keepers: dict[int, int]) -> None:
+    """Report every keeper that has exited (its status and the CPU and memory its kernel used)."""
+    while keepers:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        number = keepers.pop(pid, None)
+        if number is not None:
+            _send({"exited": number, "status": os.waitstatus_to_exitcode(status),
+                   "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_kb": usage.ru_maxrss})
+
+
+def _handle(line: str, keepers: dict[int, int]) -> None:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return
+    if "kill" in data:
+        for pid, number in list(keepers.items()):
+            if number == data["kill"]:
+                os.kill(pid, signal.SIGTERM)  # the keeper kills its kernel, then exits
+        return
+    try:
+        request = Request.from_json(data)
+    except (KeyError, TypeError, ValueError) as error:
+        _send({"failed": data.get("spawn"), "error": f"bad request: {error}"})
+        return
+    try:
+        pid = _spawn(request)
+    except OSError as error:
+        _send({"failed": request.number, "error": str(error)})
+        return
+    keepers[pid] = request.number
+    _send({"spawned": request.number, "pid": pid})
+
+
+def warm_up() -> None:
+    """Import ``WARM_MODULES`` (a missing one is skipped: the kernel imports it if it can)."""
+    import importlib
+
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+
+
+def main() -> None:
+    warm_up()
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    keepers: dict[int, int] = {}
+    pending = b""
+    _send({"ready": os.getpid(), "threads": len(os.listdir("/proc/self/task"))})
+    while True:
+        try:
+            readable, _, _ = select.select([0, wake_read], [], [])
+        except InterruptedError:
+            readable = [wake_read]
+        if wake_read in readable:
+            try:
+                os.read(wake_read, 4096)
+            except BlockingIOError:
+                pass
+            _reap(keepers)
+        if 0 in readable:
+            chunk = os.read(0, 65536)
+            if not chunk:  # the grader closed the pipe: stop, and every kernel with the keepers
+                for pid in keepers:
+                    os.kill(pid, signal.SIGKILL)
+                return
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                _handle(line.decode("utf-8", "replace"), keepers)
+
+
+if __name__ == "__main__":
+    main()

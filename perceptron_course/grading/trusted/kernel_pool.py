@@ -1,0 +1,387 @@
+"""Warm grading kernels: a zygote per grading thread forks each submission's kernel.
+
+A fresh Jupyter kernel spends a second or more starting Python, IPython and NumPy. Each
+thread that grades (the one of a worker process, or the batch's own when it grades here)
+starts, once, a *zygote* (``in_sandbox/zygote.py``) in the grading sandbox: it imports
+what kernels need, then forks every kernel of that thread into namespaces, scratch space
+and a student view of its own (see that module for what a kernel shares and what it
+does not). Starting a kernel then costs a fork.
+
+- ``Zygote``: the sandboxed process, its work folder (the kernels' folders, the student
+  views) and its cgroups (tasks and one core, as each sandbox had).
+- ``WarmKernelManager``: the sandbox's kernel manager whose kernels come from the zygote
+  (``WarmProvisioner``); the grader still connects only through checked descriptors.
+- ``grading_kernel``: the nbgrader configuration that grades with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing.util
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import uuid
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from jupyter_client.provisioning import LocalProvisioner
+from traitlets import Integer, Unicode
+
+from ..in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
+from .sandbox import (ALLOWED_EXTRAS, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, SCRATCH_MB, SOCKETS_FOLDER, VIEW_MOUNT,
+                      Isolation, SandboxKernelManager, _PYTHON, build_student_view, bubblewrap_command, detached,
+                      launcher_command, real_package_covered, sandbox_cgroups)
+
+#: How long a zygote may take to import what it warms (it reports "ready" then).
+START_SECONDS = 180.0
+#: How long it may take to fork a kernel and say so.
+SPAWN_SECONDS = 60.0
+DEFAULT_VIEW = "any"
+#: How often a stopping kernel is polled (jupyter_client polls every 0.1 s, for processes of its own).
+POLL_SECONDS = 0.005
+
+
+class ZygoteError(RuntimeError):
+    """The zygote did not start, or did not start a kernel."""
+
+
+class WarmProcess:
+    """A kernel forked by the zygote, seen as much like a ``subprocess.Popen`` as jupyter_client needs."""
+
+    def __init__(self, zygote: "Zygote", number: int, pid: int) -> None:
+        self.zygote, self.number, self.pid = zygote, number, pid
+        self.stdin = self.stdout = self.stderr = None
+        self.returncode: int | None = None
+        self.cpu_seconds: float | None = None  #: CPU time of the kernel and its processes, once it has exited
+        self.max_rss_kb: int | None = None
+        self._exited = threading.Event()
+
+    def _set_exited(self, status: int, cpu_seconds: float, max_rss_kb: int) -> None:
+        self.returncode, self.cpu_seconds, self.max_rss_kb = status, cpu_seconds, max_rss_kb
+        self._exited.set()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._exited.wait(timeout):
+            raise subprocess.TimeoutExpired(f"kernel {self.number}", timeout or 0)
+        return self.returncode  # type: ignore[return-value]
+
+    def send_signal(self, number: int) -> None:
+        """Only killing is passed on (interrupts travel as messages; the kernel is not the grader's child)."""
+        if number in (signal.SIGKILL, signal.SIGTERM) and self.returncode is None:
+            self.zygote.kill(self.number)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+class Zygote:
+    """One sandboxed zygote and the kernels it forked; ``spawn`` starts one, ``close`` stops them all."""
+
+    def __init__(self) -> None:
+        self._stack = ExitStack()
+        self.work = Path(tempfile.mkdtemp(prefix="perceptron-zygote-"))
+        self._stack.callback(subprocess.run, ["rm", "-rf", "--", str(self.work)], check=False, capture_output=True)
+        self.kernels = self.work / "kernels"
+        self.views = self.work / "views"
+        self.kernels.mkdir(mode=0o711)
+        for name in (DEFAULT_VIEW, *ALLOWED_EXTRAS):
+            build_student_view(self.views / name, "" if name == DEFAULT_VIEW else name)
+        procs = self._stack.enter_context(sandbox_cgroups())
+        inner = [_PYTHON, "-s", "-m", "perceptron_course.grading.in_sandbox.zygote"]
+        command = bubblewrap_command(inner, self.views / DEFAULT_VIEW, warm_roots=(self.kernels, self.views))
+        # Its own session: Ctrl+C reaches the batch, which stops the zygote (and its kernels) itself.
+        self.process = subprocess.Popen(detached(command, procs, keep_pipes=True), stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, start_new_session=True)
+        self._stack.callback(self._stop_process)
+        self._lock = threading.Lock()
+        self._next = 0
+        self._replies: dict[int, dict] = {}
+        self._replied = threading.Condition(self._lock)
+        self._running: dict[int, WarmProcess] = {}
+        self._started_in: dict[str, list[WarmProcess]] = {}  # kernel folder name -> its kernels (restarts too)
+        self.ready = self._read_ready()
+        self._reader = threading.Thread(target=self._read_replies, name="zygote-replies", daemon=True)
+        self._reader.start()
+
+    # ---- its process
+
+    def _read_ready(self) -> dict:
+        line = _read_line(self.process, START_SECONDS)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = {}
+        if "ready" not in message:
+            self.close()
+            raise ZygoteError(f"the grading zygote did not start (it said {line[:200]!r})")
+        return message
+
+    def _read_replies(self) -> None:
+        for raw in self.process.stdout:  # type: ignore[union-attr]
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                continue
+            with self._lock:
+                if "exited" in message:
+                    kernel = self._running.pop(message["exited"], None)
+                    if kernel is not None:
+                        kernel._set_exited(int(message["status"]), float(message["cpu_seconds"]),
+                                           int(message["max_rss_kb"]))
+                else:
+                    self._replies[int(message.get("spawned", message.get("failed", -1)) or -1)] = message
+                    self._replied.notify_all()
+        with self._lock:  # the zygote is gone, and every kernel with it
+            for kernel in self._running.values():
+                kernel._set_exited(-signal.SIGKILL, 0.0, 0)
+            self._running.clear()
+            self._replied.notify_all()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _stop_process(self) -> None:
+        try:
+            self.process.stdin.close()  # type: ignore[union-attr]  # the zygote kills its kernels and exits
+            self.process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+        reader = getattr(self, "_reader", None)
+        if reader is not None:
+            reader.join(10)  # it reads to the end of the zygote's output, then stops
+        self.process.stdout.close()  # type: ignore[union-attr]
+
+    def close(self) -> None:
+        self._stack.close()
+
+    # ---- kernels
+
+    def kernel_folder(self) -> Path:
+        """A new folder for one kernel's connection file and sockets (a private Jupyter runtime folder)."""
+        return Path(tempfile.mkdtemp(prefix="kernel-", dir=self.kernels))
+
+    def spawn(self, folder: Path, connection_file: Path, assignment: str, memory_mb: int, *, seccomp: bool = True,
+              probe_code: str | None = None) -> WarmProcess:
+        """Fork a kernel whose connection file and sockets are in ``folder`` (made by ``kernel_folder``).
+
+        ``probe_code``: run that code where the kernel would run, its output in ``folder/output`` (the tests').
+        """
+        if folder.parent != self.kernels or connection_file.parent != folder:
+            raise ValueError("a kernel's files must be in a folder made by kernel_folder()")
+        view = assignment if assignment in ALLOWED_EXTRAS else DEFAULT_VIEW
+        with self._lock:
+            self._next += 1
+            number = self._next
+        request = {"spawn": number, "folder": f"{KERNELS_ROOT}/{folder.name}", "connection_file": connection_file.name,
+                   "view": f"{VIEWS_ROOT}/{view}", "view_targets": view_targets(), "scratch_mb": SCRATCH_MB,
+                   "memory_mb": memory_mb, "max_file_mb": MAX_FILE_MB, "max_processes": MAX_PROCESSES,
+                   "seccomp": seccomp, "probe_code": probe_code}
+        with self._lock:
+            if self.process.poll() is not None:
+                raise ZygoteError("the grading zygote has stopped")
+            self.process.stdin.write((json.dumps(request) + "\n").encode())  # type: ignore[union-attr]
+            self.process.stdin.flush()  # type: ignore[union-attr]
+            if not self._replied.wait_for(lambda: number in self._replies or self.process.poll() is not None,
+                                          SPAWN_SECONDS):
+                raise ZygoteError("the grading zygote did not start a kernel in time")
+            reply = self._replies.pop(number, {"failed": number, "error": "the grading zygote stopped"})
+            if "spawned" not in reply:
+                raise ZygoteError(f"the grading zygote could not start a kernel: {str(reply.get('error'))[:300]}")
+            kernel = WarmProcess(self, number, int(reply["pid"]))
+            self._running[number] = kernel
+            self._started_in.setdefault(folder.name, []).append(kernel)
+            return kernel
+
+    def usage(self, folder: Path) -> tuple[int, float, int]:
+        """Kernels started in ``folder`` (restarts count), their CPU seconds and their largest peak memory (KiB).
+
+        Measured by the keepers (``wait4``) once each kernel has exited; a kernel still running counts 0.
+        """
+        with self._lock:
+            kernels = list(self._started_in.get(folder.name, []))
+        return (len(kernels), round(sum(kernel.cpu_seconds or 0.0 for kernel in kernels), 3),
+                max((kernel.max_rss_kb or 0 for kernel in kernels), default=0))
+
+    def forget(self, folder: Path) -> None:
+        with self._lock:
+            self._started_in.pop(folder.name, None)
+
+    def kill(self, number: int) -> None:
+        with self._lock:
+            if self.process.poll() is None:
+                try:
+                    self.process.stdin.write((json.dumps({"kill": number}) + "\n").encode())  # type: ignore[union-attr]
+                    self.process.stdin.flush()  # type: ignore[union-attr]
+                except OSError:
+                    pass
+
+
+def _read_line(process: subprocess.Popen, seconds: float) -> str:
+    """The first line ``process`` writes, or ``""`` if it exits or says nothing for ``seconds``."""
+    found: list[bytes] = []
+    reader = threading.Thread(target=lambda: found.append(process.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    reader.join(seconds)
+    return found[0].decode("utf-8", "replace") if found else ""
+
+
+def view_targets() -> list[str]:
+    """Where a kernel's student view of ``perceptron_course`` is bound: the view's mount, and any installed copy."""
+    covered = real_package_covered()
+    return [f"{VIEW_MOUNT}/perceptron_course", *([str(covered)] if covered else [])]
+
+
+# ---------------------------------------------------------------------------- one zygote per grading thread
+
+_ZYGOTES: dict[int, Zygote] = {}
+_ZYGOTES_LOCK = threading.Lock()
+
+
+def zygote_for_this_thread() -> Zygote:
+    """This thread's zygote, started on first use (and again if it has stopped)."""
+    key = threading.get_ident()
+    with _ZYGOTES_LOCK:
+        zygote = _ZYGOTES.get(key)
+    if zygote is not None and zygote.alive():
+        return zygote
+    if zygote is not None:
+        zygote.close()
+    zygote = Zygote()
+    with _ZYGOTES_LOCK:
+        _ZYGOTES[key] = zygote
+    return zygote
+
+
+def close_zygotes() -> None:
+    """Stop every zygote of this process (their kernels with them) and remove their folders."""
+    with _ZYGOTES_LOCK:
+        zygotes = list(_ZYGOTES.values())
+        _ZYGOTES.clear()
+    for zygote in zygotes:
+        zygote.close()
+
+
+# A worker process of a pool exits without running atexit handlers, but runs these.
+multiprocessing.util.Finalize(None, close_zygotes, exitpriority=100)
+
+
+# ---------------------------------------------------------------------------- jupyter_client's side
+
+
+class WarmProvisioner(LocalProvisioner):
+    """Launches the kernel by asking this thread's zygote to fork it (the kernel spec's command is not run)."""
+
+    async def launch_kernel(self, cmd: list[str], **kwargs):
+        manager: WarmKernelManager = self.parent  # type: ignore[assignment]
+        connection_file = Path(manager.connection_file)
+        self.process = zygote_for_this_thread().spawn(connection_file.parent, connection_file, manager.assignment,
+                                                      manager.memory_mb)
+        self.pid, self.pgid = self.process.pid, None
+        self.cwd = kwargs.get("cwd")
+        return self.connection_info
+
+    async def wait(self) -> int | None:
+        """As the local provisioner's, polling every few milliseconds (the zygote reports an exit at once)."""
+        if self.process is None:
+            return 0
+        while self.process.poll() is None:
+            await asyncio.sleep(POLL_SECONDS)
+        status, self.process = self.process.poll(), None
+        return status
+
+
+class WarmKernelManager(SandboxKernelManager):
+    """The sandbox's kernel manager, with kernels forked by the zygote of the thread that grades."""
+
+    assignment = Unicode("", help="the assignment being graded: it decides the kernel's student view").tag(config=True)
+    memory_mb = Integer(0, help="address-space cap of the kernel in MiB").tag(config=True)
+
+    def _kernel_socket_prefix(self) -> str:
+        return f"{OWN_FOLDER}/{SOCKETS_FOLDER}/kernel"  # where the kernel sees its sockets folder
+
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        await super()._async_wait(pollinterval=min(pollinterval, POLL_SECONDS))
+
+    async def _async_pre_start_kernel(self, **kwargs):
+        if self.provisioner is None:
+            self.kernel_id = self.kernel_id or str(uuid.uuid4())
+            self.provisioner = WarmProvisioner(kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self)
+        return await super()._async_pre_start_kernel(**kwargs)
+
+
+
+@contextmanager
+def private_runtime_dir(isolation: Isolation):
+    """A fresh Jupyter runtime folder, so a kernel sees no other kernel's connection files or sockets.
+
+    With the sandbox it is a kernel folder of this thread's zygote, which the kernel sees at
+    ``/run/kernel``; without, a temporary folder.
+    """
+    saved = os.environ.get("JUPYTER_RUNTIME_DIR")
+    zygote = zygote_for_this_thread() if isolation.sandbox else None
+    runtime = zygote.kernel_folder() if zygote else Path(tempfile.mkdtemp(prefix="perceptron-runtime-"))
+    os.environ["JUPYTER_RUNTIME_DIR"] = str(runtime)
+    try:
+        yield runtime
+    finally:
+        if saved is None:
+            os.environ.pop("JUPYTER_RUNTIME_DIR", None)
+        else:
+            os.environ["JUPYTER_RUNTIME_DIR"] = saved
+        # rm, not shutil.rmtree: a tree nested thousands of levels deep (a kernel's, as a grader that
+        # is not root, where the kernel owns its sockets folder) is more than rmtree's recursion allows.
+        subprocess.run(["rm", "-rf", "--", str(runtime)], check=False, capture_output=True)
+        if zygote is not None:
+            zygote.forget(runtime)
+
+
+@contextmanager
+def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
+    """Install the grading kernel spec for one submission; yield the nbgrader config that uses it.
+
+    With the sandbox, kernels are forked by the zygote (``WarmKernelManager``); the spec's own
+    command refuses to start, should anything try to start it directly.
+
+    Parameters
+    ----------
+    runtime_dir : the private Jupyter runtime folder of its connection file and sockets
+    assignment : what the kernel may import of the library depends on it
+    """
+    from traitlets.config import Config
+
+    saved = os.environ.get("JUPYTER_PATH")
+    with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir:
+        spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
+        spec_dir.mkdir(parents=True)
+        argv = launcher_command(isolation)
+        if isolation.sandbox:  # fail closed: these kernels are forked by the zygote, never started from the spec
+            argv = [_PYTHON, "-c", "raise SystemExit('a grading kernel is started by the grading zygote only')"]
+        # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
+        spec = {"argv": argv, "display_name": "Python 3 (grading)", "language": "python", "interrupt_mode": "message"}
+        (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [data_dir, saved]))
+        config = Config()
+        config.Execute.kernel_name = KERNEL_NAME
+        if isolation.sandbox:
+            config.ExecutePreprocessor.kernel_manager_class = WarmKernelManager
+            config.WarmKernelManager.assignment = assignment
+            config.WarmKernelManager.memory_mb = isolation.memory_mb
+            config.Execute.shutdown_kernel = "immediate"  # a graded kernel's state is thrown away: no need to ask
+        try:
+            yield config
+        finally:
+            if saved is None:
+                os.environ.pop("JUPYTER_PATH", None)
+            else:
+                os.environ["JUPYTER_PATH"] = saved

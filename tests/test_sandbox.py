@@ -845,3 +845,98 @@ def test_hostile_batch_folder_names_act_nowhere_and_stop_nothing(hostile_batch, 
     assert again.status == "graded" and again.score == 8
     assert course.grades_csv.read_text(encoding="utf-8") == before
     assert "xfename" in (course.reports / "report.md").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------- the warm pool: kernels share nothing
+
+#: The first submission leaves everything it can behind, and changes what it can of what it was given.
+LEAVES_BEHIND = """
+    import ctypes, json, os, socket, sys, time
+    import numpy
+    numpy.sum = lambda *args, **kwargs: 42            # the warm modules, in its own memory
+    sys.modules["planted_module"] = type(sys)("planted_module")
+    os.environ["PLANTED"] = "1"
+    open("/tmp/planted", "w").write("first")
+    open("/dev/shm/planted", "w").write("first")
+    written = {}
+    for path in ("/dev/planted", "/run/planted", "/run/kernel/planted", "/run/kernels/planted", "/run/views/planted",
+                 "/opt/perceptron-course/planted", "/run/kernel/sockets/planted"):
+        try:
+            open(path, "w").write("first")
+            written[path] = "wrote"
+        except OSError as error:
+            written[path] = error.errno
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind("\\0perceptron-planted")             # an abstract socket: it lives in a network namespace
+    listener.listen()
+    libc = ctypes.CDLL(None, use_errno=True)
+    segment = libc.shmget(0x5eed, 4096, 0o1666)        # System V shared memory: it lives in an IPC namespace
+    try:
+        socket.sethostname("planted")                  # refused: no capability (its UTS namespace is its own anyway)
+    except OSError:
+        pass
+    if os.fork() == 0:                                 # a process that outlives the probe, if it can
+        os.setsid()
+        time.sleep(600)
+        os._exit(0)
+    print(json.dumps({"written": written, "segment": segment, "pid": os.getpid()}))
+"""
+
+#: The next submission on the same worker looks for every trace of the first.
+LOOKS_FOR_TRACES = """
+    import ctypes, json, os, socket, sys
+    import numpy
+    reached = "no"
+    client = socket.socket(socket.AF_UNIX)
+    try:
+        client.connect("\\0perceptron-planted")
+        reached = "yes"
+    except OSError:
+        pass
+    libc = ctypes.CDLL(None, use_errno=True)
+    print(json.dumps({
+        "numpy.sum": int(numpy.sum([1, 2])), "planted_module": "planted_module" in sys.modules,
+        "environ": os.environ.get("PLANTED"), "tmp": os.listdir("/tmp"), "shm": os.listdir("/dev/shm"),
+        "dev": "planted" in os.listdir("/dev"), "run": sorted(os.listdir("/run/kernel")),
+        "processes": sorted(int(name) for name in os.listdir("/proc") if name.isdigit()),
+        "abstract socket": reached, "segment": libc.shmget(0x5eed, 0, 0), "hostname": socket.gethostname(),
+        "sysvipc": open("/proc/sysvipc/shm").read().splitlines()[1:],
+    }))
+"""
+
+
+def test_two_submissions_graded_by_the_same_zygote_share_nothing(tmp_path):
+    zygote = kernel_pool.zygote_for_this_thread()
+    first = probe_json(LEAVES_BEHIND, tmp_path)
+    assert kernel_pool.zygote_for_this_thread() is zygote, "both submissions must come from the same zygote"
+    assert first["pid"] == 1 and first["segment"] >= 0  # it could make the segment (in its own namespace)
+    writable = [path for path, outcome in first["written"].items() if not isinstance(outcome, int)]
+    assert writable == ["/run/kernel/sockets/planted"], first["written"]  # its own sockets folder, and nothing shared
+    second = probe_json(LOOKS_FOR_TRACES, tmp_path)
+    assert kernel_pool.zygote_for_this_thread() is zygote
+    assert second == {"numpy.sum": 3, "planted_module": False, "environ": None, "tmp": [], "shm": [], "dev": False,
+                      "run": ["connection.json", "sockets"], "processes": [1], "abstract socket": "no",
+                      "segment": -1, "hostname": second["hostname"], "sysvipc": []}
+    assert second["hostname"] != "planted"
+    assert _wait_until_gone("perceptron-planted") == []
+
+
+def test_the_zygote_never_runs_student_code_and_keeps_its_warm_state(tmp_path):
+    zygote = kernel_pool.zygote_for_this_thread()
+    seen = probe_json("""
+        import json, os, signal
+        reached = {}
+        for name, attempt in {"signal every process": lambda: os.kill(-1, signal.SIGKILL),
+                              "signal the parent": lambda: os.kill(os.getppid() or 1, 0)}.items():
+            try:
+                attempt()
+                reached[name] = "sent"
+            except OSError as error:
+                reached[name] = error.errno
+        print(json.dumps({"ppid": os.getppid(), "reached": reached, "self": os.getpid()}))
+    """, tmp_path)
+    assert seen["ppid"] == 0 and seen["self"] == 1  # its parent (the keeper) and the zygote are outside its PID namespace
+    assert zygote.alive() and kernel_pool.zygote_for_this_thread() is zygote
+    again = probe_json("import json, sys; print(json.dumps(sorted(m for m in ('numpy', 'ipykernel.kernelapp') "
+                       "if m in sys.modules)))", tmp_path)
+    assert again == ["ipykernel.kernelapp", "numpy"]  # warm: imported by the zygote, before any student code

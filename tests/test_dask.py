@@ -12,6 +12,7 @@ import pytest
 from distributed import Client, LocalCluster
 from test_parallel import everything, fresh_class
 
+from perceptron_course.grading.trusted import kernel_pool
 from perceptron_course.grading.trusted.batch import FAULT_VARIABLE
 from perceptron_course.grading.trusted.pipeline import grade
 
@@ -57,7 +58,10 @@ def test_a_dask_cluster_gives_the_serial_result(serial, tmp_path):
     with start_cluster() as cluster, Client(cluster) as client:
         outcomes = grade(course, assignments=ASSIGNMENTS, executor=client.get_executor(), progress=False)
         ran_on = client.run(lambda: __import__("os").getpid())
+        forked = client.run(kernel_pool.kernels_forked_here)
     assert len(ran_on) == 2 and len(set(ran_on.values())) == 2, "two worker processes"
+    # each worker grades with warm kernels, forked by its own zygote: one kernel a graded notebook at least
+    assert sum(forked.values()) >= 4, forked
     assert everything(course, outcomes) == serial
     assert {row[0]: row[2] for row in serial["outcomes"]} == {
         "ada_reference": "graded", "ben_alternative": "graded", "cy_buggy": "graded", "dee_untouched": "graded",

@@ -46,7 +46,8 @@ from .lateness import submission_lateness
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
-from .kernel_pool import close_zygotes, grading_kernel, private_runtime_dir
+from .kernel_pool import grading_kernel, private_runtime_dir
+from .nbgrader_tuning import tune_nbgrader
 from .sandbox import Isolation
 from .secret import SECRET_FILE, read_secret
 
@@ -123,6 +124,7 @@ def grade_job(job: GradeJob) -> Outcome:
 
 def _grade_job(job: GradeJob) -> Outcome:
     quiet_nbgrader_warnings()
+    tune_nbgrader()
     _inject_fault(job)
     course, refused, taken = _prepare_area(job)
     if refused:

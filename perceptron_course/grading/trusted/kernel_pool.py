@@ -103,8 +103,9 @@ class Zygote:
         self.process = subprocess.Popen(detached(command, procs, keep_pipes=True), stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, start_new_session=True)
         self._stack.callback(self._stop_process)
+        self.pipe_descriptors = (self.process.stdin.fileno(), self.process.stdout.fileno())  # type: ignore[union-attr]
         self._lock = threading.Lock()
-        self._next = 0
+        self._next = 0  #: kernels forked so far
         self._replies: dict[int, dict] = {}
         self._replied = threading.Condition(self._lock)
         self._running: dict[int, WarmProcess] = {}
@@ -263,6 +264,12 @@ def zygote_for_this_thread() -> Zygote:
     return zygote
 
 
+def kernels_forked_here() -> int:
+    """How many kernels the zygotes of this process have forked (a Dask worker's, in the tests)."""
+    with _ZYGOTES_LOCK:
+        return sum(zygote._next for zygote in _ZYGOTES.values())
+
+
 def close_zygotes() -> None:
     """Stop every zygote of this process (their kernels with them) and remove their folders."""
     with _ZYGOTES_LOCK:
@@ -272,6 +279,29 @@ def close_zygotes() -> None:
         zygote.close()
 
 
+_INHERITED: list[Zygote] = []
+
+
+def _forget_zygotes_in_a_forked_child() -> None:
+    """In a forked process (a pool's worker): its parent's zygotes are not its own to use or stop.
+
+    Their pipes are closed by descriptor (the zygote must see the end of its input when the
+    parent closes it; a file object's lock may be held by a thread that does not exist here),
+    and the objects are kept, never collected (they would close descriptors reused by then).
+    """
+    global _ZYGOTES_LOCK
+    _ZYGOTES_LOCK = threading.Lock()  # another thread may have held it at the fork
+    for zygote in _ZYGOTES.values():
+        _INHERITED.append(zygote)
+        for descriptor in zygote.pipe_descriptors:
+            try:
+                os.close(descriptor)
+            except OSError:
+                pass
+    _ZYGOTES.clear()
+
+
+os.register_at_fork(after_in_child=_forget_zygotes_in_a_forked_child)
 # A worker process of a pool exits without running atexit handlers, but runs these.
 multiprocessing.util.Finalize(None, close_zygotes, exitpriority=100)
 

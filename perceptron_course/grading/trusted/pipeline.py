@@ -21,6 +21,7 @@ from ...intake_rules import write_manifest
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
 from .batch import GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding
 from .course import Course, CourseError, nbgrader_api
+from .nbgrader_tuning import SCRATCH_PREFIX
 from .ledger import Entry, Fingerprint, entry_for, fingerprint, gradebook_state, read_ledger, write_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
 from .report import prepare_plotting, write_exports
@@ -208,7 +209,7 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
     prepare_plotting()  # the report needs it at the end; then Ctrl+C need not wait for it
     max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
     # (a cluster may still be writing a work area here when the batch is done: a failed clean-up never fails the batch)
-    with tempfile.TemporaryDirectory(dir=course.root, prefix=".grading-", ignore_cleanup_errors=True) as scratch:
+    with tempfile.TemporaryDirectory(dir=course.root, prefix=SCRATCH_PREFIX, ignore_cleanup_errors=True) as scratch:
         template = Path(scratch) / "template.db"
         copy_gradebook(course.root / "gradebook.db", template)
         batch = [GradeJob(str(course.root), str(Path(scratch) / f"job-{k}"), str(template), student, assignment,

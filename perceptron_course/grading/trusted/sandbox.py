@@ -1,8 +1,8 @@
 """Where student code runs during grading: the grading kernel, its sandbox and its caps.
 
-``grading_kernel`` writes a kernel spec for ``perceptron_course.grading.in_sandbox.kernel``
-into a temporary Jupyter data folder and returns the nbgrader configuration that makes
-autograde use it. With the sandbox (bubblewrap), the kernel runs:
+``bubblewrap_command`` builds the sandbox (for a kernel of its own, or for the zygote that
+forks warm kernels: ``kernel_pool.py`` and ``in_sandbox/zygote.py``, which give each kernel
+the same properties in namespaces of its own). With the sandbox, the kernel runs:
 
 - unprivileged whatever the grader's user: its own user namespace as uid 1000, every
   capability dropped, no new user namespaces, a seccomp filter (loaded by the launcher);

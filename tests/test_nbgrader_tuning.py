@@ -1,0 +1,68 @@
+"""What the grader changes in how nbgrader runs gives the same results, and touches scratch gradebooks only."""
+
+import copy
+
+import jsonschema
+import pytest
+import sqlalchemy
+from nbformat.v4 import new_code_cell
+from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
+
+from perceptron_course.grading.trusted.nbgrader_tuning import is_scratch_gradebook, tune_nbgrader
+
+VALID = {"grade": True, "grade_id": "test_predict", "locked": True, "points": 2, "schema_version": 3,
+         "solution": False, "task": False}
+
+
+def _synchronous(path) -> int:
+    """SQLite's ``synchronous`` on a connection opened the way nbgrader opens its gradebook (an SQLAlchemy engine)."""
+    engine = sqlalchemy.create_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as connection:
+            return connection.execute(sqlalchemy.text("PRAGMA synchronous")).scalar()
+    finally:
+        engine.dispose()
+
+
+def test_only_a_jobs_copy_in_a_batch_scratch_folder_is_scratch(tmp_path):
+    assert is_scratch_gradebook(str(tmp_path / ".grading-abc" / "job-3" / "gradebook.db"))
+    assert not is_scratch_gradebook(str(tmp_path / "course" / "gradebook.db"))
+    assert not is_scratch_gradebook(str(tmp_path / ".grading-abc" / "template.db"))
+    assert not is_scratch_gradebook(str(tmp_path / "x" / ".grading-abc" / "gradebook.db"))
+
+
+def test_scratch_gradebooks_skip_fsync_and_the_course_gradebook_keeps_it(tmp_path):
+    tune_nbgrader()
+    job = tmp_path / ".grading-xyz" / "job-0"
+    job.mkdir(parents=True)
+    course = tmp_path / "course"
+    course.mkdir()
+    assert _synchronous(job / "gradebook.db") == 0  # OFF
+    assert _synchronous(course / "gradebook.db") == 2  # FULL, SQLite's default, as nbgrader has it
+
+
+@pytest.mark.parametrize("change", [
+    {},
+    {"points": "two"},
+    {"grade_id": 7},
+    {"extra": True},
+    {"locked": None},
+])
+def test_cell_metadata_is_judged_exactly_as_jsonschema_validate_judges_it(change):
+    metadata = {**copy.deepcopy(VALID), **change}
+    validator = MetadataValidatorV3()
+    try:
+        jsonschema.validate(metadata, validator.schema)
+        expected = None
+    except jsonschema.ValidationError as error:
+        expected = (error.message, list(error.path))
+    tune_nbgrader()
+    cell = new_code_cell("x = 1", metadata={"nbgrader": metadata})
+    try:
+        validator.validate_cell(cell)
+        found = None
+    except jsonschema.ValidationError as error:
+        found = (error.message, list(error.path))
+    assert found == expected
+    if change:
+        assert found is not None, "each change breaks the schema"

@@ -45,16 +45,33 @@ def tree_state(folder: Path, *, exclude: tuple[str, ...] = ()) -> dict[str, tupl
     return state
 
 
-def sandboxes_left() -> list[int]:
-    """Processes of bubblewrap still running as children of this process (a grading kernel not shut down)."""
+def _children(pid: int) -> list[int]:
     found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if not entry.name.isdigit():
-                continue
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if parent == os.getpid() and b"bwrap" in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except (OSError, IndexError, ValueError):
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(child) for child in (task / "children").read_text().split()]
+    except OSError:
+        pass
+    return found
+
+
+def _command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def sandboxes_left() -> list[int]:
+    """Grading kernels of this process still running (a kernel not shut down).
+
+    Its zygotes stay, warm, between batches: what must be gone is every kernel they forked
+    (each with the zygote's child that keeps it), and any bubblewrap that is not a zygote's.
+    """
+    found = []
+    for sandbox in _children(os.getpid()):
+        if b"bwrap" not in _command_line(sandbox):
             continue
+        zygotes = [pid for pid in _children(sandbox) if b"in_sandbox.zygote" in _command_line(pid)]
+        found += [kernel for zygote in zygotes for kernel in _children(zygote)] if zygotes else [sandbox]
     return found

@@ -473,6 +473,30 @@ class _MemoryBytecodeCache(BytecodeCache):
 
 _COMPILED_TEMPLATES = _MemoryBytecodeCache()
 
+#: Highlighted code kept for the life of the process, by (lexer, language, source): a class's pages
+#: share most code cells (the code given, the visible tests), and pygments is a tenth of a page's time.
+_HIGHLIGHTED: dict[tuple, str] = {}
+MAX_HIGHLIGHTED = 4096
+MAX_REMEMBERED_SOURCE = 20_000
+
+
+class RememberedHighlight:
+    """nbconvert's ``Highlight2HTML`` whose results are kept (the same source gives the same HTML)."""
+
+    def __init__(self, highlight: Highlight2HTML) -> None:
+        self.highlight = highlight
+
+    def __call__(self, source: str, language: str | None = None, metadata=None) -> str:
+        if metadata or len(source) > MAX_REMEMBERED_SOURCE:
+            return self.highlight(source, language, metadata)
+        key = (self.highlight.pygments_lexer, language, source)
+        found = _HIGHLIGHTED.get(key)
+        if found is None:
+            if len(_HIGHLIGHTED) >= MAX_HIGHLIGHTED:
+                _HIGHLIGHTED.clear()
+            found = _HIGHLIGHTED[key] = self.highlight(source, language, metadata)
+        return found
+
 
 class FeedbackHTMLExporter(HTMLExporter):
     """nbconvert's HTML exporter made safe for student notebooks, with the course's feedback template.
@@ -534,7 +558,8 @@ class FeedbackHTMLExporter(HTMLExporter):
         """
         language = nb.metadata.get("language_info", {})
         lexer = language.get("pygments_lexer", language.get("name", None))
-        highlight_code = self.filters.get("highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self))
+        highlight_code = self.filters.get("highlight_code",
+                                          RememberedHighlight(Highlight2HTML(pygments_lexer=lexer, parent=self)))
         resources = self._init_resources(resources)
         filter_data_type = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources)
         self.register_filter("highlight_code", highlight_code)

@@ -195,11 +195,9 @@ def test_details_are_shown_at_and_after_the_due_date_and_always_without_one():
 
 
 def test_the_due_date_comes_from_the_gradebook_with_the_extension_and_marks_the_state(tmp_path):
-    from nbgrader.api import Gradebook
-
     course = copy_course(REPO, tmp_path / "course")
     set_schedule(course, "after_due_date")
-    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook, warnings.catch_warnings():
+    with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert due_date(gradebook, ASSIGNMENT, "ada") is None  # no such assignment yet
         gradebook.update_or_create_assignment(ASSIGNMENT)

@@ -221,3 +221,10 @@ def test_an_unknown_schedule_is_a_clear_error(tmp_path):
     set_schedule(course, "now")
     with pytest.raises(ValueError, match="timezone"):
         course_schedule(course, dt.datetime(2026, 11, 27))
+    # An older nbgrader_config.py, whose feedback does not run the schedule: said, not ignored.
+    set_schedule(course, "after_due_date")
+    config = course.root / "nbgrader_config.py"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        '    "perceptron_course.grading.trusted.reveal.RevealSchedule",\n', ""), encoding="utf-8")
+    with pytest.raises(CourseError, match="does not name 'perceptron_course.grading.trusted.reveal.RevealSchedule'"):
+        course_schedule(course)

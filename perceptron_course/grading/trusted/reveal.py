@@ -38,6 +38,8 @@ from .preprocessors import LIMITS_METADATA
 from .verdicts import FAILED_BEHAVIOURS, VERDICT_ERROR
 
 SCHEDULES = ("now", "after_due_date")
+#: How ``nbgrader_config.py`` names the preprocessor in ``c.GenerateFeedback.preprocessors``.
+PREPROCESSOR = "perceptron_course.grading.trusted.reveal.RevealSchedule"
 #: What a failed hidden case without a recorded behaviour shows before the due date (fail closed).
 UNKNOWN_BEHAVIOUR = "A hidden case failed."
 
@@ -190,11 +192,16 @@ def course_schedule(course: Course, now: dt.datetime | None = None) -> Schedule:
     ValueError
         If ``now`` has no timezone.
     """
+    config = load_config(course)
     try:
-        show_details = RevealSchedule(config=load_config(course)).show_details
+        show_details = RevealSchedule(config=config).show_details
     except TraitError:
         raise CourseError(f"c.RevealSchedule.show_details in nbgrader_config.py must be one of "
                           f"{', '.join(map(repr, SCHEDULES))}") from None
+    if show_details != "now" and PREPROCESSOR not in config.GenerateFeedback.get("preprocessors", []):
+        raise CourseError(f"c.RevealSchedule.show_details is {show_details!r}, but c.GenerateFeedback.preprocessors in "
+                          f"nbgrader_config.py does not name {PREPROCESSOR!r} (before HideHiddenTests): add it, "
+                          "or the feedback would show everything at once")
     return Schedule(show_details, aware(now) if now is not None else clock())
 
 

@@ -156,6 +156,17 @@ def test_a_verdicts_behaviour_message_names_the_behaviours_and_no_call_or_value(
                          "predict raised ValueError on random points.")
 
 
+def test_a_case_that_changed_its_argument_is_summarised_so():
+    import numpy as np
+
+    case = Case((np.zeros(1), 0.0, np.array([[3.25]])), "random points")
+    reply = Reply(0, True, [1], args_after=[np.zeros(1), 0.0, np.array([[0.0]])])
+    verdict = judge_replies(PREDICT, [case], [reply])
+
+    assert "in place" in verdict.message() and "3.25" in verdict.message()
+    assert verdict.behaviour_message() == "predict changed its argument X in place on random points."
+
+
 def test_a_verdict_without_summaries_is_named_only_as_a_failed_hidden_case():
     verdict = Verdict("predict", 20, ["predict returned 3 on predict([1], 2, [[3]])"] * 3)
     assert verdict.behaviour_message() == "predict failed a hidden case.\n\n(and 1 more failed case of 20)"

@@ -374,6 +374,12 @@ def case_summary(check: Check, case: Case, reply: Reply | None = None) -> str:
     if reply is not None and not reply.returned:
         kind = str(reply.error[0])[:80]
         return f"{check.function} raised {kind} on {case.behaviour}."
+    try:
+        changed = changed_arguments(check, case, reply.args_after) if reply is not None else ""
+    except Exception:  # noqa: BLE001 - the trusted side is total; the failure message itself says more
+        changed = ""
+    if changed:
+        return f"{check.function} changed its argument {changed} in place on {case.behaviour}."
     return f"{check.function} gave a wrong answer on {case.behaviour}."
 
 

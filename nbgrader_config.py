@@ -41,6 +41,7 @@ c.OverwriteCells.add_missing_cells = True
 c.GenerateFeedback.exporter_class = "perceptron_course.grading.trusted.feedback.FeedbackHTMLExporter"
 c.GenerateFeedback.preprocessors = [
     "perceptron_course.grading.trusted.feedback.GetGradesAndWaiting",
+    "perceptron_course.grading.trusted.reveal.RevealSchedule",
     "perceptron_course.grading.trusted.feedback.HideHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
@@ -88,6 +89,15 @@ c.HTMLExporter.sanitize_html = True
 # "none" (lateness shown, no points taken) or "zero" (a late submission scores 0); subclass it for
 # another rule and name the subclass in c.AssignLatePenalties.plugin_class.
 c.LateSubmissionPlugin.penalty_method = "none"
+
+# Reveal schedule: when a student's feedback shows the call, expected and received values of a failed
+# hidden case. "now" (the default): at once. "after_due_date": until the student's due date above has
+# passed (their extension included), a failed hidden case shows only its behaviour ("predict gave a wrong
+# answer on a point with score exactly 0 ...") and the date the details come; run `perceptron-course
+# refresh` after the due date and the pages show them. An assignment with no due date shows everything
+# at once. The TA always sees everything (the autograded notebook in the formgrader). After changing
+# this line, `perceptron-course refresh` rewrites the pages it changes. See perceptron_course/grading/trusted/reveal.py.
+c.RevealSchedule.show_details = "now"
 
 # Hand-ins from an LMS: put its "download all submissions" zip in downloaded/<assignment>/archive/,
 # then `nbgrader zip_collect <assignment>`. The pattern below reads Canvas's file names,

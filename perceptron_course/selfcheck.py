@@ -11,7 +11,10 @@ which pass.
 Only the visible tests in the notebook run: the hidden tests that decide the grade are not
 here, so a pass is a good sign, not a score. Needs nbclient and ipykernel, not nbgrader.
 
-Written answers (graded by hand) are listed as written or still to write. Also
+Written answers (graded by hand) are listed as written or still to write. The assignment's due
+date, when the course's bundle carries one (``_due_dates.py``, written by ``perceptron-course
+bundle`` from the gradebook), is shown, with a warning once it has passed (an extension is per
+student and is not in the bundle: the message says so). Also
 ``python -m perceptron_course.selfcheck assignment.ipynb``. Exit status: 0 when every visible
 test passes and every answer is written, 1 otherwise, 2 when the file cannot be checked.
 """
@@ -19,6 +22,7 @@ test passes and every answer is written, 1 otherwise, 2 when the file cannot be 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -92,6 +96,7 @@ class SelfCheckReport:
     seconds: float
     intake_notes: tuple[str, ...] = ()
     refused: str = ""
+    due_notice: str = ""  #: the assignment's due date, or the warning that it has passed (``due_date_notice``)
 
     @property
     def ready(self) -> bool:
@@ -152,6 +157,61 @@ def take_in(path: Path) -> tuple[Any, str | None, list[str], str]:
     except Exception as error:  # noqa: BLE001 - nbformat's many ways of saying "not a notebook"
         raise SelfCheckError(f"{path}: not a readable notebook ({type(error).__name__}: {error})") from error
     return notebook, assignment.name if assignment else None, intake.notes, ""
+
+
+def due_dates() -> dict[str, dt.datetime]:
+    """Each assignment's due date as the bundle carries it (timezone-aware); empty when it carries none.
+
+    Read from ``perceptron_course/_due_dates.py``, which ``perceptron-course bundle`` writes into the
+    student package; an entry that is not a date with a timezone is left out.
+    """
+    try:
+        from ._due_dates import DUE_DATES
+    except ImportError:
+        return {}
+    dates = {}
+    for assignment, text in (DUE_DATES.items() if isinstance(DUE_DATES, dict) else ()):
+        try:
+            due = dt.datetime.fromisoformat(str(text))
+        except ValueError:
+            continue
+        if due.tzinfo is not None:
+            dates[str(assignment)] = due
+    return dates
+
+
+def duration_text(seconds: float) -> str:
+    """``2 d 3 h``, ``5 h 10 min`` or ``12 min``."""
+    minutes = int(seconds // 60)
+    days, hours, minutes = minutes // 1440, minutes // 60 % 24, minutes % 60
+    if days:
+        return f"{days} d {hours} h"
+    return f"{hours} h {minutes} min" if hours else f"{max(minutes, 1)} min"
+
+
+def due_date_notice(assignment: str | None, now: dt.datetime | None = None,
+                    dates: dict[str, dt.datetime] | None = None) -> str:
+    """The line on ``assignment``'s due date at ``now`` (timezone-aware; default: the clock), or ``""`` if none is known.
+
+    ``dates`` defaults to what the bundle carries (``due_dates``). Once the date has passed, the
+    line starts with ``WARNING`` and says that an extension, given per student, is not known here.
+    """
+    due = (due_dates() if dates is None else dates).get(assignment or "")
+    if due is None:
+        return ""
+    now = now if now is not None else dt.datetime.now(dt.timezone.utc)
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    when = due.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    local = due.astimezone()  # this computer's zone
+    if local.utcoffset() != dt.timedelta(0):
+        when += f" ({local.strftime('%Y-%m-%d %H:%M')} on this computer's clock)"
+    left = (due - now).total_seconds()
+    if left > 0:
+        return (f"Due date of {assignment}: {when}, in {duration_text(left)} "
+                "(an extension your TA gave you is not known here).")
+    return (f"WARNING: the due date of {assignment}, {when}, passed {duration_text(-left)} ago: a hand-in now is late, "
+            "unless your TA gave you an extension (extensions are per student and not known to this check).")
 
 
 def grading_view_code(assignment: str | None) -> str:
@@ -306,27 +366,31 @@ def summarise(
     return SelfCheckReport(path, parts, answers, other_errors, seconds)
 
 
-def check_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS) -> SelfCheckReport:
+def check_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS, now: dt.datetime | None = None) -> SelfCheckReport:
     """Apply the grader's intake to the notebook at ``path``, run what the grader would run, and report.
 
-    The file itself is not changed: the run works on a copy in memory.
+    The file itself is not changed: the run works on a copy in memory. ``now`` (timezone-aware;
+    default: the clock) is the time the due date is compared with.
     """
     path = Path(path).resolve()
     notebook, assignment, notes, refused = take_in(path)
+    notice = due_date_notice(assignment, now)
     if refused:
-        return SelfCheckReport(path, [], [], [], 0.0, tuple(notes), refused)
+        return SelfCheckReport(path, [], [], [], 0.0, tuple(notes), refused, notice)
     start = time.perf_counter()
     stopped = execute_notebook(notebook, path.parent, timeout, assignment)
     report = summarise(notebook, path, time.perf_counter() - start, stopped, timeout)
-    return SelfCheckReport(report.notebook, report.parts, report.answers, report.other_errors, report.seconds, tuple(notes))
+    return SelfCheckReport(report.notebook, report.parts, report.answers, report.other_errors, report.seconds, tuple(notes),
+                           due_notice=notice)
 
 
 def format_report(report: SelfCheckReport) -> str:
     """The report as text for a terminal: one line per part, then a one-line verdict."""
+    due = [report.due_notice, ""] if report.due_notice else []
     if report.refused:
         return "\n".join([f"Self-check of {report.notebook.name}: the grader refuses this file, so it would score 0:",
-                          f"  {report.refused}", "", "Fix this, save, and check again."])
-    lines = [f"Self-check of {report.notebook.name}: ran top to bottom in a fresh kernel in {report.seconds:.0f} s", ""]
+                          f"  {report.refused}", "", *due, "Fix this, save, and check again."])
+    lines = [f"Self-check of {report.notebook.name}: ran top to bottom in a fresh kernel in {report.seconds:.0f} s", "", *due]
     if report.intake_notes:
         lines += ["What the grader does with this file before running it (in the grader's words):",
                   *(f"  - {note}" for note in report.intake_notes), ""]

@@ -1,9 +1,11 @@
 """The student bundle: what students receive, nothing they must not see, and it installs."""
 
 import json
+import os
 import shutil
 import site
 import subprocess
+import sys
 import time
 import venv
 import zipfile
@@ -214,3 +216,52 @@ def test_release_says_which_assignments_changed_and_which_were_up_to_date(tmp_pa
     out = capsys.readouterr().out
     assert "regenerated in" in out and out.splitlines()[0].endswith(": 04_convergence")
     assert "already up to date: 01_geometry, 02_algorithm, 03_worked_example, 05_multiclass, 06_limitations" in out
+
+
+@pytest.mark.slow
+def test_the_bundle_carries_the_gradebooks_due_dates_and_the_self_check_shows_them(tmp_path):
+    import runpy
+    import warnings
+
+    from perceptron_course.grading.trusted.course import nbgrader_api
+
+    course = Course.open(copy_course(tmp_path))
+    with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SQLAlchemy's notes on nbgrader's session use
+        gradebook.update_or_create_assignment("01_geometry", duedate="2026-11-27 17:00:00 Europe/Paris")
+        gradebook.update_or_create_assignment("02_algorithm")  # no due date
+
+    folder, archive = build_bundle(course, tmp_path / "dist", check_release=False)
+
+    module = folder / "package" / "perceptron_course" / "_due_dates.py"
+    assert runpy.run_path(str(module))["DUE_DATES"] == {"01_geometry": "2026-11-27T16:00:00+00:00"}
+    with zipfile.ZipFile(archive) as bundle_zip:
+        assert bundle_zip.read("perceptron-course-student/package/perceptron_course/_due_dates.py") == module.read_bytes()
+    # The bundled self-check (the student package on the path, not this repository's) on the bundled notebook.
+    script = (
+        "import datetime as dt, sys\n"
+        "from pathlib import Path\n"
+        "from perceptron_course import selfcheck\n"
+        "print(selfcheck.__file__)\n"
+        "utc = dt.timezone.utc\n"
+        "print(selfcheck.due_date_notice('01_geometry', dt.datetime(2026, 11, 27, 15, 0, tzinfo=utc)))\n"
+        "report = selfcheck.check_notebook(Path(sys.argv[1]), now=dt.datetime(2026, 11, 30, 16, 0, tzinfo=utc))\n"
+        "print(selfcheck.format_report(report))\n"
+    )
+    notebook = folder / "assignments" / "01_geometry" / "geometry.ipynb"
+    result = subprocess.run([sys.executable, "-c", script, str(notebook)], capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(folder / "package"), "TZ": "UTC"}, timeout=300)
+    lines = result.stdout.splitlines()
+    assert Path(lines[0]).is_relative_to(folder / "package"), result.stderr
+    assert lines[1] == ("Due date of 01_geometry: 2026-11-27 16:00 UTC, in 1 h 0 min "
+                        "(an extension your TA gave you is not known here).")
+    assert ("WARNING: the due date of 01_geometry, 2026-11-27 16:00 UTC, passed 3 d 0 h ago: a hand-in now is late, unless "
+            "your TA gave you an extension (extensions are per student and not known to this check).") in lines
+    assert "0 of 4 visible tests pass; 0 fail; 4 not implemented yet." in result.stdout
+
+
+def test_without_a_gradebook_the_bundle_carries_no_due_date(tmp_path):
+    import runpy
+
+    folder, _ = build_bundle(Course.open(copy_course(tmp_path)), tmp_path / "dist", check_release=False)
+    assert runpy.run_path(str(folder / "package" / "perceptron_course" / "_due_dates.py"))["DUE_DATES"] == {}

@@ -307,3 +307,51 @@ def test_a_file_larger_than_the_grader_reads_is_refused_by_the_self_check_too(tm
     report = selfcheck.check_notebook(path)
     assert not report.ready and "larger than the grader reads (128 MiB, stored outputs included)" in report.refused
     assert "the grader refuses this file, so it would score 0" in selfcheck.format_report(report)
+
+
+# ---------------------------------------------------------------------------- the due date
+
+DUE = {"01_geometry": __import__("datetime").datetime(2026, 11, 27, 16, 0, tzinfo=__import__("datetime").timezone.utc)}
+
+
+def _at(day: int, hour: int, minute: int = 0):
+    import datetime as dt
+
+    return dt.datetime(2026, 11, day, hour, minute, tzinfo=dt.timezone.utc)
+
+
+def test_the_due_date_is_shown_before_it_and_a_warning_after_it_that_names_extensions():
+    before = selfcheck.due_date_notice("01_geometry", _at(25, 12), DUE)
+    after = selfcheck.due_date_notice("01_geometry", _at(28, 18, 30), DUE)
+
+    assert before.startswith("Due date of 01_geometry: 2026-11-27 16:00 UTC") and "in 2 d 4 h" in before
+    assert "WARNING" not in before and "extension" in before
+    assert after.startswith("WARNING: the due date of 01_geometry, 2026-11-27 16:00 UTC") and "passed 1 d 2 h ago" in after
+    assert "extensions are per student and not known to this check" in after
+    assert selfcheck.due_date_notice("01_geometry", DUE["01_geometry"], DUE).startswith("WARNING")  # due means passed
+    assert selfcheck.due_date_notice("02_algorithm", _at(25, 12), DUE) == ""  # no due date carried
+    assert selfcheck.due_date_notice(None, _at(25, 12), DUE) == ""  # not one of the course's notebooks
+    with pytest.raises(ValueError, match="timezone"):
+        selfcheck.due_date_notice("01_geometry", _at(25, 12).replace(tzinfo=None), DUE)
+
+
+def test_the_report_shows_the_due_date_notice_under_its_first_line_even_for_a_refused_file():
+    notice = selfcheck.due_date_notice("01_geometry", _at(28, 18), DUE)
+    ran = selfcheck.SelfCheckReport(Path("geometry.ipynb"), [selfcheck.PartResult("1. Augment", "test_augment", "passes")],
+                                    [], [], 3.0, due_notice=notice)
+    refused = selfcheck.SelfCheckReport(Path("geometry.ipynb"), [], [], [], 0.0, (), "too large", notice)
+
+    assert selfcheck.format_report(ran).splitlines()[2] == notice
+    assert notice in selfcheck.format_report(refused).splitlines()
+    assert "WARNING" not in selfcheck.format_report(selfcheck.SelfCheckReport(Path("geometry.ipynb"), [], [], [], 3.0))
+
+
+def test_a_bad_entry_in_the_bundled_due_dates_is_left_out(monkeypatch):
+    import types
+
+    module = types.ModuleType("perceptron_course._due_dates")
+    module.DUE_DATES = {"01_geometry": "2026-11-27T16:00:00+00:00", "02_algorithm": "next friday",
+                        "03_worked_example": "2026-11-27T16:00:00"}  # no zone: which day would that be?
+    monkeypatch.setitem(sys.modules, "perceptron_course._due_dates", module)
+
+    assert selfcheck.due_dates() == DUE

@@ -69,6 +69,8 @@ class GradeJob:
     memory_mb: int
     #: ``notebook/grade_id`` of each answer whose manual grade (by a TA) this grading keeps
     kept_manual: tuple[str, ...] = ()
+    #: the moment the feedback reads the reveal schedule at (ISO 8601 with a zone; ``""``: the worker's clock)
+    reveal_as_of: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -132,6 +134,8 @@ def _grade_job(job: GradeJob) -> Outcome:
     isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
     with private_runtime_dir(isolation) as runtime, grading_kernel(isolation, runtime, job.assignment) as config:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
+        if job.reveal_as_of:
+            config.RevealSchedule.as_of = job.reveal_as_of
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
             outcome = grade_submission(api, course, job.student, job.assignment, kept_manual=set(job.kept_manual))

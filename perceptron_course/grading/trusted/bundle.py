@@ -7,7 +7,8 @@
         assignments/     release/<assignment>/ (no solutions, no hidden tests)
         notebooks/       the lecture notebooks
         package/         an installable student package: the library without its
-                         grading code, with the student dependencies and the self-check
+                         grading code, with the student dependencies and the self-check,
+                         and each assignment's due date (``perceptron_course/_due_dates.py``)
     perceptron-course-student.zip
 
 Before anything is copied, ``release/`` is checked to be what nbgrader generates from
@@ -19,12 +20,18 @@ The zip's entries are dated with ``SOURCE_DATE_EPOCH`` when it is set, else with
 the course's git commit, else with the newest bundled file's: the same commit always gives the
 same zip, with a real date. The student package builds with ``flit_core``, which writes nothing
 into ``package/`` (setuptools leaves ``build/`` and an ``.egg-info`` there).
+
+The due dates are the gradebook's (nbgrader's ``nbgrader db assignment add ... --duedate``) when
+the bundle is built, in UTC; an assignment without one is left out. Extensions are per student
+and stay in the gradebook: the self-check says so when it shows a due date.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
+import pprint
 import re
 import shutil
 import subprocess
@@ -50,6 +57,8 @@ FORBIDDEN_NAMES = {"gradebook.db", "grading_secret", "nbgrader_config.py"}
 FORBIDDEN_TEXT = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 #: The zip format's earliest date: any earlier date is written as this.
 ZIP_EPOCH = 315532800  # 1980-01-01T00:00:00Z
+#: The module of the student package that carries the due dates (the self-check reads it).
+DUE_DATES_MODULE = "_due_dates.py"
 #: The student package's build backend: builds the wheel out of tree, no dependency of its own.
 BUILD_BACKEND = ("flit_core>=3.12", "flit_core.buildapi")
 
@@ -114,6 +123,36 @@ def student_pyproject(project_pyproject: Path) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def due_dates(course: Course, assignments: list[str]) -> dict[str, str]:
+    """The due date of each of ``assignments`` that has one in the course's gradebook, as ISO 8601 text in UTC.
+
+    No gradebook (a fresh clone) means no due dates. nbgrader stores due dates in UTC without a zone.
+    """
+    if not (course.root / "gradebook.db").is_file():
+        return {}
+    from nbgrader.api import MissingEntry
+
+    from .course import nbgrader_api
+
+    found = {}
+    with nbgrader_api(course).gradebook as gradebook:
+        for assignment in assignments:
+            try:
+                due = gradebook.find_assignment(assignment).duedate
+            except MissingEntry:
+                continue
+            if due is not None:
+                found[assignment] = due.replace(tzinfo=dt.timezone.utc).isoformat()
+    return found
+
+
+def due_dates_module(dates: dict[str, str]) -> str:
+    """The source of the student package's ``_due_dates.py``: plain data, read by the self-check."""
+    return ('"""Each assignment\'s due date (UTC), from the course\'s gradebook when `perceptron-course bundle` ran: '
+            'do not edit.\n\nAn extension is given per student and is not here."""\n\n'
+            f"DUE_DATES = {pprint.pformat(dict(sorted(dates.items())), width=120)}\n")
 
 
 def find_leaks(folder: Path) -> list[str]:
@@ -217,13 +256,16 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
     folder.mkdir(parents=True)
 
     (folder / "README.md").write_text(for_students_section(root / "README.md"), encoding="utf-8")
-    for assignment in sorted(p for p in course.release.iterdir() if p.is_dir() and is_distributable(Path(p.name))):
+    released = sorted(p for p in course.release.iterdir() if p.is_dir() and is_distributable(Path(p.name)))
+    for assignment in released:
         copy_files(assignment, folder / "assignments" / assignment.name)
     for lecture in sorted((root / "notebooks").glob("*.ipynb")):
         (folder / "notebooks").mkdir(exist_ok=True)
         shutil.copyfile(lecture, folder / "notebooks" / lecture.name)
     copy_files(root / LIBRARY, folder / "package" / LIBRARY, skip_top=frozenset({"grading"}))
     (folder / "package" / "pyproject.toml").write_text(student_pyproject(root / "pyproject.toml"), encoding="utf-8")
+    (folder / "package" / LIBRARY / DUE_DATES_MODULE).write_text(
+        due_dates_module(due_dates(course, [path.name for path in released])), encoding="utf-8")
 
     leaks = find_leaks(folder)
     if leaks:

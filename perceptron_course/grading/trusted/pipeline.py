@@ -12,6 +12,7 @@ graded (``BatchInterrupted``); the next ``grade`` goes on from there.
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 import tempfile
 from concurrent.futures import Executor
@@ -22,9 +23,10 @@ from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
 from .batch import GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding
 from .course import Course, CourseError, nbgrader_api
 from .nbgrader_tuning import SCRATCH_PREFIX
-from .ledger import Entry, Fingerprint, entry_for, fingerprint, gradebook_state, read_ledger, write_ledger
+from .ledger import Entry, Fingerprint, entry_for, fingerprint, read_ledger, write_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
 from .report import prepare_plotting, write_exports
+from .reveal import Schedule, course_schedule, feedback_state
 from .safe_text import quoted
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
@@ -137,6 +139,7 @@ def grade(
     executor: Executor | None = None,
     unsandboxed: bool = False,
     force: bool = False,
+    now: dt.datetime | None = None,
 ) -> GradingRun:
     """Autograde what changed, write feedback, rewrite ``grades.csv`` and the report; return the outcomes.
 
@@ -155,6 +158,9 @@ def grade(
         As root, run student code even where the sandbox cannot run (the TA's ``--unsandboxed``).
     force : bool
         Regrade submissions that did not change too.
+    now : datetime, optional
+        The moment the reveal schedule is read at for the feedback written now (timezone-aware;
+        default: the clock, read once for the whole batch). See ``reveal``.
 
     Raises
     ------
@@ -167,17 +173,20 @@ def grade(
     selected = select_submissions(course, assignments, students)  # first: a typo is reported at once
     _check_writable(course)
     isolation = choose_isolation(unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
+    schedule = course_schedule(course, now)
     ledger = read_ledger(course)
-    now = {key: fingerprint(course, *key) for key in selected}
+    fingerprints = {key: fingerprint(course, *key) for key in selected}
     with nbgrader_api(course).gradebook as gradebook:
-        current = {key for key in selected if _is_current(course, ledger.get(key), now[key], _in_gradebook(gradebook, *key))}
-        kept = {key: manual_grades_to_keep(gradebook, *key, _unchanged_answers(ledger.get(key), now[key])) for key in selected}
+        current = {key for key in selected
+                   if _is_current(course, ledger.get(key), fingerprints[key], _in_gradebook(gradebook, *key))}
+        kept = {key: manual_grades_to_keep(gradebook, *key, _unchanged_answers(ledger.get(key), fingerprints[key]))
+                for key in selected}
     to_grade = [key for key in selected if force or key not in current]
     skipped = [key for key in selected if key not in to_grade]
     merged: dict[Key, Outcome] = {}
     try:
         if to_grade:
-            _grade_batch(course, to_grade, now, kept, ledger, merged, isolation,
+            _grade_batch(course, to_grade, fingerprints, kept, ledger, merged, isolation, schedule,
                          progress=progress, jobs=jobs, executor=executor)
     except KeyboardInterrupt:
         silence_unwinding()
@@ -187,19 +196,20 @@ def grade(
     return GradingRun([merged[key] for key in to_grade], skipped)
 
 
-def _shown_in_feedback(job: GradeJob) -> str:
-    """``gradebook_state`` of the job's own gradebook, from which its feedback was written."""
+def _shown_in_feedback(job: GradeJob, schedule: Schedule) -> str:
+    """``reveal.feedback_state`` of the job's own gradebook, from which its feedback was written (at ``schedule.as_of``)."""
     from nbgrader.api import Gradebook
 
     area_gradebook = Path(job.area) / "gradebook.db"
     if not area_gradebook.is_file():
         return ""
     with Gradebook(f"sqlite:///{area_gradebook}") as gradebook:
-        return gradebook_state(gradebook, job.student, job.assignment)
+        return feedback_state(gradebook, job.student, job.assignment, schedule)
 
 
 def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint], kept: dict[Key, tuple[str, ...]],
-                 ledger: dict[Key, Entry], merged: dict[Key, Outcome], isolation, *, progress: bool, jobs: int | None,
+                 ledger: dict[Key, Entry], merged: dict[Key, Outcome], isolation, schedule: Schedule, *, progress: bool,
+                 jobs: int | None,
                  executor: Executor | None) -> None:
     """Grade ``selected``; each outcome goes into the gradebook, ``merged`` and the ledger as it arrives."""
     from tqdm.auto import tqdm
@@ -213,7 +223,7 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
         template = Path(scratch) / "template.db"
         copy_gradebook(course.root / "gradebook.db", template)
         batch = [GradeJob(str(course.root), str(Path(scratch) / f"job-{k}"), str(template), student, assignment,
-                          isolation.sandbox, isolation.memory_mb, kept[(student, assignment)])
+                          isolation.sandbox, isolation.memory_mb, kept[(student, assignment)], schedule.as_of.isoformat())
                  for k, (student, assignment) in enumerate(selected)]
         with nbgrader_api(course).gradebook as gradebook, \
                 tqdm(total=len(batch), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
@@ -226,7 +236,7 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                                      f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
                                      flags=outcome.flags)
                     merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
-                shown = _shown_in_feedback(job) if merged[job.key].status == GRADED else ""
+                shown = _shown_in_feedback(job, schedule) if merged[job.key].status == GRADED else ""
                 ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, shown)
                 write_ledger(course, ledger)
                 bar.update()

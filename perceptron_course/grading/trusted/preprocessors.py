@@ -43,7 +43,7 @@ from traitlets import Bool, Integer, Unicode
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
-from .verdicts import Declaration, DeclarationError, declarations, harness_code, split_hidden, verdict_output
+from .verdicts import FAILED_BEHAVIOURS, Declaration, DeclarationError, declarations, harness_code, split_hidden, verdict_output
 from .wire import harness_request, new_marker, read_replies
 
 
@@ -146,6 +146,7 @@ class ResilientExecute(Execute):
         self._kept_chars = 0  # of the notebook's outputs, all cells together
         self._cut_cells: set[int] = set()  # cells whose output was cut (and says so)
         self._limits: list[str] = []  # LIMIT_LABELS hit, each once, in the order they were first hit
+        self._behaviours: dict[str, list[str]] = {}  # grade_id -> each failed verdict by its behaviour (reveal.py)
         self._probing = False  # while a check's harness runs: its reply lines must not be cut
         self.timeout_func = self._remaining_timeout
         # The cases and the reference's answers need nothing from the student: they are
@@ -160,7 +161,7 @@ class ResilientExecute(Execute):
             finally:
                 for future in self._prepared.values():
                     future.cancel()
-                nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits)}
+                nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits), FAILED_BEHAVIOURS: self._behaviours}
 
     def _hit(self, limit: str) -> None:
         if limit not in self._limits:
@@ -241,8 +242,10 @@ class ResilientExecute(Execute):
         outputs = [_as_hint(output) for output in cell.get("outputs", [])]
         if problem:
             outputs.append(_error("GraderError", problem))
-        for declaration in declared:
-            outputs.append(verdict_output(self._judge_in_kernel(declaration, index)))
+        verdicts = [self._judge_in_kernel(declaration, index) for declaration in declared]
+        outputs += [verdict_output(verdict) for verdict in verdicts]
+        self._behaviours[str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))] = [
+            verdict.behaviour_message() for verdict in verdicts if not verdict.passed]
         cell.outputs = outputs
         return cell, self.resources
 
@@ -254,7 +257,8 @@ class ResilientExecute(Execute):
         cases = prepared.cases
         skipped = self._reason_to_skip()
         if skipped:
-            return Verdict(check.function, len(cases), [f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"])
+            untested = f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"
+            return Verdict(check.function, len(cases), [untested], [untested])
         marker = new_marker()
         probe = new_code_cell(harness_code(harness_request(declaration.target, cases, marker)))
         original = self.nb.cells[index]

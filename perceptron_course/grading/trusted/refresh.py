@@ -11,14 +11,16 @@ No student code runs, so it takes seconds.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 from .autograde import feedback_under_submitted_names, nbgrader_error_line, quiet_nbgrader_warnings
 from .course import Course, CourseError, nbgrader_api
 from .intake import take_in
-from .ledger import gradebook_state, read_ledger, write_ledger
+from .ledger import read_ledger, write_ledger
 from .outcome import Key
 from .report import write_exports
+from .reveal import course_schedule, feedback_state, schedule_config
 from .safe_text import quoted
 from .sandbox import Isolation
 from .selection import choose_assignments
@@ -52,11 +54,13 @@ def graded_submissions(course: Course, assignments: list[str], students: list[st
 
 
 def refresh(course: Course, *, assignments: list[str] | None = None, students: list[str] | None = None,
-            everything: bool = False) -> Refreshed:
+            everything: bool = False, now: dt.datetime | None = None) -> Refreshed:
     """Rewrite the feedback whose grades changed in the gradebook (or all of it), then all the exports.
 
     A page is rewritten when the grades and comments it shows differ from the gradebook's
-    (``ledger.gradebook_state``), or when it is missing; ``everything`` rewrites every page
+    (``ledger.gradebook_state``), when what the reveal schedule lets it show changed (a due date
+    passed: ``reveal.feedback_state``, read at ``now``, a timezone-aware time, default the clock),
+    or when it is missing; ``everything`` rewrites every page
     (after changing the feedback template). Only graded submissions of ``assignments`` and
     ``students`` (all when empty) are looked at. Runs no student code. A submission whose
     feedback cannot be written keeps its old page and is listed in the result's ``failed``;
@@ -74,10 +78,11 @@ def refresh(course: Course, *, assignments: list[str] | None = None, students: l
     if unknown:
         raise CourseError(f"no graded submission from student {', '.join(unknown)} "
                           f"{'in ' + ', '.join(chosen) if assignments else 'in the gradebook'}")
+    schedule = course_schedule(course, now)
     ledger = read_ledger(course)
-    api = nbgrader_api(course)
+    api = nbgrader_api(course, schedule_config(schedule))
     with api.gradebook as gradebook:
-        states = {key: gradebook_state(gradebook, *key) for key in found}
+        states = {key: feedback_state(gradebook, *key, schedule) for key in found}
     refreshed = Refreshed()
     for key in found:
         entry = ledger.get(key)

@@ -30,6 +30,9 @@ from .checks.framework import Check, Verdict
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: ``ename`` of the error output that carries a failed verdict.
 VERDICT_ERROR = "HiddenTestsFailed"
+#: Key, in the notebook metadata where ``ResilientExecute`` records what it saw, of each failed verdict's
+#: ``Verdict.behaviour_message`` by test cell ``grade_id`` (what feedback shows before a due date: ``reveal.py``).
+FAILED_BEHAVIOURS = "failed_behaviours"
 HARNESS_SOURCE = Path(harness.__file__).read_text(encoding="utf-8")
 
 

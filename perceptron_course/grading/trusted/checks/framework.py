@@ -100,6 +100,9 @@ class Verdict:
     function: str
     n_cases: int
     failures: list[str]
+    #: Each failure by its behaviour alone (no call, expected or received value), in the order of
+    #: ``failures``: what the feedback shows before a due date (``trusted/reveal.py``).
+    summaries: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -113,6 +116,21 @@ class Verdict:
         more = len(self.failures) - len(shown)
         tail = f"\n\n(and {more} more failed case{'s' * (more > 1)} of {self.n_cases})" if more > 0 else ""
         return "\n\n".join(shown) + tail
+
+    def behaviour_message(self) -> str:
+        """``message`` with each shown failure reduced to its behaviour: no call, expected or received value.
+
+        The same cases as ``message``, in the same order. A failure without a summary (a list of
+        ``summaries`` that does not match ``failures``) is named only as a failed hidden case.
+        """
+        if self.passed:
+            return self.message()
+        summaries = self.summaries if len(self.summaries) == len(self.failures) else []
+        shown = [summaries[k] if summaries else f"{self.function} failed a hidden case."
+                 for k in range(min(MAX_SHOWN, len(self.failures)))]
+        more = len(self.failures) - len(shown)
+        tail = f"\n\n(and {more} more failed case{'s' * (more > 1)} of {self.n_cases})" if more > 0 else ""
+        return "\n\n".join(dict.fromkeys(shown)) + tail
 
 
 # ----------------------------------------------------------------------------- cases
@@ -304,18 +322,23 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
     if replies and isinstance(replies[0], dict):
         found = replies[0].get("found", "")
         what = "is not defined" if found in ("", "NoneType") else f"is not a function (it is a {found})"
-        return Verdict(check.function, len(cases), [f"{check.function} {what}: run the cell that defines it."])
+        message = f"{check.function} {what}: run the cell that defines it."
+        return Verdict(check.function, len(cases), [message], [message])
     for reply in replies:
         if not reply.returned and reply.error[0] == "NotImplementedError":
-            return Verdict(check.function, len(cases), [not_implemented_message(check.function)])
+            return Verdict(check.function, len(cases), [not_implemented_message(check.function)],
+                           [not_implemented_message(check.function)])
     if check.judge is not None:
         failures = _judge_safely(check, cases, list(replies))
+        summaries = [f"{check.function} failed a hidden case."] * len(failures)  # a judge's messages follow no pattern
     else:
-        failures = _compare_each(check, cases, replies, expected)
+        failures, summaries = _compare_each(check, cases, replies, expected)
     if len(replies) < len(cases):  # every case must be answered: silence is never a pass
         why = stopped or "gave no answer (its output was lost or rewritten)"
         failures.insert(0, f"{check.function} {why} on this call:\n    {call_text(check, cases[len(replies)])}")
-    return Verdict(check.function, len(cases), failures)
+        # (what follows " (" may quote an error's message, which may quote the call)
+        summaries.insert(0, f"{check.function} {why.split(' (')[0].split(':')[0]} on {cases[len(replies)].behaviour}.")
+    return Verdict(check.function, len(cases), failures, summaries)
 
 
 def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> list[str]:
@@ -330,15 +353,34 @@ def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> list
                 "return data of the form its docstring says."]
 
 
-def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], expected: Sequence | None) -> list[str]:
-    failed: list[tuple[Case, str]] = []
+def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply],
+                  expected: Sequence | None) -> tuple[list[str], list[str]]:
+    """The failure message and the behaviour summary (``case_summary``) of each failed case, in the order to show."""
+    failed: list[tuple[Case, str, str]] = []
     for index, (case, reply) in enumerate(zip(cases, replies)):
         message = safe_case_failure(check, case, reply, expected[index] if expected is not None else _NOT_COMPUTED)
         if message:
-            failed.append((case, message))
+            failed.append((case, message, case_summary(check, case, reply)))
     # Named edge cases say most about a bug; among random cases the smallest input reads best.
     failed.sort(key=lambda item: (item[0].is_random, item[0].size() if item[0].is_random else 0))
-    return [message for _, message in failed]
+    return [message for _, message, _ in failed], [summary for _, _, summary in failed]
+
+
+def case_summary(check: Check, case: Case, reply: Reply | None = None) -> str:
+    """A failed case by its behaviour alone: what kind of failure, on which behaviour; no call, no values.
+
+    Only the name of an exception the function raised is kept, never its message (it may quote the arguments).
+    """
+    if reply is not None and not reply.returned:
+        kind = str(reply.error[0])[:80]
+        return f"{check.function} raised {kind} on {case.behaviour}."
+    try:
+        changed = changed_arguments(check, case, reply.args_after) if reply is not None else ""
+    except Exception:  # noqa: BLE001 - the trusted side is total; the failure message itself says more
+        changed = ""
+    if changed:
+        return f"{check.function} changed its argument {changed} in place on {case.behaviour}."
+    return f"{check.function} gave a wrong answer on {case.behaviour}."
 
 
 _NOT_COMPUTED = object()

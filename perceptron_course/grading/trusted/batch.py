@@ -46,6 +46,7 @@ from .lateness import submission_lateness
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
+from .resources import measured
 from .sandbox import Isolation, grading_kernel, private_runtime_dir
 from .secret import SECRET_FILE, read_secret
 
@@ -127,11 +128,12 @@ def _grade_job(job: GradeJob) -> Outcome:
     if refused:
         return Outcome(job.student, job.assignment, FAILED, 0.0, sum(course.graded_cells(job.assignment).values()), refused)
     isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
-    with private_runtime_dir() as runtime, grading_kernel(isolation, runtime, job.assignment) as config:
+    with measured() as used, private_runtime_dir() as runtime, grading_kernel(isolation, runtime, job.assignment) as config:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
             outcome = grade_submission(api, course, job.student, job.assignment, kept_manual=set(job.kept_manual))
+    outcome.resources = used  # filled once every kernel of the submission has ended
     feedback_under_submitted_names(course, job.student, job.assignment, taken.handed_in_as)
     if taken.notes:  # what the intake repaired, for the report's "needed repair" (the feedback page says it too)
         outcome.reason = "; ".join(["repaired: " + "; ".join(taken.notes), *filter(None, [outcome.reason])])

@@ -81,8 +81,8 @@ def test_a_graded_submission_has_a_full_record_without_the_secret(graded):
     assert {"python", "numpy", "scipy", "scikit-learn", "nbgrader", "ipykernel", "bubblewrap"} <= set(record["environment"])
     assert record["environment"]["numpy"] == np.__version__
     assert record["isolation"]["sandbox"] is True
-    assert set(record["resources"]) == {"wall_seconds", "grader_cpu_seconds", "kernel_cpu_seconds"}
-    assert record["resources"]["kernel_cpu_seconds"] > 0  # the kernel ran Python: it used some CPU, measured here
+    assert set(record["resources"]) == {"wall_seconds", "grader_cpu_seconds", "kernel_cpu_seconds_at_least"}
+    assert all(isinstance(value, float) and value >= 0 for value in record["resources"].values())
     assert record["limits_hit"] == []
     assert set(record["parts"]) == set(PARTS)
     for part, function in PARTS.items():

@@ -13,7 +13,7 @@ what the student's code printed or wrote. A record holds:
 - ``secret_id`` and ``case_set``: the ids of the course secret and of every case the checks drew,
   never the secret itself (``case_sets.py``);
 - ``environment``: Python, the platform, and the versions of the packages grading depends on;
-- ``isolation``, ``resources`` (wall time, the grader's and the grading kernels' CPU time) and
+- ``isolation``, ``resources`` (wall time, the grader's CPU time, a lower bound of the grading kernels' CPU time: ``resources.py``) and
   ``limits_hit`` (as ``ResilientExecute`` recorded them);
 - ``parts``: per graded cell (``notebook/grade_id``) its automatic score and maximum, and for
   each check it declares the ids of its case set and of its checker; a written answer is

@@ -16,10 +16,13 @@ def grading_kernels_cpu_seconds() -> float:
     """CPU time (user and system) of every child process of this one that has ended and been waited for.
 
     The grading kernels (with their sandbox, and every restart) are this process's children:
-    jupyter_client waits for each one it shuts down, and bubblewrap waits for the kernel inside
-    it, so their time is counted here once they end. A kernel that is somehow never waited for
-    is missed (an undercount, never someone else's time). This is the one place to change if the
-    kernel is started another way (e.g. read ``cpu.stat`` of the sandbox's cgroup before removing it).
+    jupyter_client waits for the bubblewrap process of each kernel it shuts down, and bubblewrap
+    waits for the kernel inside it, so a kernel's time is counted here once it ends. It is a lower
+    bound: a kernel whose bubblewrap was killed before it could wait for it (a shutdown that timed
+    out on a busy machine) is not counted; it is never someone else's time. This is the one place
+    to change when the kernel is started another way: reading the CPU usage of the sandbox's
+    cgroup (``cpuacct.usage`` with cgroup v1, ``usage_usec`` of ``cpu.stat`` with v2) just before
+    removing it would count every kernel of the submission exactly.
     """
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -35,8 +38,9 @@ def grader_cpu_seconds() -> float:
 def measured() -> Iterator[dict[str, float]]:
     """Measure the block: the dict it yields is filled on leaving it.
 
-    Keys: ``wall_seconds``, ``grader_cpu_seconds``, ``kernel_cpu_seconds`` (the grading kernels
-    that ended within the block), each rounded to milliseconds.
+    Keys: ``wall_seconds``, ``grader_cpu_seconds``, ``kernel_cpu_seconds_at_least`` (the grading
+    kernels that ended within the block, see ``grading_kernels_cpu_seconds``), each in seconds,
+    rounded to milliseconds.
     """
     used: dict[str, float] = {}
     wall, grader, kernels = time.monotonic(), grader_cpu_seconds(), grading_kernels_cpu_seconds()
@@ -45,4 +49,4 @@ def measured() -> Iterator[dict[str, float]]:
     finally:
         used.update(wall_seconds=round(time.monotonic() - wall, 3),
                     grader_cpu_seconds=round(grader_cpu_seconds() - grader, 3),
-                    kernel_cpu_seconds=round(grading_kernels_cpu_seconds() - kernels, 3))
+                    kernel_cpu_seconds_at_least=round(grading_kernels_cpu_seconds() - kernels, 3))

@@ -188,3 +188,45 @@ def test_explain_refuses_an_unknown_student_or_assignment(capsys, tmp_path):
     status, _, error = explain_cli(capsys, course, "ada\x1b[2J", ASSIGNMENT)
     assert status == 2 and "\x1b" not in error and "ada\\x1b[2J" in error  # a name is data on the TA's terminal
     assert not (course.root / "autograded").exists() and not list(course.root.glob(".explain-*"))
+
+
+@pytest.mark.slow
+def test_without_a_record_explain_compares_with_the_gradebook_only(graded, capsys):
+    course, _ = graded
+    path = course.reports / "records" / "ada" / f"{ASSIGNMENT}.json"
+    kept = path.read_bytes()
+    path.unlink()  # as for a submission graded before records were kept
+    try:
+        before = tree_state(course.root)
+        status, output, _ = explain_cli(capsys, course, "ada", ASSIGNMENT)
+        assert tree_state(course.root) == before
+    finally:
+        path.write_bytes(kept)
+    assert status == 0
+    assert "no replay record" in output and "comparing with the gradebook's automatic scores only" in output
+    for part in PARTS:
+        assert part_row(output, part).split()[1:] == ["2/2", "2/2", "same"]
+    assert "- nothing but the scores can be compared: there is no replay record" in output
+
+
+@pytest.mark.slow
+def test_a_failed_grading_leaves_no_record_and_explain_says_the_regrade_failed(tmp_path, capsys):
+    course = copy_course(REPO, tmp_path / "course")
+    folder = course.submitted / "bo" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / "geometry.ipynb").write_text("{not a notebook", encoding="utf-8")
+    assert [o.status for o in grade(course, progress=False, jobs=1)] == ["failed"]
+    assert not (course.reports / "records" / "bo").exists()
+    status, output, _ = explain_cli(capsys, course, "bo", ASSIGNMENT)
+    assert status == 1
+    assert "no replay record" in output and "the regrade FAILED: " in output and "not a valid notebook" in output
+    assert "Result: does NOT reproduce (the regrade failed" in output
+
+
+def test_explain_needs_the_course_secret_and_creates_nothing(capsys, tmp_path):
+    course = copy_course(REPO, tmp_path / "course")
+    hand_in(course, "ada")
+    before = tree_state(course.root)
+    status, _, error = explain_cli(capsys, course, "ada", ASSIGNMENT)
+    assert status == 2 and "cannot replay a grade: no course secret" in error
+    assert tree_state(course.root) == before  # no gradebook created, no scratch left

@@ -104,8 +104,6 @@ def explain(course: Course, student: str, assignment: str, *, unsandboxed: bool 
     quiet_nbgrader_warnings()
     recorded = read_record(course, student, assignment)
     from_gradebook = recorded is None
-    if recorded is None:
-        recorded = _gradebook_scores(course, student, assignment)
     try:
         secret = read_secret(course.root / SECRET_FILE)
     except SecretError as error:
@@ -119,6 +117,8 @@ def explain(course: Course, student: str, assignment: str, *, unsandboxed: bool 
         raise CourseError(f"cannot make a scratch copy in {course.root} ({error.strerror})") from None
     with scratch_folder as scratch:
         scratch_course = _scratch_course(course, Path(scratch) / "course", copy_gradebook)
+        if recorded is None:  # from the copy: nbgrader would create or migrate the real gradebook on opening it
+            recorded = _gradebook_scores(scratch_course, student, assignment)
         record_source_cells(scratch_course, [assignment])
         job = GradeJob(str(course.root), str(Path(scratch) / "job"), str(scratch_course.root / "gradebook.db"),
                        student, assignment, isolation.sandbox, isolation.memory_mb)
@@ -144,6 +144,8 @@ def _gradebook_scores(course: Course, student: str, assignment: str) -> dict | N
     from .course import nbgrader_api
 
     written = set(course.manually_graded_cells(assignment))
+    if not (course.root / "gradebook.db").is_file():
+        return None
     try:
         with nbgrader_api(course).gradebook as gradebook:
             submission = gradebook.find_submission(assignment, student)

@@ -17,10 +17,12 @@ with a regrade's:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import inspect
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,7 @@ from .checks.framework import Check, PreparedCases
 CASE_SETS_KEY = "case_sets"
 #: Hex digits kept of each id: 96 bits, plenty to tell two case sets apart, short enough to read.
 ID_HEX_DIGITS = 24
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _CASES_LABEL = b"perceptron-course case set v1\0"
 _SECRET_LABEL = b"perceptron-course secret id v1\0"
 _COMBINED_LABEL = b"perceptron-course case sets of a submission v1\0"
@@ -112,9 +115,13 @@ def _feed(mac, value: Any) -> None:
         elif isinstance(item, (str, bytes)):
             data = item.encode("utf-8", "surrogatepass") if isinstance(item, str) else item
             mac.update(f"{'S' if isinstance(item, str) else 'B'}{len(data)}\0".encode() + data)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):  # a result object of the reference
+            mac.update(f"O{type(item).__qualname__}\0".encode())
+            pending.append({field.name: getattr(item, field.name) for field in dataclasses.fields(item)})
         else:  # numbers, bools, None, NumPy scalars: their type and exact value (a NumPy scalar as Python's repr)
             plain = item.item() if isinstance(item, np.generic) else item
-            mac.update(f"{type(item).__name__}:{plain!r}\0".encode("utf-8", "backslashreplace"))
+            text = _ADDRESS.sub("", repr(plain))  # an object's default repr holds its address, different in every run
+            mac.update(f"{type(item).__name__}:{text}\0".encode("utf-8", "backslashreplace"))
 
 
 def recorded_case_sets(grading_metadata: Any) -> dict[str, dict[str, str]]:

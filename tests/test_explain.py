@@ -20,6 +20,7 @@ from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.ledger import read_ledger
 from perceptron_course.grading.trusted.pipeline import grade
+from perceptron_course.grading.trusted.preprocessors import LIMIT_LABELS, LIMITS_METADATA
 from perceptron_course.grading.trusted.secret import SECRET_FILE, read_secret
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,11 +42,19 @@ def hand_in(course, student: str, predict_source: str | None = None) -> Path:
     return folder / "geometry.ipynb"
 
 
+#: What a student could write into their notebook's metadata where the grader records limits and case sets.
+FORGED_METADATA = {LIMITS_METADATA: {"limits_hit": list(LIMIT_LABELS),
+                                     "case_sets": {"predict": {"case_set": "forged", "checker": "forged"}}}}
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """One student's 01_geometry (every part right), graded once: the cheapest real grade."""
+    """One student's 01_geometry (every part right, with forged grading metadata), graded once: the cheapest real grade."""
     course = copy_course(REPO, tmp_path_factory.mktemp("explain") / "course")
-    hand_in(course, "ada")
+    path = hand_in(course, "ada")
+    notebook = nbformat.read(path, as_version=4)
+    notebook.metadata.update(FORGED_METADATA)
+    nbformat.write(notebook, path)
     outcomes = grade(course, progress=False, jobs=1)
     assert [o.status for o in outcomes] == ["graded"]
     return course, outcomes[0]
@@ -83,7 +92,9 @@ def test_a_graded_submission_has_a_full_record_without_the_secret(graded):
     assert record["isolation"]["sandbox"] is True
     assert set(record["resources"]) == {"wall_seconds", "grader_cpu_seconds", "kernel_cpu_seconds_at_least"}
     assert all(isinstance(value, float) and value >= 0 for value in record["resources"].values())
-    assert record["limits_hit"] == []
+    assert record["limits_hit"] == []  # what the grader saw, not what the notebook's metadata claimed
+    autograded = (course.root / "autograded" / "ada" / ASSIGNMENT / "geometry.ipynb").read_text(encoding="utf-8")
+    assert "forged" not in text and "forged" not in autograded and secret.hex() not in autograded
     assert set(record["parts"]) == set(PARTS)
     for part, function in PARTS.items():
         entry = record["parts"][part]

@@ -124,6 +124,7 @@ def test_the_course_commit_is_git_s_or_says_why_not(tmp_path, monkeypatch):
     assert records.course_commit(course.root) == "not a git checkout"
     git = ["git", "-C", str(course.root), "-c", "user.name=TA", "-c", "user.email=ta@example.org"]
     subprocess.run([*git, "init", "-q"], check=True)
+    assert records.course_commit(course.root) == "not a git checkout (git: a repository without a commit)"
     subprocess.run([*git, "add", "nbgrader_config.py", "source"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "course"], check=True)
     head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()

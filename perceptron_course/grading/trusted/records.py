@@ -90,8 +90,10 @@ def course_commit(root: Path) -> str:
 
     try:
         head = run("rev-parse", "--verify", "HEAD")
-        if head.returncode != 0:
-            return NOT_A_CHECKOUT
+        if head.returncode != 0:  # not a repository, or one git will not read here (another owner's: "dubious ownership")
+            why = (head.stderr.strip().splitlines() or [""])[0].removeprefix("fatal: ")[:200]
+            why = "a repository without a commit" if why == "Needed a single revision" else why
+            return NOT_A_CHECKOUT if not why or "not a git repository" in why else f"{NOT_A_CHECKOUT} (git: {why})"
         tracked = run("ls-files", "--error-unmatch", "--", "nbgrader_config.py")
         if tracked.returncode != 0:  # inside some repository, but the course itself is not in it (a demo's work/)
             return NOT_A_CHECKOUT

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .course import Course, CourseError
@@ -37,7 +37,6 @@ class Replay:
     now: dict | None  #: the regrade's record; ``None`` when the regrade failed
     failure: str = ""  #: why the regrade failed
     from_gradebook: bool = False  #: no record: ``recorded`` holds only the gradebook's automatic scores
-    lines: list[str] = field(default_factory=list)
 
     @property
     def differing_parts(self) -> list[str]:

@@ -37,7 +37,6 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from .case_sets import combined_case_set_id, recorded_case_sets, secret_id
 from .course import Course

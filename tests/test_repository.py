@@ -7,7 +7,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 STUDENT_DATA = ["submitted/ada/01_geometry/geometry.ipynb", "autograded/ada/01_geometry/geometry.ipynb",
                 "feedback/ada/01_geometry/geometry.html", "gradebook.db", "grades.csv", "grades_by_student.csv", "reports/report.md",
-                "reports/report.html",
+                "reports/report.html", "reports/records/ada/01_geometry.json", ".explain-x1/job/submitted/ada/01_geometry/geometry.ipynb",
                 "work/demo/gradebook.db", "canvas_grades.csv", "canvas_roster.csv",
                 "downloaded/01_geometry/archive/submissions.zip", "downloaded/01_geometry/extracted/ada_1_2_geometry.ipynb", "source/01_geometry/.ipynb_checkpoints/geometry-checkpoint.ipynb"]
 

@@ -46,8 +46,9 @@ from .lateness import submission_lateness
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
-from .kernel_pool import grading_kernel, private_runtime_dir
+from .kernel_pool import grading_kernel, private_runtime_dir, zygote_for_this_thread
 from .nbgrader_tuning import tune_nbgrader
+from .resources import kernel_usage, measured
 from .sandbox import Isolation
 from .secret import SECRET_FILE, read_secret
 
@@ -132,13 +133,17 @@ def _grade_job(job: GradeJob) -> Outcome:
     if refused:
         return Outcome(job.student, job.assignment, FAILED, 0.0, sum(course.graded_cells(job.assignment).values()), refused)
     isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
-    with private_runtime_dir(isolation) as runtime, grading_kernel(isolation, runtime, job.assignment) as config:
+    with measured() as used, private_runtime_dir(isolation) as runtime, \
+            grading_kernel(isolation, runtime, job.assignment) as config:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         if job.reveal_as_of:
             config.RevealSchedule.as_of = job.reveal_as_of
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
             outcome = grade_submission(api, course, job.student, job.assignment, kept_manual=set(job.kept_manual))
+        if isolation.sandbox:  # every kernel of the submission has ended: its keeper measured it
+            used.update(kernel_usage(*zygote_for_this_thread().usage(runtime)))
+    outcome.resources = used
     feedback_under_submitted_names(course, job.student, job.assignment, taken.handed_in_as)
     if taken.notes:  # what the intake repaired, for the report's "needed repair" (the feedback page says it too)
         outcome.reason = "; ".join(["repaired: " + "; ".join(taken.notes), *filter(None, [outcome.reason])])

@@ -1,4 +1,4 @@
-"""The ``perceptron-course`` console script: release, grade, refresh, demo, bundle, lab.
+"""The ``perceptron-course`` console script: release, grade, refresh, explain, demo, bundle, lab.
 
 Every command that works on a course finds it as git finds a repository: the current
 folder or the nearest one above it that holds ``nbgrader_config.py`` (or ``--root``).
@@ -133,6 +133,16 @@ def command_refresh(args) -> int:
     return 1 if done.failed else 0
 
 
+def command_explain(args) -> int:
+    from .explain import check_submission, explain, report_lines
+
+    course = open_course(args.root)
+    check_submission(course, args.student, args.assignment)  # a typo is reported now, before anything slow
+    replay = explain(course, args.student, args.assignment, unsandboxed=args.unsandboxed)
+    print(terminal_text("\n".join(report_lines(replay, course))))  # student names are data
+    return 0 if replay.reproduces else 1
+
+
 def prepare_demo_area(out: Path) -> None:
     """Empty ``out`` for a new demo, refusing to delete a folder the demo did not make."""
     if out.exists():
@@ -222,6 +232,15 @@ def build_parser() -> argparse.ArgumentParser:
     refresh.add_argument("--all", action="store_true",
                          help="rewrite every feedback page, not only those whose grades changed (after changing the template)")
     refresh.set_defaults(run=command_refresh)
+
+    explain = commands.add_parser("explain", help="regrade one submission in a scratch copy of the course and show, part by "
+                                                  "part, whether it reproduces its recorded grade and what changed since")
+    explain.add_argument("student", help="the student's id (their folder in submitted/)")
+    explain.add_argument("assignment", help="the assignment, e.g. 01_geometry")
+    explain.add_argument("--root", default=None, help=ROOT_HELP)
+    explain.add_argument("--unsandboxed", action="store_true",
+                         help="as root, run student code even where the sandbox cannot run (unsafe; see README)")
+    explain.set_defaults(run=command_explain)
 
     demo = commands.add_parser("demo", help="grade the bundled example class in a fresh work area")
     demo.add_argument("--out", default=str(repository_root() / "work" / "demo"), help="work area (default: work/demo)")

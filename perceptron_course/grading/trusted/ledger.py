@@ -17,7 +17,9 @@ sees in the formgrader; it is the one truth of every score. Beside it, ``reports
   that ``refresh`` rewrites only the pages whose grades changed.
 
 ``grades.csv``, ``grades_by_student.csv``, the feedback pages and the report are all
-regenerated from the gradebook and this ledger, never edited apart from them.
+regenerated from the gradebook and this ledger, never edited apart from them. What each
+graded submission's grade was decided from (to replay it) is in a record of its own,
+``reports/records/<student>/<assignment>.json`` (``records.py``).
 """
 
 from __future__ import annotations

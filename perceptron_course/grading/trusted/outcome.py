@@ -26,6 +26,7 @@ class Outcome:
     unanalysed: list[str] = field(default_factory=list)  #: cells the static review could not parse
     seconds_late: float = 0.0  #: past the due date (with the student's extension), from nbgrader's gradebook
     late_penalty: float = 0.0  #: points ``LateSubmissionPlugin`` took off ``score`` (nbgrader keeps them apart)
+    resources: dict[str, float] = field(default_factory=dict)  #: what grading it used (``resources.measured``)
 
     @property
     def final_score(self) -> float:

@@ -25,6 +25,7 @@ from .course import Course, CourseError, nbgrader_api
 from .nbgrader_tuning import SCRATCH_PREFIX
 from .ledger import Entry, Fingerprint, entry_for, fingerprint, read_ledger, write_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
+from .records import GradingContext, keep_record
 from .report import prepare_plotting, write_exports
 from .reveal import Schedule, course_schedule, feedback_state
 from .safe_text import quoted
@@ -215,7 +216,8 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
     from tqdm.auto import tqdm
 
     record_source_cells(course, sorted({assignment for _, assignment in selected}))
-    load_or_create_secret(course.root)  # here, once: workers only read it
+    secret = load_or_create_secret(course.root)  # here, once: workers only read it
+    context = GradingContext.now(course, secret)  # what every replay record of this run shares (records.py)
     prepare_plotting()  # the report needs it at the end; then Ctrl+C need not wait for it
     max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
     # (a cluster may still be writing a work area here when the batch is done: a failed clean-up never fails the batch)
@@ -239,6 +241,7 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                 shown = _shown_in_feedback(job, schedule) if merged[job.key].status == GRADED else ""
                 ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, shown)
                 write_ledger(course, ledger)
+                keep_record(course, context, Path(job.area), merged[job.key], now[job.key].submitted, isolation)
                 bar.update()
 
             run_jobs(batch, workers=jobs or default_workers(), executor=executor,

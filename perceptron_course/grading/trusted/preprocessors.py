@@ -40,6 +40,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
+from .case_sets import CASE_SETS_KEY, case_set_id, checker_id
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
@@ -147,6 +148,7 @@ class ResilientExecute(Execute):
         self._cut_cells: set[int] = set()  # cells whose output was cut (and says so)
         self._limits: list[str] = []  # LIMIT_LABELS hit, each once, in the order they were first hit
         self._behaviours: dict[str, list[str]] = {}  # grade_id -> each failed verdict by its behaviour (reveal.py)
+        self._case_sets: dict[str, dict[str, str]] = {}  # per check judged: the ids of its cases and checker (case_sets.py)
         self._probing = False  # while a check's harness runs: its reply lines must not be cut
         self.timeout_func = self._remaining_timeout
         # The cases and the reference's answers need nothing from the student: they are
@@ -161,7 +163,8 @@ class ResilientExecute(Execute):
             finally:
                 for future in self._prepared.values():
                     future.cancel()
-                nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits), FAILED_BEHAVIOURS: self._behaviours}
+                nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits), FAILED_BEHAVIOURS: self._behaviours,
+                                                CASE_SETS_KEY: dict(self._case_sets)}
 
     def _hit(self, limit: str) -> None:
         if limit not in self._limits:
@@ -255,6 +258,8 @@ class ResilientExecute(Execute):
         prepared = self._prepared.get(check.function)
         prepared = prepared.result() if prepared is not None else prepare_cases(check, self._case_generator(check.function))
         cases = prepared.cases
+        self._case_sets[check.function] = {"case_set": case_set_id(self._secret, check.function, prepared),
+                                           "checker": checker_id(check)}
         skipped = self._reason_to_skip()
         if skipped:
             untested = f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"

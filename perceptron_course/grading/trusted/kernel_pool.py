@@ -352,23 +352,32 @@ class WarmKernelManager(SandboxKernelManager):
 
 
 @contextmanager
+def environment_variable(name: str, value: str):
+    """``os.environ[name] = value`` for the block, then as it was."""
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+
+
+@contextmanager
 def private_runtime_dir(isolation: Isolation):
     """A fresh Jupyter runtime folder, so a kernel sees no other kernel's connection files or sockets.
 
     With the sandbox it is a kernel folder of this thread's zygote, which the kernel sees at
     ``/run/kernel``; without, a temporary folder.
     """
-    saved = os.environ.get("JUPYTER_RUNTIME_DIR")
     zygote = zygote_for_this_thread() if isolation.sandbox else None
     runtime = zygote.kernel_folder() if zygote else Path(tempfile.mkdtemp(prefix="perceptron-runtime-"))
-    os.environ["JUPYTER_RUNTIME_DIR"] = str(runtime)
     try:
-        yield runtime
+        with environment_variable("JUPYTER_RUNTIME_DIR", str(runtime)):
+            yield runtime
     finally:
-        if saved is None:
-            os.environ.pop("JUPYTER_RUNTIME_DIR", None)
-        else:
-            os.environ["JUPYTER_RUNTIME_DIR"] = saved
         # rm, not shutil.rmtree: a tree nested thousands of levels deep (a kernel's, as a grader that
         # is not root, where the kernel owns its sockets folder) is more than rmtree's recursion allows.
         subprocess.run(["rm", "-rf", "--", str(runtime)], check=False, capture_output=True)
@@ -390,7 +399,6 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
     """
     from traitlets.config import Config
 
-    saved = os.environ.get("JUPYTER_PATH")
     with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir:
         spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
@@ -400,7 +408,6 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
         # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
         spec = {"argv": argv, "display_name": "Python 3 (grading)", "language": "python", "interrupt_mode": "message"}
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
-        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [data_dir, saved]))
         config = Config()
         config.Execute.kernel_name = KERNEL_NAME
         if isolation.sandbox:
@@ -408,10 +415,5 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
             config.WarmKernelManager.assignment = assignment
             config.WarmKernelManager.memory_mb = isolation.memory_mb
             config.Execute.shutdown_kernel = "immediate"  # a graded kernel's state is thrown away: no need to ask
-        try:
+        with environment_variable("JUPYTER_PATH", os.pathsep.join(filter(None, [data_dir, os.environ.get("JUPYTER_PATH")]))):
             yield config
-        finally:
-            if saved is None:
-                os.environ.pop("JUPYTER_PATH", None)
-            else:
-                os.environ["JUPYTER_PATH"] = saved

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
+from ...selfcheck import duration_text as late_text  # the self-check says durations the same way
+
 
 def submission_lateness(submission) -> tuple[float, float]:
     """Seconds past the due date (extension included) and the late penalty of a graded submission,
     as nbgrader's gradebook has them (a ``SubmittedAssignment``)."""
     penalty = sum(float(notebook.late_submission_penalty or 0.0) for notebook in submission.notebooks)
     return float(submission.total_seconds_late or 0.0), penalty
-
-
-def late_text(seconds: float) -> str:
-    """``2 d 3 h``, ``5 h 10 min`` or ``12 min``: how late, for a person."""
-    minutes = int(seconds // 60)
-    days, hours, minutes = minutes // 1440, minutes // 60 % 24, minutes % 60
-    if days:
-        return f"{days} d {hours} h"
-    return f"{hours} h {minutes} min" if hours else f"{max(minutes, 1)} min"
 
 
 def hours_late(seconds: float) -> str:

@@ -1,12 +1,14 @@
 """Parallel grading gives exactly the serial result, survives a dying worker, and takes any process executor."""
 
 import os
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 from nbgrader.api import Gradebook
 
+from perceptron_course.grading.trusted import kernel_pool, sandbox
 from perceptron_course.grading.trusted.batch import FAULT_VARIABLE
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
@@ -54,6 +56,19 @@ def test_two_workers_give_the_serial_result(serial, tmp_path):
     assert parallel == serial
     assert len(serial["outcomes"]) == 10 and len(serial["gradebook"]) > 0
     assert not list(course.root.glob(".grading-*")), "work areas are cleaned up"
+    assert abandoned_zygote_leftovers() == [], "the workers' zygotes leave no folder and no cgroup behind"
+
+
+def abandoned_zygote_leftovers() -> list[Path]:
+    """Zygote work folders and sandbox cgroups whose grading process is gone."""
+    def owner_gone(name: str) -> bool:
+        owner = name.split("-")[2]
+        return owner.isdigit() and not sandbox.process_alive(int(owner))
+
+    folders = [path for path in Path(tempfile.gettempdir()).glob(f"{kernel_pool.WORK_PREFIX}*") if owner_gone(path.name)]
+    groups = [path for parent in sandbox._cgroup_parents() for path in parent.glob("perceptron-grading-*")
+              if owner_gone(path.name)]
+    return folders + groups
 
 
 @pytest.mark.slow
@@ -66,6 +81,7 @@ def test_a_dying_worker_loses_only_its_submission(serial, tmp_path, monkeypatch)
     assert "--student ben_alternative --assignment 02_algorithm" in victim[0].reason
     others = [row for row in everything(course, outcomes)["outcomes"] if row[:2] != ("ben_alternative", "02_algorithm")]
     assert others == [row for row in serial["outcomes"] if row[:2] != ("ben_alternative", "02_algorithm")]
+    assert abandoned_zygote_leftovers() == [], "a killed worker's zygote folder and cgroups are removed after the batch"
 
 
 @pytest.mark.slow

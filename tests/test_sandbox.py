@@ -621,6 +621,7 @@ def hostile_batch(tmp_path_factory):
     _make_name_attacks(course)
     load_or_create_secret(course.root)
     before = tree_state(course.root, exclude=GRADER_OUTPUT)
+    machine_before = _machine_state()
     saved = os.environ.get("PERCEPTRON_TA_TOKEN")
     os.environ["PERCEPTRON_TA_TOKEN"] = TA_TOKEN
     try:
@@ -631,6 +632,7 @@ def hostile_batch(tmp_path_factory):
         else:
             os.environ["PERCEPTRON_TA_TOKEN"] = saved
     yield {"course": course, "outcomes": outcomes, "before": before, "file_attacks": file_attacks,
+           "machine_before": machine_before, "machine_after": _machine_state(),
            "daemons_left": _wait_until_gone("perceptron-sandbox-daemon-marker"), "sandboxes_left": sandboxes_left()}
     # A folder nested 1,200 levels deep is more than Python 3.11's rmtree (pytest's clean-up) can remove.
     subprocess.run(["rm", "-rf", "--", str(course.root / "submitted" / "deep_submission_folder")], check=True)
@@ -675,9 +677,33 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     for folder in ("autograded", "feedback"):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
         assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *FIRST_ROUND, *SECOND_ROUND,
-                          *THIRD_ROUND}, graded
+                          *THIRD_ROUND, *FIFTH_ROUND}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
+
+
+#: Recipes of the fifth attack round: wrong code that attacks the machine through what a kernel's user (the
+#: grader's, underneath) may do without capabilities. Graded before ``honest``, which they target.
+FIFTH_ROUND = ("ab_core_pattern_escape", "ab_devnull")
+ROUND5_LOOT = Path("/tmp/perceptron-round5-loot")
+
+
+def _machine_state() -> dict:
+    """What the fifth round's attacks would change on the grading machine."""
+    return {"core_pattern": Path("/proc/sys/kernel/core_pattern").read_text(),
+            "device modes": {path: os.stat(path).st_mode for path in ("/dev/null", "/dev/urandom", "/dev/full")},
+            "loot": ROUND5_LOOT.exists()}
+
+
+@pytest.mark.slow
+def test_hostile_batch_fifth_round_changes_nothing_on_the_machine_and_gains_nothing(hostile_batch):
+    assert hostile_batch["machine_after"] == hostile_batch["machine_before"]
+    assert not hostile_batch["machine_after"]["loot"]
+    outcomes = hostile_batch["outcomes"]
+    for student in FIFTH_ROUND:
+        assert outcomes[student].status == "graded" and outcomes[student].score == 0, (student, outcomes[student].reason)
+    honest = outcomes["honest"]  # graded after both, in the same zygote: its kernel started and its hand-in is intact
+    assert honest.status == "graded" and honest.score == honest.max_score, honest.reason
 
 
 #: Recipes of the first attack round, and the cells each may keep (their code is wrong or calls the reference).
@@ -940,3 +966,46 @@ def test_the_zygote_never_runs_student_code_and_keeps_its_warm_state(tmp_path):
     again = probe_json("import json, sys; print(json.dumps(sorted(m for m in ('numpy', 'ipykernel.kernelapp') "
                        "if m in sys.modules)))", tmp_path)
     assert again == ["ipykernel.kernelapp", "numpy"]  # warm: imported by the zygote, before any student code
+
+
+#: What a kernel's user (the grader's, underneath: root when the grader is root) could change on the machine
+#: without any capability. Each attempt changes nothing if it is allowed (opened for writing and closed
+#: unwritten, a mode set to the mode it has), so a failing test leaves the machine as it was.
+MACHINE_CHANGES = """
+    import ctypes, json, os, stat
+    libc = ctypes.CDLL(None, use_errno=True)
+    results = {}
+    for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/overcommit_ratio", "/proc/sysrq-trigger",
+                 "/proc/sys/user/max_user_namespaces", "/proc/self/oom_score_adj"):
+        try:
+            os.close(os.open(path, os.O_WRONLY))
+            results[path] = "opened for writing"
+        except OSError as error:
+            results[path] = error.errno
+    for path in ("/dev/null", "/dev/urandom", "/dev/pts/ptmx", "/dev/pts", "/dev/full"):
+        if os.path.exists(path):
+            try:
+                os.chmod(path, stat.S_IMODE(os.stat(path).st_mode))
+                results["chmod " + path] = "allowed"
+            except OSError as error:
+                results["chmod " + path] = error.errno
+    results["clone a user namespace"] = [libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0), ctypes.get_errno()]
+    results["clone3"] = [libc.syscall(435, 0, 0), ctypes.get_errno()]
+    # what can be written at each mount point (the mount on top: one covered by another is out of reach)
+    targets = {line.split()[4] for line in open("/proc/self/mountinfo")}
+    results["writable mounts"] = sorted(target for target in targets if not os.statvfs(target).f_flag & os.ST_RDONLY)
+    print(json.dumps(results))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="raw system call numbers are those of x86_64")
+def test_a_kernel_cannot_change_the_machine_or_what_the_next_kernel_gets(tmp_path):
+    results = probe_json(MACHINE_CHANGES, tmp_path)
+    for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/overcommit_ratio", "/proc/sysrq-trigger",
+                 "/proc/sys/user/max_user_namespaces", "/proc/self/oom_score_adj"):
+        assert results[path] in (errno.EROFS, errno.EACCES, errno.ENOENT), (path, results[path])
+    chmods = {name: value for name, value in results.items() if name.startswith("chmod ")}
+    assert chmods and all(value in (errno.EROFS, errno.EPERM) for value in chmods.values()), chmods
+    assert results["clone a user namespace"] == [-1, errno.EPERM]
+    assert results["clone3"] == [-1, errno.ENOSYS]
+    assert results["writable mounts"] == sorted(["/tmp", "/dev/shm", "/run/kernel/sockets"])

@@ -39,6 +39,10 @@ DENIED_SYSCALLS = (
 )
 
 
+#: clone's namespace flags: mount, cgroup, UTS, IPC, user, PID, network (time namespaces need clone3 or unshare).
+NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+
+
 def set_limit(which: int, value: int) -> None:
     """Set both the soft and the hard limit (the kernel cannot raise it back)."""
     resource.setrlimit(which, (value, value))
@@ -65,6 +69,15 @@ def load_seccomp_filter() -> None:
             syscall_filter.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
         except (RuntimeError, ValueError, OSError):  # not a system call on this architecture
             continue
+    # No namespace of any kind from clone (a new user namespace would give its creator every
+    # capability inside it); clone3 passes its flags in memory a filter cannot read, so it is
+    # refused as unknown (ENOSYS), and the C library falls back to clone.
+    for flag in NAMESPACE_FLAGS:
+        syscall_filter.add_rule(pyseccomp.ERRNO(errno.EPERM), "clone", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, flag, flag))
+    try:
+        syscall_filter.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
+    except (RuntimeError, ValueError, OSError):  # an older system without clone3
+        pass
     syscall_filter.load()
 
 

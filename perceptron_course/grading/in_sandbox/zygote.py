@@ -15,9 +15,10 @@ For each kernel it forks a *keeper*, which
    ``/run/kernel``, and its assignment's student view of the package; the folders where
    the other kernels' files and views live are covered by empty read-only tmpfs.
 
-The kernel then enters a new user namespace as uid 1000 in which no further user namespace
-can be made, drops every capability, and runs the launcher's own steps
-(``kernel.run_kernel``: rlimits, the seccomp filter, ipykernel). So a kernel is a process
+Every other mount it sees is read-only, ``/proc`` and the device nodes included. The kernel
+then enters a new user namespace as uid 1000 (mapped by the keeper), drops every capability,
+and runs the launcher's own steps (``kernel.run_kernel``: rlimits, the seccomp filter, which
+also refuses new namespaces of any kind, then ipykernel). So a kernel is a process
 that never ran another submission's code, with namespaces, scratch space, caps and filter of
 its own; what it shares with the zygote is read-only memory (copy on write) and read-only
 mounts, and the zygote is outside its PID namespace.
@@ -137,11 +138,6 @@ def _unshare(flags: int) -> None:
     _check(_libc.unshare(flags), "unshare")
 
 
-def _write(path: str, text: str) -> None:
-    with open(path, "w", encoding="ascii") as file:
-        file.write(text)
-
-
 def _drop_capabilities() -> None:
     """Empty the bounding, ambient, inheritable, permitted and effective sets, and never gain any back."""
     last = int(open("/proc/sys/kernel/cap_last_cap", encoding="ascii").read())
@@ -179,23 +175,63 @@ def _enter_kernel_namespaces(request: Request) -> None:
         _tmpfs(hidden, 4096, "0555", read_only=True)
     _tmpfs(SCRATCH, request.scratch_mb * 1024 * 1024, "1777")
     _tmpfs("/dev/shm", 1024 * 1024, "1777")
+    for target in _writable_mounts():
+        if target not in WRITABLE:
+            _remount_read_only(target)
 
 
-def _become_kernel(request: Request, keeper_alive: int) -> None:
-    """In the kernel (PID 1 of its namespace): its /proc, uid 1000 without capabilities, then the launcher."""
+#: The only mounts a kernel may write to (``/proc`` is mounted read-only by the kernel itself).
+WRITABLE = (SCRATCH, "/dev/shm", f"{OWN_FOLDER}/sockets", "/proc")
+
+
+def _writable_mounts() -> list[str]:
+    """Mount points of this mount namespace that are writable (``rw`` in mountinfo)."""
+    found = []
+    for line in open("/proc/self/mountinfo", encoding="utf-8", errors="replace"):
+        fields = line.split()
+        target, options = fields[4].replace("\\040", " "), fields[5].split(",")
+        if "rw" in options:
+            found.append(target)
+    return found
+
+
+def _remount_read_only(target: str) -> None:
+    """Make the mount at ``target`` read-only, keeping the flags a user namespace may not clear.
+
+    A device node the sandbox binds from the host (``/dev/null``...) belongs, underneath, to
+    the grader's user, as the kernel does: on a read-only mount it still reads and writes, but
+    its mode cannot be changed (which would break every later kernel).
+    """
+    kept = os.statvfs(target).f_flag
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+    for statvfs_flag, mount_flag in KEPT_MOUNT_FLAGS.items():
+        if kept & statvfs_flag:
+            flags |= mount_flag
+    _mount(None, target, None, flags)
+
+
+def _become_kernel(request: Request, keeper_alive: int, asked: int, answered: int) -> None:
+    """In the kernel (PID 1 of its namespace): a read-only /proc, uid 1000 without capabilities, then the launcher.
+
+    Its ``/proc`` is read-only: the kernel's user is, underneath, the grader's (root, when the
+    grader is root), which may write ``/proc/sys`` (``kernel.core_pattern`` runs a program as
+    root outside every namespace) without any capability. The keeper writes the kernel's uid
+    and gid maps for it (``asked``/``answered``: the pipes they wait on).
+    """
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if select.select([keeper_alive], [], [], 0)[0]:  # the keeper died before the line above: so does the kernel
         os._exit(72)
     os.close(keeper_alive)
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    uid, gid = os.geteuid(), os.getegid()
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
     _unshare(CLONE_NEWUSER)
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{KERNEL_UID} {uid} 1\n")
-    _write("/proc/self/gid_map", f"{KERNEL_UID} {gid} 1\n")
-    _write("/proc/sys/user/max_user_namespaces", "0")  # this namespace can make no other
+    os.write(asked, b"1")
+    if os.read(answered, 1) != b"1":
+        raise OSError("the keeper did not map the kernel's user")
+    os.close(asked)
+    os.close(answered)
     _drop_capabilities()
     os.chdir(SCRATCH)
+    _reseed_warm_random_state()
     from . import kernel
 
     kernel.run_kernel(os.path.join(OWN_FOLDER, "connection.json"), memory_mb=request.memory_mb,
@@ -204,6 +240,24 @@ def _become_kernel(request: Request, keeper_alive: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _map_user(proc: int, kernel_pid: int) -> None:
+    """Make uid and gid ``KERNEL_UID`` of the kernel's new user namespace ours (the keeper's), and no other."""
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{KERNEL_UID} {os.geteuid()} 1\n"),
+                       ("gid_map", f"{KERNEL_UID} {os.getegid()} 1\n")):
+        descriptor = os.open(f"{kernel_pid}/{name}", os.O_WRONLY, dir_fd=proc)
+        try:
+            os.write(descriptor, text.encode("ascii"))
+        finally:
+            os.close(descriptor)
+
+
+def _reseed_warm_random_state() -> None:
+    """NumPy's global generator, seeded once in the zygote, seeded afresh (Python's ``random`` reseeds on fork)."""
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
 
 
 def _keeper(request: Request) -> None:
@@ -223,12 +277,16 @@ def _keeper(request: Request) -> None:
             os.dup2(output, descriptor)
             os.close(output)
     _enter_kernel_namespaces(request)
+    proc = os.open("/proc", os.O_PATH | os.O_DIRECTORY)  # the zygote's /proc: where the kernel's maps are written
     keeper_alive, keeper_holds = os.pipe()  # the kernel sees end of file once the keeper is gone
+    asked, ask = os.pipe()
+    answer, answered = os.pipe()
     kernel_pid = os.fork()
     if kernel_pid == 0:
         try:
-            os.close(keeper_holds)
-            _become_kernel(request, keeper_alive)
+            for descriptor in (keeper_holds, proc, asked, answered):
+                os.close(descriptor)
+            _become_kernel(request, keeper_alive, ask, answer)
         except BaseException:  # noqa: BLE001 - said on its stderr (a probe's output; else nowhere)
             import traceback
 
@@ -237,7 +295,12 @@ def _keeper(request: Request) -> None:
             os._exit(1)
         finally:
             os._exit(71)
-    os.close(keeper_alive)
+    for descriptor in (keeper_alive, ask, answer):
+        os.close(descriptor)
+    if os.read(asked, 1) == b"1":  # the kernel is in its user namespace: map its uid 1000 to ours
+        _map_user(proc, kernel_pid)
+        os.write(answered, b"1")
+    os.close(proc)
     # Asked to stop (SIGTERM from the zygote), the keeper kills the kernel's namespace and still
     # waits for it, so what the kernel used is measured.
     signal.signal(signal.SIGTERM, lambda *_: os.kill(kernel_pid, signal.SIGKILL))

@@ -46,7 +46,7 @@ from .lateness import submission_lateness
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
-from .kernel_pool import grading_kernel, private_runtime_dir, zygote_for_this_thread
+from .kernel_pool import grading_kernel, private_runtime_dir, remove_abandoned_zygotes, zygote_for_this_thread
 from .nbgrader_tuning import tune_nbgrader
 from .resources import kernel_usage, measured
 from .sandbox import Isolation
@@ -177,7 +177,7 @@ def run_jobs(
         On Ctrl+C, once the workers of its own pool are stopped (jobs given to ``executor``
         are cancelled if they have not started); every ``on_done`` called before stays done.
     """
-    with _interrupts_caught() as interrupt:
+    with _interrupts_caught() as interrupt, _abandoned_zygotes_removed():
         if executor is None and workers <= 1:
             return _run_here(jobs, interrupt.guarded(on_done), interrupt)
         outcomes: dict[tuple[str, str], Outcome] = {}
@@ -188,6 +188,18 @@ def run_jobs(
         for job in lost:  # still lost: alone, so a dying worker takes nothing else with it
             _submit_all([job], None, 1, outcomes, max_score, on_done, last_try=True)
         return outcomes
+
+
+@contextmanager
+def _abandoned_zygotes_removed():
+    """After the batch, what the zygotes of killed workers left behind is removed (never failing the batch)."""
+    try:
+        yield
+    finally:
+        try:
+            remove_abandoned_zygotes()
+        except OSError:
+            pass
 
 
 def _run_here(jobs: list[GradeJob], on_done, interrupt: "_Interrupt") -> dict[tuple[str, str], Outcome]:

@@ -34,13 +34,16 @@ from traitlets import Integer, Unicode
 from ..in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
 from .sandbox import (ALLOWED_EXTRAS, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, SCRATCH_MB, SOCKETS_FOLDER, VIEW_MOUNT,
                       Isolation, SandboxKernelManager, _PYTHON, build_student_view, bubblewrap_command, detached,
-                      launcher_command, real_package_covered, sandbox_cgroups)
+                      launcher_command, process_alive, real_package_covered, remove_abandoned_cgroups,
+                      sandbox_cgroups)
 
 #: How long a zygote may take to import what it warms (it reports "ready" then).
 START_SECONDS = 180.0
 #: How long it may take to fork a kernel and say so.
 SPAWN_SECONDS = 60.0
 DEFAULT_VIEW = "any"
+#: A zygote's work folder (in the temporary folder) is named with this and its grading process's pid.
+WORK_PREFIX = "perceptron-zygote-"
 #: How often a stopping kernel is polled (jupyter_client polls every 0.1 s, for processes of its own).
 POLL_SECONDS = 0.005
 
@@ -89,7 +92,7 @@ class Zygote:
 
     def __init__(self) -> None:
         self._stack = ExitStack()
-        self.work = Path(tempfile.mkdtemp(prefix="perceptron-zygote-"))
+        self.work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-"))
         self._stack.callback(subprocess.run, ["rm", "-rf", "--", str(self.work)], check=False, capture_output=True)
         self.kernels = self.work / "kernels"
         self.views = self.work / "views"
@@ -247,6 +250,7 @@ def view_targets() -> list[str]:
 
 _ZYGOTES: dict[int, Zygote] = {}
 _ZYGOTES_LOCK = threading.Lock()
+_FINALIZED_IN = 0  #: the process that registered close_zygotes to run at its exit
 
 
 def zygote_for_this_thread() -> Zygote:
@@ -261,7 +265,20 @@ def zygote_for_this_thread() -> Zygote:
     zygote = Zygote()
     with _ZYGOTES_LOCK:
         _ZYGOTES[key] = zygote
+    global _FINALIZED_IN
+    if _FINALIZED_IN != os.getpid():  # a pool's worker exits without atexit handlers, but runs these
+        multiprocessing.util.Finalize(None, close_zygotes, exitpriority=100)
+        _FINALIZED_IN = os.getpid()
     return zygote
+
+
+def remove_abandoned_zygotes() -> None:
+    """Remove what zygotes of grading processes that died (killed workers) left: work folders and cgroups."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{WORK_PREFIX}*"):
+        owner = folder.name[len(WORK_PREFIX):].split("-")[0]
+        if owner.isdigit() and not process_alive(int(owner)):
+            subprocess.run(["rm", "-rf", "--", str(folder)], check=False, capture_output=True)
+    remove_abandoned_cgroups()
 
 
 def kernels_forked_here() -> int:
@@ -302,8 +319,6 @@ def _forget_zygotes_in_a_forked_child() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_zygotes_in_a_forked_child)
-# A worker process of a pool exits without running atexit handlers, but runs these.
-multiprocessing.util.Finalize(None, close_zygotes, exitpriority=100)
 
 
 # ---------------------------------------------------------------------------- jupyter_client's side

@@ -408,6 +408,25 @@ def sandbox_cgroups():
             _remove_cgroup(group)
 
 
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_abandoned_cgroups() -> None:
+    """Remove the sandbox cgroups of grading processes that died before they could (a killed worker's)."""
+    for parent in _cgroup_parents():
+        for group in parent.glob("perceptron-grading-*"):
+            owner = group.name.split("-")[2]
+            if owner.isdigit() and not process_alive(int(owner)):
+                _remove_cgroup(group)
+
+
 def _remove_cgroup(group: Path) -> None:
     """Kill whatever is left in ``group`` (the kernel is shut down by now), then remove it."""
     for _ in range(50):

@@ -41,6 +41,7 @@ from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
+from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
 from .verdicts import Declaration, DeclarationError, declarations, harness_code, split_hidden, verdict_output
@@ -55,7 +56,7 @@ DIED, TIMEOUT, MEMORY, BUDGET, GAVE_UP, CUT, REMOVED = LIMIT_LABELS = (
     "output was cut", "a rich output was removed",
 )
 #: The notebook metadata where ``ResilientExecute`` records them (kept by ``ClearMetadataPreprocessor``, see the config).
-LIMITS_METADATA = "perceptron_course_grading"
+LIMITS_METADATA = GRADING_METADATA  # what each graded part found is recorded there too (item_analysis.py)
 RELEASE_FAILED_FRAMES = """\
 import gc as _gc, sys as _sys, traceback as _traceback
 if getattr(_sys, "last_traceback", None) is not None:
@@ -147,6 +148,7 @@ class ResilientExecute(Execute):
         self._cut_cells: set[int] = set()  # cells whose output was cut (and says so)
         self._limits: list[str] = []  # LIMIT_LABELS hit, each once, in the order they were first hit
         self._probing = False  # while a check's harness runs: its reply lines must not be cut
+        self._parts: dict[str, dict] = {}  # grade_id -> what its checks found (item_analysis.part_record)
         self.timeout_func = self._remaining_timeout
         # The cases and the reference's answers need nothing from the student: they are
         # computed beside the kernel while it starts and runs the cells before the tests.
@@ -160,7 +162,7 @@ class ResilientExecute(Execute):
             finally:
                 for future in self._prepared.values():
                     future.cancel()
-                nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits)}
+                nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits), PARTS_RECORDED: self._parts}
 
     def _hit(self, limit: str) -> None:
         if limit not in self._limits:
@@ -183,6 +185,8 @@ class ResilientExecute(Execute):
         skipped = self._reason_to_skip()
         if skipped:
             cell.outputs = [_error("NotRun", skipped)]
+            if _is_test_cell(cell):
+                self._parts.setdefault(_grade_id(cell) or "", part_record(skipped, []))
             return cell, resources
         if _is_test_cell(cell):
             return self._grade_test_cell(cell, resources, index)
@@ -241,8 +245,9 @@ class ResilientExecute(Execute):
         outputs = [_as_hint(output) for output in cell.get("outputs", [])]
         if problem:
             outputs.append(_error("GraderError", problem))
-        for declaration in declared:
-            outputs.append(verdict_output(self._judge_in_kernel(declaration, index)))
+        verdicts = [self._judge_in_kernel(declaration, index) for declaration in declared]
+        outputs += [verdict_output(verdict) for verdict in verdicts]
+        self._parts.setdefault(_grade_id(cell) or "", part_record(problem, verdicts))
         cell.outputs = outputs
         return cell, self.resources
 

@@ -66,3 +66,17 @@ def spreadsheet_cell(value: object) -> str:
 def from_spreadsheet_cell(cell: str) -> str:
     """The value ``spreadsheet_cell`` wrote as ``cell`` (for the grader reading its own CSV back)."""
     return cell[1:] if cell.startswith("'") else cell
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as one line of literal Markdown: no table cells, HTML, links, emphasis, code or terminal controls."""
+    escaped = terminal_text(" ".join(str(text).split()))
+    for character in "\\`*[]|":
+        escaped = escaped.replace(character, "\\" + character)
+    return escaped.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def markdown_table(rows: list[list[str]]) -> str:
+    """Rows (the first is the header) as a Markdown table of literal text (``markdown_text``)."""
+    lines = ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
+    return "\n".join([lines[0], "|" + "---|" * len(rows[0]), *lines[1:]])

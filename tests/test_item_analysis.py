@@ -14,7 +14,8 @@ import pytest
 from perceptron_course.grading.trusted.checks import CHECKS, run_in_process
 from perceptron_course.grading.trusted.checks.framework import Case, Check, judge_replies
 from perceptron_course.grading.trusted.item_analysis import (
-    CSV_COLUMNS, EVERYONE_FAILS, EVERYONE_PASSES, PartResult, Submission, analyse_assignment, callouts, correlation,
+    CSV_COLUMNS, EVERYONE_FAILS, EVERYONE_PASSES, PartResult, Submission, analyse_assignment, behaviour_name, callouts,
+    correlation,
     html_section, markdown_section, parse_parts, part_record, write_item_csv,
 )
 from perceptron_course.grading.trusted.safe_text import from_spreadsheet_cell
@@ -122,15 +123,18 @@ def test_a_behaviour_not_tested_on_a_submission_leaves_it_out():
     assert rows["p1", ""].common_failure == "f was not tested: ..."
 
 
-def test_the_csv_reads_back_and_student_text_never_acts():
-    hostile = '=HYPERLINK("http://x")<script>alert(1)</script>'
+def test_student_text_in_a_failure_never_acts(tmp_path):
+    hostile = '<script>alert(1)</script>\x1b[2J | [link](javascript:x)'
     rows = analyse_assignment("01", ["p1"], [
         Submission("ada", {"p1": (0, 2)}, {"p1": part(f"f raised ValueError: {hostile}", zero=f"f raised ValueError: {hostile}")}),
         Submission("ben", {"p1": (2, 2)}, {"p1": part("", zero="")})])
-    assert "<" not in rows[0].common_failure and rows[0].common_failure.startswith("f raised ValueError: =HYPERLINK(")
+    assert rows[0].common_failure == "f raised ValueError: <script>alert(1)</script>\\x1b[2J | [link](javascript:x)"
     page = html_section(rows, None)
-    assert "<script" not in page and "alert(1)" in page
-    assert "<script" not in markdown_section(rows, None)
+    assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "\x1b" not in page
+    markdown = markdown_section(rows, None)
+    assert "<script" not in markdown and "&lt;script&gt;" in markdown and "\\[link\\]" in markdown and "\\|" in markdown
+    write_item_csv(tmp_path / "items.csv", rows)
+    assert "\x1b" not in (tmp_path / "items.csv").read_text(encoding="utf-8")
 
 
 def test_the_csv_has_one_row_per_part_and_behaviour(tmp_path):
@@ -228,3 +232,20 @@ def test_the_grader_records_each_part_and_replaces_what_the_notebook_claimed():
     assert parts["test_1"].failure.startswith("augment returned an array of the wrong shape")
     assert parts["test_1"].behaviours[("augment", "the visible test's two points")].startswith("augment returned")
     assert ("augment", "x") not in parts["test_1"].behaviours
+
+
+def test_random_cases_are_named_by_what_they_share():
+    assert behaviour_name("random separable data (max_epochs = 5; it converges in 5 epochs)") == \
+        "random separable data (max_epochs exactly the epochs it needs)"
+    assert behaviour_name("random separable data (max_epochs = 100; it converges in 6 epochs), with X, y passed as Python "
+                          "lists (array_like)") == ("random separable data (max_epochs above the epochs it needs), with X, y "
+                                                    "passed as Python lists (array_like)")
+    assert behaviour_name("random classes (labels any sortable values; max_epochs = 4)") == \
+        "random classes (labels any sortable values; max_epochs = N)"
+    assert behaviour_name("a single point (n = 1, d = 1)") == "a single point (n = 1, d = 1)"
+    recorded = {"parts": {"t": {"failure": "g returned a wrong b on random data (max_epochs = 3; it converges in 4 epochs):",
+                                "checks": {"g": {"random data (max_epochs = 2; it converges in 3 epochs)": "",
+                                                 "random data (max_epochs = 3; it converges in 4 epochs)": "g returned a wrong b on "
+                                                 "random data (max_epochs = 3; it converges in 4 epochs):"}}}}}
+    line = "g returned a wrong b on random data (max_epochs below the epochs it needs):"
+    assert parse_parts(recorded) == {"t": PartResult(line, {("g", "random data (max_epochs below the epochs it needs)"): line})}

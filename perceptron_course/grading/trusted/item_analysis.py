@@ -16,8 +16,9 @@ checks (``Case.behaviour``), over the graded submissions of the class:
   undefined with fewer than two submissions or when either score is the same for all of
   them: the report says which, never ``NaN``;
 - the **most common failure message**: the first line of the failure (what went wrong, on
-  which behaviour), identical lines grouped, quoted with ``safe_text.quoted`` (a message can
-  hold a student's exception text).
+  which behaviour), identical lines grouped. A message can hold a student's exception text: it
+  is one short line (``safe_text.plain_line``) and goes only through writers that escape it
+  (``exports.write_csv``, ``markdown_text``, Jinja's autoescape).
 
 Parts everyone passes or everyone fails are called out. An answer awaiting a TA is left out of
 its part (and out of the total its submission is correlated with), as the rest of the report does.
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +48,7 @@ from .course import Course
 from .exports import write_csv
 from .files import UnsafeFileError, read_capped
 from .outcome import GRADED, ClassRecord
-from .safe_text import markdown_table, markdown_text, quoted
+from .safe_text import markdown_table, markdown_text, plain_line, quoted
 
 #: The autograded notebook's metadata that ``ResilientExecute`` writes (``preprocessors.LIMITS_METADATA``),
 #: and its key for each part's results.
@@ -88,19 +90,46 @@ def _cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_CAP_AND_EPOCHS = re.compile(r"max_epochs = (\d+); it converges in (\d+) epochs?")
+_CAP = re.compile(r"max_epochs = \d+")
+
+
+def _cap_relation(match: re.Match) -> str:
+    cap, needed = int(match.group(1)), int(match.group(2))
+    return ("max_epochs exactly the epochs it needs" if cap == needed else
+            "max_epochs above the epochs it needs" if cap > needed else "max_epochs below the epochs it needs")
+
+
+def behaviour_name(text: str) -> str:
+    """A behaviour as the class shares it: a random case's own numbers (its epoch cap, the epochs it
+    needs) left out, and only how its cap compares with what it needs kept.
+
+    ``random separable data (max_epochs = 5; it converges in 5 epochs)`` becomes ``random separable
+    data (max_epochs exactly the epochs it needs)``; another ``max_epochs = 7`` becomes ``max_epochs = N``.
+    Failure lines quote their behaviour, and are grouped after the same rewriting.
+    """
+    return _CAP.sub("max_epochs = N", _CAP_AND_EPOCHS.sub(_cap_relation, text))
+
+
 def parse_parts(recorded: object) -> dict[str, PartResult]:
-    """The records of ``part_record`` by grade id, from notebook metadata; anything else is left out."""
+    """The records of ``part_record`` by grade id, from notebook metadata; anything else is left out.
+
+    Behaviours are named by ``behaviour_name``: the random cases that share a name pass together
+    (the first failure line stands for them).
+    """
     parts = recorded.get(PARTS_RECORDED) if isinstance(recorded, dict) else None
     found = {}
     for grade_id, record in (parts.items() if isinstance(parts, dict) else ()):
         if not isinstance(grade_id, str) or not isinstance(record, dict):
             continue
         checks = record.get("checks")
-        behaviours = {}
+        behaviours: dict[tuple[str, str], str] = {}
         for function, results in (checks.items() if isinstance(checks, dict) else ()):
-            if isinstance(results, dict):
-                behaviours.update({(str(function), str(behaviour)): str(line) for behaviour, line in results.items()})
-        found[grade_id] = PartResult(str(record.get("failure", "")), behaviours)
+            for behaviour, line in (results.items() if isinstance(results, dict) else ()):
+                key = (str(function), behaviour_name(str(behaviour)))
+                if not behaviours.get(key):
+                    behaviours[key] = behaviour_name(str(line))
+        found[grade_id] = PartResult(behaviour_name(str(record.get("failure", ""))), behaviours)
     return found
 
 
@@ -169,7 +198,7 @@ class ItemRow:
     n_passed: int
     discrimination: Correlation
     discrimination_rest: Correlation
-    common_failure: str = ""  #: quoted, ``""`` when none recorded
+    common_failure: str = ""  #: one plain line (``safe_text.plain_line``), ``""`` when none recorded
     common_failure_count: int = 0
 
     @property
@@ -200,8 +229,8 @@ def _fraction(points: float, maximum: float) -> float:
 
 
 def _most_common(lines: Iterable[str]) -> tuple[str, int]:
-    """The most common of the (quoted) failure lines and how many times it came; first seen wins a tie."""
-    counted = Counter(quoted(line, MAX_MESSAGE_CHARS) for line in lines if line)
+    """The most common of the failure lines (as ``plain_line`` writes them) and how many times it came; first seen wins a tie."""
+    counted = Counter(plain_line(line, MAX_MESSAGE_CHARS) for line in lines if line)
     return counted.most_common(1)[0] if counted else ("", 0)
 
 

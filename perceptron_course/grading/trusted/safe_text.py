@@ -19,6 +19,16 @@ def quoted(text: str, limit: int = 40) -> str:
     return _UNSAFE.sub("?", short(text, limit))  # one character for one: the length stays within limit
 
 
+def plain_line(text: str, limit: int = 200) -> str:
+    """Student-influenced text as one short line with nothing a terminal acts on, its characters kept.
+
+    For what goes only through a writer that escapes its own markup (``markdown_text``, Jinja's
+    autoescape, ``spreadsheet_cell``): ``w·x <= 0`` stays readable there, where ``quoted`` would
+    write ``w?x ?= 0``.
+    """
+    return terminal_text(short(text, limit), keep="")
+
+
 #: Unicode categories a terminal may act on or that cannot be written as UTF-8: controls (C0, DEL, C1,
 #: which hold ESC and CSI), format characters (bidirectional overrides that reorder a line), surrogates
 #: (what Python makes of a file name that is not UTF-8), private use and unassigned code points.

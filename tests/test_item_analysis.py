@@ -14,7 +14,8 @@ import pytest
 from perceptron_course.grading.trusted.checks import CHECKS, run_in_process
 from perceptron_course.grading.trusted.checks.framework import Case, Check, judge_replies
 from perceptron_course.grading.trusted.item_analysis import (
-    CSV_COLUMNS, EVERYONE_FAILS, EVERYONE_PASSES, PartResult, Submission, analyse_assignment, behaviour_name, callouts,
+    CSV_COLUMNS, EVERYONE_FAILS, EVERYONE_PASSES, PartResult, Submission, analyse_assignment, behaviour_name, behaviour_names,
+    callouts,
     correlation,
     html_section, markdown_section, parse_parts, part_record, write_item_csv,
 )
@@ -111,6 +112,9 @@ def test_a_part_nobody_attempted_and_a_part_nobody_has_a_score_for():
     assert (waiting.n, waiting.pass_rate, waiting.callout) == (0, None, "")
     assert waiting.note() == "no graded submission has a result for it yet"
     assert any("everyone fails (0/2)" in line and "01/p1" in line for line in callouts(rows))
+    assert "01/p1: everyone fails on 1 behaviour: zero" in callouts(rows)
+    alone = analyse_assignment("01", ["p1"], [Submission("ada", {"p1": (0, 2)}, untouched)])
+    assert callouts(alone) == ["01/p1: everyone fails (0/1)"]  # a behaviour tested on one submission says little
 
 
 def test_a_behaviour_not_tested_on_a_submission_leaves_it_out():
@@ -179,9 +183,10 @@ def test_a_verdict_records_which_behaviours_failed():
     untouched = run_in_process(CHECKS["predict"], stub)
     assert set(untouched.behaviours) == set(verdict.behaviours) and len(set(untouched.behaviours.values())) == 1
     assert next(iter(untouched.behaviours.values())).startswith("predict is not implemented yet")
-    record = part_record("", [verdict])
-    assert parse_parts({"parts": {"test_predict": record}})["test_predict"] == PartResult(
-        verdict.message().splitlines()[0], {("predict", name): line for name, line in verdict.behaviours.items()})
+    parsed = parse_parts({"parts": {"test_predict": part_record("", [verdict])}})["test_predict"]
+    assert parsed.failure == verdict.message().splitlines()[0]
+    assert parsed.behaviours[("predict", zero)] == verdict.behaviours[zero]
+    assert parsed.behaviours[("predict", "random weights and points")] == ""
 
 
 def test_a_judge_attributes_its_failures_to_behaviours():
@@ -237,12 +242,16 @@ def test_the_grader_records_each_part_and_replaces_what_the_notebook_claimed():
 def test_random_cases_are_named_by_what_they_share():
     assert behaviour_name("random separable data (max_epochs = 5; it converges in 5 epochs)") == \
         "random separable data (max_epochs exactly the epochs it needs)"
-    assert behaviour_name("random separable data (max_epochs = 100; it converges in 6 epochs), with X, y passed as Python "
-                          "lists (array_like)") == ("random separable data (max_epochs above the epochs it needs), with X, y "
-                                                    "passed as Python lists (array_like)")
     assert behaviour_name("random classes (labels any sortable values; max_epochs = 4)") == \
         "random classes (labels any sortable values; max_epochs = N)"
     assert behaviour_name("a single point (n = 1, d = 1)") == "a single point (n = 1, d = 1)"
+    # a case drawn as Python lists counts for its behaviour and for "lists" on their own
+    assert behaviour_names("random separable data (max_epochs = 100; it converges in 6 epochs), with X, y passed as Python "
+                           "lists (array_like)") == ["random separable data (max_epochs above the epochs it needs)",
+                                                     "X, y passed as Python lists (array_like)"]
+    assert behaviour_names("random fresh sample, passed as Python lists (array_like)") == [
+        "random fresh sample", "its arguments passed as Python lists (array_like)"]
+    assert behaviour_names("random points") == ["random points"]
     recorded = {"parts": {"t": {"failure": "g returned a wrong b on random data (max_epochs = 3; it converges in 4 epochs):",
                                 "checks": {"g": {"random data (max_epochs = 2; it converges in 3 epochs)": "",
                                                  "random data (max_epochs = 3; it converges in 4 epochs)": "g returned a wrong b on "

@@ -111,10 +111,26 @@ def behaviour_name(text: str) -> str:
     return _CAP.sub("max_epochs = N", _CAP_AND_EPOCHS.sub(_cap_relation, text))
 
 
+#: How ``framework.lists_at_random`` (and the XOR check) mark a random case passed as Python lists.
+_AS_LISTS = re.compile(r"^(?P<base>.*?),(?: with (?P<names>.+?))? passed as Python lists \(array_like\)$")
+
+
+def behaviour_names(text: str) -> list[str]:
+    """The shared behaviours one case tests: its ``behaviour_name``, and for a case passed as Python
+    lists, that behaviour without the lists and the lists on their own (``X, y passed as Python lists``),
+    so that the few random cases drawn as lists are counted together."""
+    name = behaviour_name(text)
+    match = _AS_LISTS.match(name)
+    if match is None:
+        return [name]
+    names = match.group("names")
+    return [match.group("base"), f"{names or 'its arguments'} passed as Python lists (array_like)"]
+
+
 def parse_parts(recorded: object) -> dict[str, PartResult]:
     """The records of ``part_record`` by grade id, from notebook metadata; anything else is left out.
 
-    Behaviours are named by ``behaviour_name``: the random cases that share a name pass together
+    Behaviours are named by ``behaviour_names``: the random cases that share a name pass together
     (the first failure line stands for them).
     """
     parts = recorded.get(PARTS_RECORDED) if isinstance(recorded, dict) else None
@@ -126,9 +142,9 @@ def parse_parts(recorded: object) -> dict[str, PartResult]:
         behaviours: dict[tuple[str, str], str] = {}
         for function, results in (checks.items() if isinstance(checks, dict) else ()):
             for behaviour, line in (results.items() if isinstance(results, dict) else ()):
-                key = (str(function), behaviour_name(str(behaviour)))
-                if not behaviours.get(key):
-                    behaviours[key] = behaviour_name(str(line))
+                for name in behaviour_names(str(behaviour)):
+                    if not behaviours.get((str(function), name)):
+                        behaviours[(str(function), name)] = behaviour_name(str(line))
         found[grade_id] = PartResult(behaviour_name(str(record.get("failure", ""))), behaviours)
     return found
 
@@ -360,8 +376,13 @@ def write_figure(path: Path, rows: Sequence[ItemRow]) -> Path:
     return path
 
 
+#: Submissions a behaviour must be tested on to be called out (a random behaviour drawn for one student says little).
+MIN_BEHAVIOUR_CALLOUT = 2
+
+
 def callouts(rows: Sequence[ItemRow]) -> list[str]:
-    """One line per part everyone passes or fails, and per part whose behaviours everyone passes or fails."""
+    """One line per part everyone passes or fails, and per part whose behaviours (tested on at least
+    ``MIN_BEHAVIOUR_CALLOUT`` submissions) everyone passes or fails."""
     lines = []
     for row in rows:
         if not row.behaviour and row.callout:
@@ -369,7 +390,7 @@ def callouts(rows: Sequence[ItemRow]) -> list[str]:
     for assignment, part in dict.fromkeys((row.assignment, row.part) for row in rows):
         for callout in (EVERYONE_FAILS, EVERYONE_PASSES):
             named = [row.behaviour for row in rows if (row.assignment, row.part) == (assignment, part) and row.behaviour
-                     and row.callout == callout]
+                     and row.callout == callout and row.n >= MIN_BEHAVIOUR_CALLOUT]
             if named:
                 lines.append(f"{assignment}/{part}: {callout} on {len(named)} behaviour{'s' * (len(named) > 1)}: "
                              + "; ".join(named))

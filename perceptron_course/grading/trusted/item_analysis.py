@@ -335,7 +335,8 @@ def write_item_csv(path: Path, rows: Sequence[ItemRow]) -> None:
 
 
 def plot_item_analysis(rows: Sequence[ItemRow], ax=None):
-    """Pass rate against discrimination, one point per part (with a defined discrimination); returns ``ax``."""
+    """Pass rate against discrimination, one point per part (with a defined discrimination), labelled by its
+    number in the report's table (``part_table``); returns ``ax``."""
     import matplotlib.pyplot as plt
 
     from ...plotting import OKABE_ITO
@@ -349,8 +350,14 @@ def plot_item_analysis(rows: Sequence[ItemRow], ax=None):
         shown = [row for row in parts if row.assignment == assignment and row.discrimination.value is not None]
         ax.scatter([row.pass_rate for row in shown], [row.discrimination.value for row in shown], s=60,
                    color=OKABE_ITO[k % 8], marker=markers[k % len(markers)], edgecolors="black", label=assignment, zorder=3)
-        for row in shown:
-            ax.annotate(row.part, (row.pass_rate, row.discrimination.value), fontsize=7, xytext=(4, 3), textcoords="offset points")
+    numbers = {(row.assignment, row.part): k for k, row in enumerate((r for r in rows if not r.behaviour), start=1)}  # table's #
+    near: dict[tuple[int, int], list[ItemRow]] = {}  # parts that (nearly) share a spot share one label
+    for row in parts:
+        if row.discrimination.value is not None:
+            near.setdefault((round(row.pass_rate / 0.05), round(row.discrimination.value / 0.1)), []).append(row)
+    for rows_here in near.values():
+        ax.annotate(", ".join(str(numbers[row.assignment, row.part]) for row in rows_here),
+                    (rows_here[0].pass_rate, rows_here[0].discrimination.value), fontsize=7, xytext=(6, 4), textcoords="offset points")
     hidden = sum(row.discrimination.value is None for row in parts)
     ax.axhline(0.2, color="grey", linestyle="--", linewidth=1)
     ax.set_xlim(-0.05, 1.05)
@@ -398,13 +405,13 @@ def callouts(rows: Sequence[ItemRow]) -> list[str]:
 
 
 def part_table(rows: Sequence[ItemRow]) -> list[list[str]]:
-    """Header and one row per part: pass rate, discrimination (both), the most common failure."""
-    table = [["part", "passed", "pass rate", "discrimination", "without the part", "most common failure", "note"]]
+    """Header and one row per part: its number (the figure's label), pass rate, discrimination (both), the most common failure."""
+    table = [["#", "part", "passed", "pass rate", "discrimination", "without the part", "most common failure", "note"]]
     for row in rows:
         if row.behaviour:
             continue
         failure = f"{row.common_failure} ({row.common_failure_count} of {row.n - row.n_passed})" if row.common_failure else ""
-        table.append([f"{row.assignment}/{row.part}", f"{row.n_passed}/{row.n}", _rate(row.pass_rate), row.discrimination.text(),
+        table.append([str(len(table)), f"{row.assignment}/{row.part}", f"{row.n_passed}/{row.n}", _rate(row.pass_rate), row.discrimination.text(),
                       row.discrimination_rest.text(), failure, row.note()])
     return table
 

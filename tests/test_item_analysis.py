@@ -17,7 +17,7 @@ from perceptron_course.grading.trusted.item_analysis import (
     CSV_COLUMNS, EVERYONE_FAILS, EVERYONE_PASSES, PartResult, Submission, analyse_assignment, behaviour_name, behaviour_names,
     callouts,
     correlation,
-    html_section, markdown_section, parse_parts, part_record, write_item_csv,
+    html_section, markdown_section, parse_parts, part_record, plot_item_analysis, write_item_csv,
 )
 from perceptron_course.grading.trusted.safe_text import from_spreadsheet_cell
 from perceptron_course.grading.trusted.wire import Reply
@@ -258,3 +258,21 @@ def test_random_cases_are_named_by_what_they_share():
                                                  "random data (max_epochs = 3; it converges in 4 epochs):"}}}}}
     line = "g returned a wrong b on random data (max_epochs below the epochs it needs):"
     assert parse_parts(recorded) == {"t": PartResult(line, {("g", "random data (max_epochs below the epochs it needs)"): line})}
+
+
+def test_the_figure_plots_each_part_with_a_discrimination_on_the_axes_given():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = analyse_assignment("01", ["p1", "p2", "p3"], small_class())
+    rows += analyse_assignment("02", ["q1"], [Submission("ada", {"q1": (1, 1)})])  # undefined: not plotted
+    fig, ax = plt.subplots()
+    assert plot_item_analysis(rows, ax=ax) is ax
+    points = np.vstack([collection.get_offsets() for collection in ax.collections])
+    expected = [(row.pass_rate, row.discrimination.value) for row in rows if not row.behaviour and row.part != "q1"]
+    assert np.allclose(points, expected)
+    assert [text.get_text() for text in ax.texts] == ["1", "2", "3"]  # the table's numbers
+    assert "1 with undefined discrimination not shown" in ax.get_title()
+    plt.close(fig)

@@ -112,7 +112,7 @@ def behaviour_name(text: str) -> str:
 
 
 #: How ``framework.lists_at_random`` (and the XOR check) mark a random case passed as Python lists.
-_AS_LISTS = re.compile(r"^(?P<base>.*?),(?: with (?P<names>.+?))? passed as Python lists \(array_like\)$")
+_AS_LISTS = re.compile(r"^(?P<base>.*),(?: with (?P<names>.+?))? passed as Python lists \(array_like\)$")
 
 
 def behaviour_names(text: str) -> list[str]:
@@ -178,6 +178,10 @@ class Submission:
     parts: dict[str, PartResult] = field(default_factory=dict)  #: what grading recorded, by part
 
 
+#: Scores (fractions of points) closer than this are the same: sums of fractions differ in their last bits.
+SAME_SCORE = 1e-12
+
+
 @dataclass(frozen=True)
 class Correlation:
     """A correlation, or why it is undefined."""
@@ -194,9 +198,9 @@ def correlation(item: Sequence[float], total: Sequence[float]) -> Correlation:
     x, y = np.asarray(item, dtype=float), np.asarray(total, dtype=float)
     if len(x) < 2:
         return Correlation(None, "fewer than 2 submissions")
-    if np.all(x == x[0]):
+    if np.ptp(x) <= SAME_SCORE:
         return Correlation(None, "every submission has the same score on it")
-    if np.all(y == y[0]):
+    if np.ptp(y) <= SAME_SCORE:
         return Correlation(None, "every submission has the same total")
     dx, dy = x - x.mean(), y - y.mean()
     return Correlation(float(np.clip(dx @ dy / np.sqrt((dx @ dx) * (dy @ dy)), -1.0, 1.0)))

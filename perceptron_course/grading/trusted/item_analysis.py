@@ -354,7 +354,8 @@ def plot_item_analysis(rows: Sequence[ItemRow], ax=None):
         shown = [row for row in parts if row.assignment == assignment and row.discrimination.value is not None]
         ax.scatter([row.pass_rate for row in shown], [row.discrimination.value for row in shown], s=60,
                    color=OKABE_ITO[k % 8], marker=markers[k % len(markers)], edgecolors="black", label=assignment, zorder=3)
-    numbers = {(row.assignment, row.part): k for k, row in enumerate((r for r in rows if not r.behaviour), start=1)}  # table's #
+    every_part = (row for row in rows if not row.behaviour)
+    numbers = {(row.assignment, row.part): k for k, row in enumerate(every_part, start=1)}  # part_table's "#"
     near: dict[tuple[int, int], list[ItemRow]] = {}  # parts that (nearly) share a spot share one label
     for row in parts:
         if row.discrimination.value is not None:
@@ -415,8 +416,8 @@ def part_table(rows: Sequence[ItemRow]) -> list[list[str]]:
         if row.behaviour:
             continue
         failure = f"{row.common_failure} ({row.common_failure_count} of {row.n - row.n_passed})" if row.common_failure else ""
-        table.append([str(len(table)), f"{row.assignment}/{row.part}", f"{row.n_passed}/{row.n}", _rate(row.pass_rate), row.discrimination.text(),
-                      row.discrimination_rest.text(), failure, row.note()])
+        table.append([str(len(table)), f"{row.assignment}/{row.part}", f"{row.n_passed}/{row.n}", _rate(row.pass_rate),
+                      row.discrimination.text(), row.discrimination_rest.text(), failure, row.note()])
     return table
 
 

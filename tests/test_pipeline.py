@@ -126,6 +126,39 @@ def test_submissions_are_untouched_and_report_written(graded_class):
 
 
 @pytest.mark.slow
+def test_item_analysis_of_the_graded_class_and_refresh_rebuilds_it(graded_class):
+    import numpy as np
+
+    from perceptron_course.grading.trusted.refresh import refresh
+
+    course, _, outcomes, _ = graded_class
+    path = course.reports / "item_analysis.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = {(r["assignment"], r["part"], r["behaviour"]): r for r in csv.DictReader(handle)}
+    geometry = sorted((o for o in outcomes if o.assignment == "01_geometry" and o.status == "graded"), key=lambda o: o.student)
+    assert [o.student for o in geometry] == ["ada_reference", "ben_alternative", "cy_buggy", "dee_untouched"]
+    predict = rows[("01_geometry", "test_predict", "")]
+    assert (predict["submissions"], predict["passed"], predict["pass_rate"]) == ("4", "2", "0.50")  # cy: np.sign(0); dee: a stub
+    max_points = course.graded_cells("01_geometry")["test_predict"]
+    expected = np.corrcoef([o.cell_scores["test_predict"] / max_points for o in geometry], [o.score / o.max_score for o in geometry])[0, 1]
+    assert float(predict["discrimination"]) == round(expected, 2)
+    zero = rows[("01_geometry", "test_predict", "w = 0 and b = 0, where every score is exactly 0 and must predict +1")]
+    assert (zero["function"], zero["submissions"], zero["passed"]) == ("predict", "4", "2")
+    augment = rows[("01_geometry", "test_augment", "")]
+    assert (augment["passed"], augment["most_common_failure_count"]) == ("3", "1")  # only dee's stub fails it
+    assert augment["most_common_failure"] == "augment is not implemented yet (it raises NotImplementedError): write it, then run its tests again."
+    waiting = rows[("04_convergence", "why_squeeze", "")]  # only dee's untouched answer has a score yet (0)
+    assert (waiting["submissions"], waiting["passed"], waiting["discrimination"]) == ("1", "0", "")
+    assert waiting["note"] == "everyone fails; discrimination undefined: fewer than 2 submissions"
+    page = (course.reports / "report.html").read_text(encoding="utf-8")
+    assert "<h2>Item analysis</h2>" in page and 'alt="Pass rate against discrimination' in page
+    before = path.read_bytes()
+    path.unlink()
+    refresh(course)  # from the gradebook and the autograded notebooks: no student code runs
+    assert path.read_bytes() == before
+
+
+@pytest.mark.slow
 def test_grading_one_student_again_keeps_everyone_elses_row(graded_class):
     course, written, _, _ = graded_class
     before = course.grades_csv.read_text()

@@ -42,6 +42,7 @@ from traitlets import Bool, Integer, Unicode
 
 from .case_sets import CASE_SETS_KEY, case_set_id, checker_id
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
+from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
 from .verdicts import FAILED_BEHAVIOURS, Declaration, DeclarationError, declarations, harness_code, split_hidden, verdict_output
@@ -56,7 +57,7 @@ DIED, TIMEOUT, MEMORY, BUDGET, GAVE_UP, CUT, REMOVED = LIMIT_LABELS = (
     "output was cut", "a rich output was removed",
 )
 #: The notebook metadata where ``ResilientExecute`` records them (kept by ``ClearMetadataPreprocessor``, see the config).
-LIMITS_METADATA = "perceptron_course_grading"
+LIMITS_METADATA = GRADING_METADATA  # what each graded part found is recorded there too (item_analysis.py)
 RELEASE_FAILED_FRAMES = """\
 import gc as _gc, sys as _sys, traceback as _traceback
 if getattr(_sys, "last_traceback", None) is not None:
@@ -150,6 +151,7 @@ class ResilientExecute(Execute):
         self._behaviours: dict[str, list[str]] = {}  # grade_id -> each failed verdict by its behaviour (reveal.py)
         self._case_sets: dict[str, dict[str, str]] = {}  # per check judged: the ids of its cases and checker (case_sets.py)
         self._probing = False  # while a check's harness runs: its reply lines must not be cut
+        self._parts: dict[str, dict] = {}  # grade_id -> what its checks found (item_analysis.part_record)
         self.timeout_func = self._remaining_timeout
         # The cases and the reference's answers need nothing from the student: they are
         # computed beside the kernel while it starts and runs the cells before the tests.
@@ -164,7 +166,7 @@ class ResilientExecute(Execute):
                 for future in self._prepared.values():
                     future.cancel()
                 nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits), FAILED_BEHAVIOURS: self._behaviours,
-                                                CASE_SETS_KEY: dict(self._case_sets)}
+                                                CASE_SETS_KEY: dict(self._case_sets), PARTS_RECORDED: self._parts}
 
     def _hit(self, limit: str) -> None:
         if limit not in self._limits:
@@ -187,6 +189,8 @@ class ResilientExecute(Execute):
         skipped = self._reason_to_skip()
         if skipped:
             cell.outputs = [_error("NotRun", skipped)]
+            if _is_test_cell(cell):
+                self._parts.setdefault(_grade_id(cell) or "", part_record(skipped, []))
             return cell, resources
         if _is_test_cell(cell):
             return self._grade_test_cell(cell, resources, index)
@@ -249,6 +253,7 @@ class ResilientExecute(Execute):
         outputs += [verdict_output(verdict) for verdict in verdicts]
         self._behaviours[str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))] = [
             verdict.behaviour_message() for verdict in verdicts if not verdict.passed]
+        self._parts.setdefault(_grade_id(cell) or "", part_record(problem, verdicts))
         cell.outputs = outputs
         return cell, self.resources
 

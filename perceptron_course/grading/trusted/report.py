@@ -12,7 +12,10 @@ run over every assignment of the course, with the missing ones counted. It write
   figure embedded), with the score table, the submissions that failed or needed repair,
   the flags for review, and the parts awaiting manual grading;
 - ``reports/scores.png``: the score distribution per assignment and the pass rate of
-  every graded cell (answers awaiting a TA left out).
+  every graded cell (answers awaiting a TA left out);
+- ``reports/item_analysis.csv`` and ``reports/item_analysis.png``, and a section of both
+  reports: pass rate, discrimination and most common failure of every part and behaviour
+  (``item_analysis.py``).
 
 Nothing here is edited apart from the gradebook and the ledger: each file is rewritten
 whole from them (``write_exports``). Every string a student chose (ids, reasons quoting
@@ -28,13 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import similarity
+from . import item_analysis, similarity
 from .course import Course, nbgrader_api
 from .exports import CANVAS_GRADES, CANVAS_ROSTER, write_canvas_gradebook, write_grades_by_student, write_grades_csv
 from .lateness import late_text, submission_lateness
 from .ledger import Entry, read_ledger
 from .outcome import FAILED, GRADED, ClassRecord, Key, Outcome
-from .safe_text import terminal_text
+from .safe_text import markdown_table, markdown_text
 from .sandbox import Isolation
 
 GRADES_BY_STUDENT = "grades_by_student.csv"
@@ -169,19 +172,6 @@ def problems(outcomes: list[Outcome]) -> list[str]:
 
 
 # ------------------------------------------------------------------ Markdown
-
-
-def markdown_text(text: str) -> str:
-    """``text`` as one line of literal Markdown: no table cells, HTML, links, emphasis, code or terminal controls."""
-    escaped = terminal_text(" ".join(str(text).split()))
-    for character in "\\`*[]|":
-        escaped = escaped.replace(character, "\\" + character)
-    return escaped.replace("<", "&lt;").replace(">", "&gt;")
-
-
-def markdown_table(rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
-    return "\n".join([lines[0], "|" + "---|" * len(rows[0]), *lines[1:]])
 
 
 def headline(record: ClassRecord) -> str:
@@ -363,9 +353,11 @@ def write_exports(course: Course, isolation: Isolation, *, interrupted: bool = F
     isolation = ledger_isolation(ledger, isolation)
     figure = plot_report(record, course, course.reports / "scores.png") if record.submissions else None
     report = course.reports / "report.md"
+    markdown, page = item_analysis.add_to_reports(  # also writes reports/item_analysis.csv and its figure
+        course, record, markdown_report(record, isolation, figure.name if figure else None, lms_notes),
+        html_report(record, isolation, figure, lms_notes))
     markdown, page = similarity.add_to_reports(  # copying detected: a section of its own, never a score
-        course, markdown_report(record, isolation, figure.name if figure else None, lms_notes),
-        html_report(record, isolation, figure, lms_notes), record.assignments, skipped=INTERRUPTED_NOTE if interrupted else "")
+        course, markdown, page, record.assignments, skipped=INTERRUPTED_NOTE if interrupted else "")
     report.write_text(markdown, encoding="utf-8")
     (course.reports / "report.html").write_text(page, encoding="utf-8")
     return report

@@ -19,6 +19,16 @@ def quoted(text: str, limit: int = 40) -> str:
     return _UNSAFE.sub("?", short(text, limit))  # one character for one: the length stays within limit
 
 
+def plain_line(text: str, limit: int = 200) -> str:
+    """Student-influenced text as one short line with nothing a terminal acts on, its characters kept.
+
+    For what goes only through a writer that escapes its own markup (``markdown_text``, Jinja's
+    autoescape, ``spreadsheet_cell``): ``w·x <= 0`` stays readable there, where ``quoted`` would
+    write ``w?x ?= 0``.
+    """
+    return terminal_text(short(text, limit), keep="")
+
+
 #: Unicode categories a terminal may act on or that cannot be written as UTF-8: controls (C0, DEL, C1,
 #: which hold ESC and CSI), format characters (bidirectional overrides that reorder a line), surrogates
 #: (what Python makes of a file name that is not UTF-8), private use and unassigned code points.
@@ -66,3 +76,17 @@ def spreadsheet_cell(value: object) -> str:
 def from_spreadsheet_cell(cell: str) -> str:
     """The value ``spreadsheet_cell`` wrote as ``cell`` (for the grader reading its own CSV back)."""
     return cell[1:] if cell.startswith("'") else cell
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as one line of literal Markdown: no table cells, HTML, links, emphasis, code or terminal controls."""
+    escaped = terminal_text(" ".join(str(text).split()))
+    for character in "\\`*[]|":
+        escaped = escaped.replace(character, "\\" + character)
+    return escaped.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def markdown_table(rows: list[list[str]]) -> str:
+    """Rows (the first is the header) as a Markdown table of literal text (``markdown_text``)."""
+    lines = ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
+    return "\n".join([lines[0], "|" + "---|" * len(rows[0]), *lines[1:]])

@@ -82,7 +82,8 @@ class Check:
     reference : computes the expected answer from a case's arguments
     compare : ``(received, expected) -> Difference | None``
     judge : replaces the case-by-case comparison for a check without a single right answer
-        (``(cases, replies) -> list of failure messages``)
+        (``(cases, replies) -> list of (failed case, message)``; a bare message, naming no case,
+        leaves the verdict's ``behaviours`` unknown)
     """
 
     function: str
@@ -90,7 +91,7 @@ class Check:
     cases: Callable[[np.random.Generator], list[Case]]
     reference: Callable[..., Any] | None = None
     compare: Compare | None = None
-    judge: Callable[[list[Case], list[Reply]], list[str]] | None = None
+    judge: Callable[[list[Case], list[Reply]], list["tuple[Case, str] | str"]] | None = None
 
 
 @dataclass
@@ -103,6 +104,10 @@ class Verdict:
     #: Each failure by its behaviour alone (no call, expected or received value), in the order of
     #: ``failures``: what the feedback shows before a due date (``trusted/reveal.py``).
     summaries: list[str] = field(default_factory=list)
+    #: Each behaviour its cases test (``Case.behaviour``, in order) with the first line of its first failed
+    #: case's message, ``""`` when every case of it passed; empty when no case was judged on its own
+    #: (not tested, or a ``judge`` failure that names no case). For the item analysis of the class.
+    behaviours: dict[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -323,39 +328,74 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
         found = replies[0].get("found", "")
         what = "is not defined" if found in ("", "NoneType") else f"is not a function (it is a {found})"
         message = f"{check.function} {what}: run the cell that defines it."
-        return Verdict(check.function, len(cases), [message], [message])
+        return Verdict(check.function, len(cases), [message], [message], _every_behaviour(cases, message))
     for reply in replies:
         if not reply.returned and reply.error[0] == "NotImplementedError":
-            return Verdict(check.function, len(cases), [not_implemented_message(check.function)],
-                           [not_implemented_message(check.function)])
+            message = not_implemented_message(check.function)
+            return Verdict(check.function, len(cases), [message], [message], _every_behaviour(cases, message))
     if check.judge is not None:
-        failures = _judge_safely(check, cases, list(replies))
-        summaries = [f"{check.function} failed a hidden case."] * len(failures)  # a judge's messages follow no pattern
+        failed = _judge_safely(check, cases, list(replies))
+        summaries = [f"{check.function} failed a hidden case."] * len(failed)  # a judge's messages follow no pattern
     else:
-        failures, summaries = _compare_each(check, cases, replies, expected)
+        compared = _compare_each(check, cases, replies, expected)
+        failed = [(case, message) for case, message, _ in compared]
+        summaries = [summary for _, _, summary in compared]
     if len(replies) < len(cases):  # every case must be answered: silence is never a pass
         why = stopped or "gave no answer (its output was lost or rewritten)"
-        failures.insert(0, f"{check.function} {why} on this call:\n    {call_text(check, cases[len(replies)])}")
+        unanswered = f"{check.function} {why} on this call:\n    {call_text(check, cases[len(replies)])}"
+        failed.insert(0, (cases[len(replies)], unanswered))
         # (what follows " (" may quote an error's message, which may quote the call)
         summaries.insert(0, f"{check.function} {why.split(' (')[0].split(':')[0]} on {cases[len(replies)].behaviour}.")
-    return Verdict(check.function, len(cases), failures, summaries)
+        # the later unanswered cases are said once, in that message, and their behaviours fail with it
+        return Verdict(check.function, len(cases), [message for _, message in failed], summaries,
+                       _behaviour_results(cases, failed + [(case, unanswered) for case in cases[len(replies) + 1:]]))
+    return Verdict(check.function, len(cases), [message for _, message in failed], summaries,
+                   _behaviour_results(cases, failed))
 
 
-def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> list[str]:
-    """``check.judge`` with one boundary around it: whatever the replies hold, a list of failures."""
+def first_line(message: str) -> str:
+    """The first non-empty line of a failure message: what went wrong (and usually on which behaviour)."""
+    return next((line.strip() for line in message.splitlines() if line.strip()), "")
+
+
+def _every_behaviour(cases: Sequence[Case], message: str) -> dict[str, str]:
+    """Every behaviour of ``cases`` failed with ``message`` (the function is missing or not implemented)."""
+    return dict.fromkeys((case.behaviour for case in cases), first_line(message))
+
+
+def _behaviour_results(cases: Sequence[Case], failed: Sequence["tuple[Case | None, str]"]) -> dict[str, str]:
+    """Each behaviour of ``cases`` with the first line of its first failed case (``""`` when all passed).
+
+    Empty when a failure names no case: which behaviours passed is then unknown.
+    """
+    if any(case is None for case, _ in failed):
+        return {}
+    results = dict.fromkeys((case.behaviour for case in cases), "")
+    for case, message in failed:
+        assert case is not None
+        if not results.get(case.behaviour):
+            results[case.behaviour] = first_line(message) or "failed"
+    return results
+
+
+def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> "list[tuple[Case | None, str]]":
+    """``check.judge`` with one boundary around it: whatever the replies hold, a list of ``(case, failure)``
+    (``case`` is ``None`` for a failure that names none)."""
     assert check.judge is not None
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return [str(failure) for failure in check.judge(cases, replies)]
+            found = list(check.judge(cases, replies))
+            return [(item[0], str(item[1])) if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Case)
+                    else (None, str(item)) for item in found]
     except Exception as error:  # noqa: BLE001 - any value the wire accepts must give a verdict, never a crash
-        return [f"{check.function} returned values the grader could not judge ({type(error).__name__}): "
-                "return data of the form its docstring says."]
+        return [(None, f"{check.function} returned values the grader could not judge ({type(error).__name__}): "
+                       "return data of the form its docstring says.")]
 
 
 def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply],
-                  expected: Sequence | None) -> tuple[list[str], list[str]]:
-    """The failure message and the behaviour summary (``case_summary``) of each failed case, in the order to show."""
+                  expected: Sequence | None) -> list[tuple[Case, str, str]]:
+    """Each failed case with its failure message and its behaviour summary (``case_summary``), in the order to show."""
     failed: list[tuple[Case, str, str]] = []
     for index, (case, reply) in enumerate(zip(cases, replies)):
         message = safe_case_failure(check, case, reply, expected[index] if expected is not None else _NOT_COMPUTED)
@@ -363,7 +403,7 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply],
             failed.append((case, message, case_summary(check, case, reply)))
     # Named edge cases say most about a bug; among random cases the smallest input reads best.
     failed.sort(key=lambda item: (item[0].is_random, item[0].size() if item[0].is_random else 0))
-    return [message for _, message, _ in failed], [summary for _, _, summary in failed]
+    return failed
 
 
 def case_summary(check: Check, case: Case, reply: Reply | None = None) -> str:

@@ -56,58 +56,62 @@ def _separator(features: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
     return weights
 
 
-def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[str]:
-    failures = []
+def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[tuple[Case, str]]:
+    """Each failed case with its message (a message said once, at its first case)."""
+    failures: list[tuple[Case, str]] = []
     mapped: dict[int, np.ndarray] = {}
     separators: dict[int, np.ndarray | None] = {}
     for k, (case, reply) in enumerate(zip(cases, replies)):
         if not reply.returned:
-            failures.append(safe_case_failure(XOR_FEATURES, case, reply))
+            failures.append((case, safe_case_failure(XOR_FEATURES, case, reply)))
             continue
         features = as_float_array(reply.result)
         call = call_text(XOR_FEATURES, case)
         n = len(case.args[0])
         if features is None or features.ndim != 2 or features.shape[0] != n:
             shape = "" if features is None else f" of shape {features.shape}"
-            failures.append(f"xor_features must return one row of features per point, shape ({n}, k); it returned "
-                            f"something{shape} on {case.behaviour}:\n    {call}")
+            failures.append((case, f"xor_features must return one row of features per point, shape ({n}, k); it returned "
+                                    f"something{shape} on {case.behaviour}:\n    {call}"))
             continue
         if features.shape[1] > MAX_XOR_FEATURES:
-            failures.append(f"xor_features returned {features.shape[1]} features per point (at most {MAX_XOR_FEATURES} "
-                            f"are judged) on {case.behaviour}:\n    {call}")
+            failures.append((case, f"xor_features returned {features.shape[1]} features per point (at most {MAX_XOR_FEATURES} "
+                                    f"are judged) on {case.behaviour}:\n    {call}"))
             continue
         if not np.all(np.isfinite(features)):
-            failures.append(f"xor_features returned NaN or infinite features on {case.behaviour}:\n    {call}")
+            failures.append((case, f"xor_features returned NaN or infinite features on {case.behaviour}:\n    {call}"))
             continue
         kind = case.context[0]
         if kind == "sample":
             mapped[k] = features
             separators[k] = _separator(features, case.context[1])
             if separators[k] is None:
-                failures.append(f"the mapped points are not linearly separable on {case.behaviour}:\n    {call}\n"
-                                f"  labels: {python_literal(case.context[1])}\n  received: {python_literal(features, limit=1500)}")
+                failures.append((case, f"the mapped points are not linearly separable on {case.behaviour}:\n    {call}\n"
+                                        f"  labels: {python_literal(case.context[1])}\n  received: {python_literal(features, limit=1500)}"))
         elif kind == "fresh":
             _, sample, labels = case.context
             separator = separators.get(sample)
             if separator is None:
                 continue  # the sample itself already failed, and said why
             if separator.shape[0] != features.shape[1] + 1:
-                failures.append("xor_features must give every point the same number of features: a fresh sample got "
-                                f"{features.shape[1]}, another sample {separator.shape[0] - 1}:\n    {call}")
+                failures.append((case, "xor_features must give every point the same number of features: a fresh sample got "
+                                        f"{features.shape[1]}, another sample {separator.shape[0] - 1}:\n    {call}"))
                 continue
             predicted = np.where(np.hstack([np.ones((n, 1)), features]) @ separator >= 0, 1, -1)
             if not np.array_equal(predicted, labels):
-                failures.append("xor_features does not make XOR separable, only the points it has seen: a separator "
-                                "found on one noisy sample misclassifies a fresh sample (a map must depend on the "
-                                f"point's coordinates, not remember points):\n    {call}")
+                failures.append((case, "xor_features does not make XOR separable, only the points it has seen: a separator "
+                                        "found on one noisy sample misclassifies a fresh sample (a map must depend on the "
+                                        f"point's coordinates, not remember points):\n    {call}"))
         else:
             _, sample, row = case.context
             whole = mapped.get(sample)
             if whole is not None and (whole.shape[1] != features.shape[1] or not np.allclose(whole[row], features[0])):
-                failures.append("xor_features must map each point on its own: a row must not depend on the other rows "
-                                f"(the point alone gave {python_literal(features[0])}, within its sample "
-                                f"{python_literal(whole[row])}):\n    {call}")
-    return list(dict.fromkeys(failures))
+                failures.append((case, "xor_features must map each point on its own: a row must not depend on the other rows "
+                                        f"(the point alone gave {python_literal(features[0])}, within its sample "
+                                        f"{python_literal(whole[row])}):\n    {call}"))
+    first_case_of: dict[str, Case] = {}
+    for case, message in failures:
+        first_case_of.setdefault(message, case)
+    return [(case, message) for message, case in first_case_of.items()]
 
 
 XOR_FEATURES = Check("xor_features", ("X",), _xor_feature_cases, judge=_judge_xor_features)

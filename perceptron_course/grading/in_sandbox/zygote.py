@@ -162,6 +162,7 @@ def _enter_kernel_namespaces(request: Request) -> None:
     """In the keeper: new namespaces, and the kernel's mounts (those that need no new PID namespace)."""
     _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here reaches the zygote
+    _fresh_scratch(request.scratch_mb)
     _tmpfs(OWN_FOLDER, 4096, "0755")  # this kernel's own, to make its mount points in
     os.close(os.open(os.path.join(OWN_FOLDER, "connection.json"), os.O_WRONLY | os.O_CREAT, 0o644))
     os.mkdir(os.path.join(OWN_FOLDER, "sockets"))
@@ -173,11 +174,38 @@ def _enter_kernel_namespaces(request: Request) -> None:
         _bind(os.path.join(request.view, "perceptron_course"), target, read_only=True)
     for hidden in (KERNELS_ROOT, VIEWS_ROOT):
         _tmpfs(hidden, 4096, "0555", read_only=True)
-    _tmpfs(SCRATCH, request.scratch_mb * 1024 * 1024, "1777")
     _tmpfs("/dev/shm", 1024 * 1024, "1777")
     for target in _writable_mounts():
         if target not in WRITABLE:
             _remount_read_only(target)
+
+
+def _fresh_scratch(scratch_mb: int) -> None:
+    """A new, empty scratch tmpfs on ``/tmp``, with what the sandbox binds under ``/tmp`` bound again on it.
+
+    A course checked out in the temporary folder has its virtual environment there
+    (``/tmp/.../.venv``): the sandbox binds it read-only under the zygote's ``/tmp``, and a
+    new tmpfs on top would hide it. Each such mount (with the mounts inside it) is bound
+    again, read-only as it was, on the kernel's own scratch.
+    """
+    below = sorted(target for target in _mount_points() if target.startswith(SCRATCH + "/"))
+    outermost = [target for target in below if not any(target.startswith(other + "/") for other in below)]
+    held = [(target, os.open(target, os.O_PATH), os.path.isdir(target)) for target in outermost]
+    _tmpfs(SCRATCH, scratch_mb * 1024 * 1024, "1777")
+    for target, descriptor, is_folder in held:
+        if is_folder:
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
+        _mount(f"/proc/self/fd/{descriptor}", target, None, MS_BIND | MS_REC)
+        os.close(descriptor)
+
+
+def _mount_points() -> list[str]:
+    """Every mount point of this mount namespace, in mountinfo's order."""
+    return [line.split()[4].replace("\\040", " ")
+            for line in open("/proc/self/mountinfo", encoding="utf-8", errors="replace")]
 
 
 #: The only mounts a kernel may write to (``/proc`` is mounted read-only by the kernel itself).

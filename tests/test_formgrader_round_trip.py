@@ -66,7 +66,7 @@ def formgrader(graded_course, tmp_path):
 def awaiting(course: Course) -> str:
     """The report's section of the parts awaiting manual grading."""
     report = (course.reports / "report.md").read_text(encoding="utf-8")
-    return report.split("## Awaiting manual grading", 1)[1]
+    return report.split("## Awaiting manual grading", 1)[1].split("\n## ", 1)[0]
 
 
 def written_answer_grade(course: Course):

@@ -43,8 +43,13 @@ from dataclasses import dataclass
 #: Imported once here, so a kernel starts with them loaded (copy on write). Nothing of the
 #: course is among them: the student view is chosen per kernel.
 WARM_MODULES = ("numpy", "scipy.optimize", "matplotlib", "matplotlib.pyplot", "matplotlib_inline.backend_inline",
-                "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "IPython.core.interactiveshell",
-                "IPython.core.completer", "jupyter_client.session")
+                "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger",
+                "IPython.core.interactiveshell", "IPython.core.completer", "IPython.core.debugger",
+                "IPython.extensions.storemagic", "jupyter_client.session", "pdb", "sqlite3", "http.server",
+                "email.parser", "mimetypes", "faulthandler", "code", "encodings.idna")
+#: Not importable in a grading kernel: ipykernel's debugger (debugpy) costs a tenth of a second
+#: a kernel and serves no one while grading (ipykernel then starts without it).
+BLOCKED_MODULES = ("debugpy",)
 #: Where the zygote sees every kernel's folder (connection file, sockets) and every student view.
 KERNELS_ROOT = "/run/kernels"
 VIEWS_ROOT = "/run/views"
@@ -83,6 +88,7 @@ class Request:
     max_processes: int
     seccomp: bool
     probe_code: str | None = None  #: run this instead of ipykernel, its stdout and stderr in ``folder`` (tests)
+    extra_arguments: tuple[str, ...] = ()  #: ipykernel options the kernel manager asks for (``--Class.trait=value``)
 
     @classmethod
     def from_json(cls, data: dict) -> "Request":
@@ -91,10 +97,13 @@ class Request:
                       scratch_mb=int(data["scratch_mb"]), memory_mb=int(data["memory_mb"]),
                       max_file_mb=int(data["max_file_mb"]), max_processes=int(data["max_processes"]),
                       seccomp=bool(data["seccomp"]),
-                      probe_code=None if data.get("probe_code") is None else str(data["probe_code"]))
+                      probe_code=None if data.get("probe_code") is None else str(data["probe_code"]),
+                      extra_arguments=tuple(str(argument) for argument in data.get("extra_arguments", ())))
         inside = (os.path.dirname(request.folder), os.path.dirname(request.view))
         if inside != (KERNELS_ROOT, VIEWS_ROOT) or "/" in request.connection_file or ".." in (request.folder + request.view):
             raise ValueError("a kernel's folder and view must be direct entries of the zygote's roots")
+        if not all(argument.startswith("--") for argument in request.extra_arguments):
+            raise ValueError("a kernel's extra arguments are options (--Class.trait=value)")
         return request
 
 
@@ -264,7 +273,7 @@ def _become_kernel(request: Request, keeper_alive: int, asked: int, answered: in
 
     kernel.run_kernel(os.path.join(OWN_FOLDER, "connection.json"), memory_mb=request.memory_mb,
                       max_file_mb=request.max_file_mb, max_processes=request.max_processes, seccomp=request.seccomp,
-                      probe_code=request.probe_code)
+                      extra_arguments=request.extra_arguments, probe_code=request.probe_code)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -396,6 +405,9 @@ def _handle(line: str, keepers: dict[int, int]) -> None:
 def warm_up() -> None:
     """Import ``WARM_MODULES`` (a missing one is skipped: the kernel imports it if it can)."""
     import importlib
+
+    for name in BLOCKED_MODULES:
+        sys.modules[name] = None  # type: ignore[assignment]  # "import debugpy" raises ImportError
 
     for name in WARM_MODULES:
         try:

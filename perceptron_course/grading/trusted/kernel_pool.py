@@ -176,7 +176,7 @@ class Zygote:
         return Path(tempfile.mkdtemp(prefix="kernel-", dir=self.kernels))
 
     def spawn(self, folder: Path, connection_file: Path, assignment: str, memory_mb: int, *, seccomp: bool = True,
-              probe_code: str | None = None) -> WarmProcess:
+              probe_code: str | None = None, extra_arguments: tuple[str, ...] = ()) -> WarmProcess:
         """Fork a kernel whose connection file and sockets are in ``folder`` (made by ``kernel_folder``).
 
         ``probe_code``: run that code where the kernel would run, its output in ``folder/output`` (the tests').
@@ -190,7 +190,7 @@ class Zygote:
         request = {"spawn": number, "folder": f"{KERNELS_ROOT}/{folder.name}", "connection_file": connection_file.name,
                    "view": f"{VIEWS_ROOT}/{view}", "view_targets": view_targets(), "scratch_mb": SCRATCH_MB,
                    "memory_mb": memory_mb, "max_file_mb": MAX_FILE_MB, "max_processes": MAX_PROCESSES,
-                   "seccomp": seccomp, "probe_code": probe_code}
+                   "seccomp": seccomp, "probe_code": probe_code, "extra_arguments": list(extra_arguments)}
         with self._lock:
             if self.process.poll() is not None:
                 raise ZygoteError("the grading zygote has stopped")
@@ -330,8 +330,10 @@ class WarmProvisioner(LocalProvisioner):
     async def launch_kernel(self, cmd: list[str], **kwargs):
         manager: WarmKernelManager = self.parent  # type: ignore[assignment]
         connection_file = Path(manager.connection_file)
+        # what the spec's own command is followed by: ipykernel's options (nbclient's in-memory history, log level)
+        extra = tuple(cmd[len(self.kernel_spec.argv):])
         self.process = zygote_for_this_thread().spawn(connection_file.parent, connection_file, manager.assignment,
-                                                      manager.memory_mb)
+                                                      manager.memory_mb, extra_arguments=extra)
         self.pid, self.pgid = self.process.pid, None
         self.cwd = kwargs.get("cwd")
         return self.connection_info

@@ -6,7 +6,8 @@ from pathlib import Path
 import nbformat
 
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
-from perceptron_course.grading.trusted.ledger import Entry, fingerprint, read_ledger, write_ledger
+from perceptron_course.grading.trusted.ledger import (WRITE_EVERY_SECONDS, Entry, LedgerWriter, fingerprint, read_ledger,
+                                                       write_ledger)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,3 +88,26 @@ def test_a_damaged_ledger_reads_as_empty_and_bad_entries_are_dropped(tmp_path):
     text = (course.reports / "grading.json").read_text(encoding="utf-8")
     (course.reports / "grading.json").write_text(text[:-1] + ', {"student": "bo"}, 7]', encoding="utf-8")
     assert list(read_ledger(course)) == [("ada", "01_geometry")] and read_ledger(course)[("ada", "01_geometry")].submitted == "abc"
+
+
+def test_a_batch_writes_its_ledger_at_most_every_interval_and_at_its_end(tmp_path):
+    course = copy_course(REPO, tmp_path / "course")
+    ledger = {}
+    now = [100.0]
+    writer = LedgerWriter(course, ledger, clock=lambda: now[0])
+
+    def merged(student: str) -> None:
+        ledger[(student, "01_geometry")] = Entry(student, "01_geometry", "graded")
+        writer.changed()
+
+    merged("ada")  # the first merge is written at once
+    assert set(read_ledger(course)) == {("ada", "01_geometry")}
+    now[0] += WRITE_EVERY_SECONDS / 2
+    merged("ben")  # too soon: kept in memory
+    assert set(read_ledger(course)) == {("ada", "01_geometry")}
+    now[0] += WRITE_EVERY_SECONDS
+    merged("cy")  # the interval has passed: everything so far is written
+    assert set(read_ledger(course)) == {("ada", "01_geometry"), ("ben", "01_geometry"), ("cy", "01_geometry")}
+    merged("dee")
+    writer.flush()  # the batch's end (or Ctrl+C)
+    assert set(read_ledger(course)) == {(s, "01_geometry") for s in ("ada", "ben", "cy", "dee")}

@@ -23,7 +23,7 @@ from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
 from .batch import GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding
 from .course import Course, CourseError, nbgrader_api
 from .nbgrader_tuning import SCRATCH_PREFIX
-from .ledger import Entry, Fingerprint, entry_for, fingerprint, read_ledger, write_ledger
+from .ledger import Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
 from .records import GradingContext, keep_record
 from .report import prepare_plotting, write_exports
@@ -240,9 +240,13 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                     merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
                 shown = _shown_in_feedback(job, schedule) if merged[job.key].status == GRADED else ""
                 ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, shown)
-                write_ledger(course, ledger)
+                writer.changed()
                 keep_record(course, context, Path(job.area), merged[job.key], now[job.key].submitted, isolation)
                 bar.update()
 
-            run_jobs(batch, workers=jobs or default_workers(), executor=executor,
-                     max_score=max_score.__getitem__, on_done=merge)
+            writer = LedgerWriter(course, ledger)
+            try:
+                run_jobs(batch, workers=jobs or default_workers(), executor=executor,
+                         max_score=max_score.__getitem__, on_done=merge)
+            finally:
+                writer.flush()  # every merged submission is in it, Ctrl+C included

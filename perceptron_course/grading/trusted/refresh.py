@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .autograde import feedback_under_submitted_names, nbgrader_error_line, quiet_nbgrader_warnings
 from .course import Course, CourseError, nbgrader_api
 from .intake import take_in
-from .ledger import read_ledger, write_ledger
+from .ledger import LedgerWriter, read_ledger
 from .outcome import Key
 from .report import write_exports
 from .reveal import course_schedule, feedback_state, schedule_config
@@ -84,6 +84,17 @@ def refresh(course: Course, *, assignments: list[str] | None = None, students: l
     with api.gradebook as gradebook:
         states = {key: feedback_state(gradebook, *key, schedule) for key in found}
     refreshed = Refreshed()
+    writer = LedgerWriter(course, ledger)
+    try:
+        _refresh_pages(course, api, found, ledger, states, everything, refreshed, writer)
+    finally:
+        writer.flush()
+    write_exports(course, UNKNOWN_ISOLATION)
+    return refreshed
+
+
+def _refresh_pages(course, api, found, ledger, states, everything, refreshed: "Refreshed", writer: LedgerWriter) -> None:
+    """Rewrite each feedback page whose state changed (every page with ``everything``)."""
     for key in found:
         entry = ledger.get(key)
         shown = entry.feedback_of if entry is not None else ""
@@ -99,9 +110,7 @@ def refresh(course: Course, *, assignments: list[str] | None = None, students: l
         feedback_under_submitted_names(course, *key, take_in(course, *key).handed_in_as)
         if entry is not None:
             entry.feedback_of = states[key]
-            write_ledger(course, ledger)
-    write_exports(course, UNKNOWN_ISOLATION)
-    return refreshed
+            writer.changed()
 
 
 def _has_feedback(course: Course, student: str, assignment: str) -> bool:

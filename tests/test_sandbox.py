@@ -684,7 +684,7 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
 
 #: Recipes of the fifth attack round: wrong code that attacks the machine through what a kernel's user (the
 #: grader's, underneath) may do without capabilities. Graded before ``honest``, which they target.
-FIFTH_ROUND = ("ab_core_pattern_escape", "ab_devnull")
+FIFTH_ROUND = ("ab_core_pattern_escape", "ab_core_pattern_stealth", "ab_devnull")
 ROUND5_LOOT = Path("/tmp/perceptron-round5-loot")
 
 

@@ -126,12 +126,7 @@ def _bind(source: str, target: str, *, read_only: bool) -> None:
     """Bind ``source`` on ``target``; read-only keeps the flags the mount has (nosuid, nodev...)."""
     _mount(source, target, None, MS_BIND | MS_REC)
     if read_only:
-        kept = os.statvfs(target).f_flag
-        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
-        for statvfs_flag, mount_flag in KEPT_MOUNT_FLAGS.items():
-            if kept & statvfs_flag:
-                flags |= mount_flag
-        _mount(None, target, None, flags)
+        _remount_read_only(target)
 
 
 def _tmpfs(target: str, size_bytes: int, mode: str, *, read_only: bool = False) -> None:

@@ -10,7 +10,7 @@ For each kernel it forks a *keeper*, which
 1. moves into new mount, PID, IPC, UTS and network namespaces and forks the kernel, PID 1
    of the new PID namespace (the keeper waits for it; killing the keeper kills the kernel
    and everything it started);
-2. gives the kernel a fresh ``/proc``, a fresh size-capped scratch tmpfs (``/tmp``, also
+2. gives the kernel a fresh read-only ``/proc``, a fresh size-capped scratch tmpfs (``/tmp``, also
    ``HOME``) and ``/dev/shm``, its own connection file (read-only) and sockets folder at
    ``/run/kernel``, and its assignment's student view of the package; the folders where
    the other kernels' files and views live are covered by empty read-only tmpfs.
@@ -31,13 +31,11 @@ Protocol (one JSON object a line): on stdin ``{"spawn": N, ...}`` (see ``Request
 from __future__ import annotations
 
 import ctypes
-import errno
 import json
 import os
 import select
 import signal
 import sys
-import time
 from dataclasses import dataclass
 
 #: Imported once here, so a kernel starts with them loaded (copy on write). Nothing of the

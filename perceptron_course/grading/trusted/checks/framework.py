@@ -443,16 +443,18 @@ def safe_case_failure(check: Check, case: Case, reply: Reply, expected: Any = _N
 
 
 def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_COMPUTED) -> str:
-    """Why the reply to one case is wrong, or ``""`` (``expected``: the reference's answer, if already known)."""
-    call = call_text(check, case)
+    """Why the reply to one case is wrong, or ``""`` (``expected``: the reference's answer, if already known).
+
+    The call is written out only for a failed case (most cases pass, and writing arrays out is not free).
+    """
     if not reply.returned:
         kind, message = reply.error
         detail = f"{kind}: {message}" if message else kind
-        return f"{check.function} raised {detail}\n  on {case.behaviour}:\n    {call}"
+        return f"{check.function} raised {detail}\n  on {case.behaviour}:\n    {call_text(check, case)}"
     changed = changed_arguments(check, case, reply.args_after)
     if changed:
         return (f"{check.function} changed its argument {changed} in place on {case.behaviour} (the caller's "
-                f"{changed} is different after the call, whichever function changed it):\n    {call}\n"
+                f"{changed} is different after the call, whichever function changed it):\n    {call_text(check, case)}\n"
                 f"  hint: work on copies; an in-place operation (+=, *=, a slice assignment) on {changed} or on "
                 f"a row of it changes the caller's array")
     assert check.compare is not None
@@ -461,7 +463,7 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
     difference = check.compare(reply.result, expected)
     if difference is None:
         return ""
-    lines = [f"{check.function} returned {difference.what} on {case.behaviour}:", f"    {call}"]
+    lines = [f"{check.function} returned {difference.what} on {case.behaviour}:", f"    {call_text(check, case)}"]
     if difference.expected or difference.received:
         lines += [f"  expected: {difference.expected}", f"  received: {difference.received}"]
     if difference.detail:

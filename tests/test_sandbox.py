@@ -12,6 +12,7 @@ import html
 import json
 import os
 import re
+import shutil
 import socket
 import stat
 import subprocess
@@ -26,7 +27,7 @@ import pytest
 from conftest import sandboxes_left, tree_state
 
 from perceptron_course.grading.trusted import files, kernel_pool, sandbox
-from perceptron_course.grading.trusted.course import CourseError
+from perceptron_course.grading.trusted.course import Course, CourseError
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
 from perceptron_course.grading.trusted.secret import load_or_create_secret
@@ -1011,3 +1012,29 @@ def test_a_kernel_cannot_change_the_machine_or_what_the_next_kernel_gets(tmp_pat
     assert results["clone a user namespace"] == [-1, errno.EPERM]
     assert results["clone3"] == [-1, errno.ENOSYS]
     assert results["writable mounts"] == sorted(["/tmp", "/dev/shm", "/run/kernel/sockets"])
+
+
+# ---------------------------------------------------------------------------- warm, or cold where the zygote cannot fork
+
+
+def test_as_root_the_zygote_can_fork_kernels():
+    assert os.geteuid() == 0, "CI grades as root"
+    assert kernel_pool.zygote_for_this_thread().can_fork_kernels and kernel_pool.warm_kernels(ISOLATION)
+
+
+@pytest.mark.slow
+def test_a_grader_whose_zygote_cannot_fork_grades_with_cold_kernels_and_the_same_scores(tmp_path, monkeypatch):
+    # A grader that is not root gets a zygote without capabilities (bubblewrap drops them): its kernels start cold,
+    # each in a sandbox of its own. Simulated here by the answer the zygote would give.
+    warm_course = copy_course(REPO, tmp_path / "warm")
+    build_example_class(warm_course, REPO / "example_class")
+    cold_course = Course.open(shutil.copytree(warm_course.root, tmp_path / "cold"))
+    chosen = {"assignments": ["01_geometry"], "students": ["ada_reference", "cy_buggy"], "progress": False, "jobs": 1}
+    warm = {(o.student, o.score, tuple(sorted(o.cell_scores.items()))) for o in grade(warm_course, **chosen)}
+    monkeypatch.setattr(kernel_pool, "_WARM", False)
+    forked_before = kernel_pool.kernels_forked_here()
+    cold = grade(cold_course, **chosen)
+    assert {(o.student, o.score, tuple(sorted(o.cell_scores.items()))) for o in cold} == warm
+    assert {o.student: o.score for o in cold} == {"ada_reference": 8.0, "cy_buggy": 6.0}
+    assert kernel_pool.kernels_forked_here() == forked_before, "no kernel came from the zygote"
+    assert all("kernel_cpu_seconds_at_least" in o.resources for o in cold)  # measured as a child process's

@@ -46,7 +46,8 @@ from .lateness import submission_lateness
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
-from .kernel_pool import grading_kernel, private_runtime_dir, remove_abandoned_zygotes, zygote_for_this_thread
+from .kernel_pool import (grading_kernel, private_runtime_dir, remove_abandoned_zygotes, warm_kernels,
+                          zygote_for_this_thread)
 from .nbgrader_tuning import tune_nbgrader
 from .resources import kernel_usage, measured
 from .sandbox import Isolation
@@ -141,7 +142,7 @@ def _grade_job(job: GradeJob) -> Outcome:
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
             outcome = grade_submission(api, course, job.student, job.assignment, kept_manual=set(job.kept_manual))
-        if isolation.sandbox:  # every kernel of the submission has ended: its keeper measured it
+        if warm_kernels(isolation):  # every kernel of the submission has ended: its keeper measured it
             used.update(kernel_usage(*zygote_for_this_thread().usage(runtime)))
     outcome.resources = used
     feedback_under_submitted_names(course, job.student, job.assignment, taken.handed_in_as)

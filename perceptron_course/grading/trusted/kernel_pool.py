@@ -114,6 +114,7 @@ class Zygote:
         self._running: dict[int, WarmProcess] = {}
         self._started_in: dict[str, list[WarmProcess]] = {}  # kernel folder name -> its kernels (restarts too)
         self.ready = self._read_ready()
+        self.can_fork_kernels = bool(self.ready.get("can_fork_kernels"))
         self._reader = threading.Thread(target=self._read_replies, name="zygote-replies", daemon=True)
         self._reader.start()
 
@@ -251,6 +252,7 @@ def view_targets() -> list[str]:
 _ZYGOTES: dict[int, Zygote] = {}
 _ZYGOTES_LOCK = threading.Lock()
 _FINALIZED_IN = 0  #: the process that registered close_zygotes to run at its exit
+_WARM: bool | None = None  #: whether this process's zygotes can fork kernels (``warm_kernels``)
 
 
 def zygote_for_this_thread() -> Zygote:
@@ -270,6 +272,24 @@ def zygote_for_this_thread() -> Zygote:
         multiprocessing.util.Finalize(None, close_zygotes, exitpriority=100)
         _FINALIZED_IN = os.getpid()
     return zygote
+
+
+def warm_kernels(isolation: Isolation) -> bool:
+    """Whether this thread's kernels are forked by a zygote: with the sandbox, where the zygote can fork them.
+
+    A grader that is not root gets a zygote without the capabilities to make a kernel's
+    namespaces (bubblewrap drops them): its kernels then start cold, each in a sandbox of its
+    own, as the user it is (never root underneath). Decided once per process.
+    """
+    global _WARM
+    if not isolation.sandbox:
+        return False
+    if _WARM is None:
+        zygote = zygote_for_this_thread()
+        _WARM = zygote.can_fork_kernels
+        if not _WARM:
+            close_zygotes()
+    return _WARM
 
 
 def remove_abandoned_zygotes() -> None:
@@ -386,10 +406,10 @@ def environment_variable(name: str, value: str):
 def private_runtime_dir(isolation: Isolation):
     """A fresh Jupyter runtime folder, so a kernel sees no other kernel's connection files or sockets.
 
-    With the sandbox it is a kernel folder of this thread's zygote, which the kernel sees at
-    ``/run/kernel``; without, a temporary folder.
+    With warm kernels it is a kernel folder of this thread's zygote, which the kernel sees at
+    ``/run/kernel``; otherwise a temporary folder.
     """
-    zygote = zygote_for_this_thread() if isolation.sandbox else None
+    zygote = zygote_for_this_thread() if warm_kernels(isolation) else None
     runtime = zygote.kernel_folder() if zygote else Path(tempfile.mkdtemp(prefix="perceptron-runtime-"))
     try:
         with environment_variable("JUPYTER_RUNTIME_DIR", str(runtime)):
@@ -406,8 +426,9 @@ def private_runtime_dir(isolation: Isolation):
 def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
     """Install the grading kernel spec for one submission; yield the nbgrader config that uses it.
 
-    With the sandbox, kernels are forked by the zygote (``WarmKernelManager``); the spec's own
-    command refuses to start, should anything try to start it directly.
+    With warm kernels, they are forked by the zygote (``WarmKernelManager``) and the spec's own
+    command refuses to start, should anything try to start it directly. Otherwise, with the
+    sandbox, the spec starts each kernel in a bubblewrap sandbox of its own (``warm_kernels``).
 
     Parameters
     ----------
@@ -416,18 +437,26 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
     """
     from traitlets.config import Config
 
-    with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir:
+    warm = warm_kernels(isolation)
+    with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir, ExitStack() as stack:
         spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
         argv = launcher_command(isolation)
-        if isolation.sandbox:  # fail closed: these kernels are forked by the zygote, never started from the spec
+        if warm:  # fail closed: these kernels are forked by the zygote, never started from the spec
             argv = [_PYTHON, "-c", "raise SystemExit('a grading kernel is started by the grading zygote only')"]
+        elif isolation.sandbox:  # cold: a sandbox of its own for each kernel, in cgroups of its own
+            procs = stack.enter_context(sandbox_cgroups())
+            view = build_student_view(Path(data_dir) / "view", assignment)
+            argv = detached(bubblewrap_command(argv, view, sockets=runtime_dir / SOCKETS_FOLDER,
+                                               connection_file="{connection_file}"), procs)
         # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
         spec = {"argv": argv, "display_name": "Python 3 (grading)", "language": "python", "interrupt_mode": "message"}
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
         config = Config()
         config.Execute.kernel_name = KERNEL_NAME
-        if isolation.sandbox:
+        if isolation.sandbox and not warm:
+            config.ExecutePreprocessor.kernel_manager_class = SandboxKernelManager
+        if warm:
             config.ExecutePreprocessor.kernel_manager_class = WarmKernelManager
             config.WarmKernelManager.assignment = assignment
             config.WarmKernelManager.memory_mb = isolation.memory_mb

@@ -17,6 +17,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -62,15 +63,19 @@ def run_probe(code: str, tmp_path: Path, assignment: str = "01_geometry", env: d
             os.environ.clear()
             os.environ.update(saved)
     folder = zygote.kernel_folder()
-    (folder / sandbox.SOCKETS_FOLDER).mkdir()
+    (folder / sandbox.SOCKETS_FOLDER).mkdir(mode=0o1733)  # as the grader makes it: the kernel's user may add to it
+    (folder / sandbox.SOCKETS_FOLDER).chmod(0o1733)
     connection_file = folder / "kernel-probe.json"
     connection_file.write_text("{}")
     kernel = zygote.spawn(folder, connection_file, assignment, ISOLATION.memory_mb, probe_code=textwrap.dedent(code))
     kernel.wait(120)
     output = {name: (folder / name).read_text(errors="replace") if (folder / name).exists() else ""
-              for name in ("output", "errors")}
+              for name in ("output", "errors", "keeper-error")}
+    left = {path.name: path.lstat().st_uid for path in (folder / sandbox.SOCKETS_FOLDER).iterdir()}
     subprocess.run(["rm", "-rf", "--", str(folder)], check=False)
-    return subprocess.CompletedProcess([], kernel.returncode, output["output"], output["errors"])
+    result = subprocess.CompletedProcess([], kernel.returncode, output["output"], output["errors"] + output["keeper-error"])
+    result.left_owners = left  # who owns, on the host, what the probe left in its sockets folder
+    return result
 
 
 def probe_json(code: str, tmp_path: Path, **kwargs):
@@ -500,8 +505,12 @@ def test_each_sandbox_is_held_to_its_tasks_and_one_core():
         assert procs, "as root, grading makes cgroups for each sandbox"
         groups = [path.parent for path in procs]
         limits = {file: (group / file).read_text().split() for group in groups for file in
-                  ("pids.max", "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.max") if (group / file).exists()}
+                  ("pids.max", "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.max", "memory.limit_in_bytes", "memory.max")
+                  if (group / file).exists()}
         assert limits["pids.max"] == [str(sandbox.MAX_TASKS)]
+        memory = limits.get("memory.limit_in_bytes") or limits.get("memory.max")
+        if memory is not None or Path("/sys/fs/cgroup/memory/cgroup.procs").is_file():  # where the controller is
+            assert memory == [str(sandbox.MAX_SANDBOX_MEMORY_BYTES)], limits
         quota, period = limits.get("cpu.max") or limits["cpu.cfs_quota_us"] + limits["cpu.cfs_period_us"]
         assert int(quota) == int(period) * sandbox.MAX_CORES
         assert _throttled_periods(groups) == 0
@@ -1038,3 +1047,14 @@ def test_a_grader_whose_zygote_cannot_fork_grades_with_cold_kernels_and_the_same
     assert {o.student: o.score for o in cold} == {"ada_reference": 8.0, "cy_buggy": 6.0}
     assert kernel_pool.kernels_forked_here() == forked_before, "no kernel came from the zygote"
     assert all("kernel_cpu_seconds_at_least" in o.resources for o in cold)  # measured as a child process's
+
+
+def test_a_kernel_is_an_unprivileged_host_user_of_its_own():
+    # Were a kernel, underneath, the grader's user (root), Linux's per-user limits (pending signals, inotify
+    # instances, epoll watches, processes) would be root's, and root's files its own (the sixth attack round).
+    zygote = kernel_pool.zygote_for_this_thread()
+    result = run_probe("import os; open('/run/kernel/sockets/mine', 'w').write('x'); print(os.getuid(), os.getgroups())",
+                       Path(tempfile.mkdtemp()))
+    assert result.returncode == 0 and result.stdout.split() == ["1000", "[]"], result.stderr
+    owner = result.left_owners["mine"]
+    assert owner == zygote.kernel_host_uid and owner not in (0, os.geteuid()) and owner >= kernel_pool.KERNEL_UIDS.start

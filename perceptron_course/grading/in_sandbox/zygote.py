@@ -16,7 +16,9 @@ For each kernel it forks a *keeper*, which
    the other kernels' files and views live are covered by empty read-only tmpfs.
 
 Every other mount it sees is read-only, ``/proc`` and the device nodes included. The kernel
-then enters a new user namespace as uid 1000 (mapped by the keeper), drops every capability,
+then enters a new user namespace and becomes uid 1000 there (mapped by the keeper to this
+namespace's uid 1000, which a grader that is root maps to an unprivileged host uid of this
+zygote's kernels; else to the keeper's own), drops every capability,
 and runs the launcher's own steps (``kernel.run_kernel``: rlimits, the seccomp filter, which
 also refuses new namespaces of any kind, then ipykernel). So a kernel is a process
 that never ran another submission's code, with namespaces, scratch space, caps and filter of
@@ -64,7 +66,7 @@ MS_REC, MS_PRIVATE, MS_RELATIME = 16384, 1 << 18, 1 << 21
 #: statvfs flags a read-only remount must keep (a user namespace may not clear them).
 KEPT_MOUNT_FLAGS = {os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_NOEXEC: MS_NOEXEC,
                     os.ST_NOATIME: MS_NOATIME, os.ST_NODIRATIME: MS_NODIRATIME, os.ST_RELATIME: MS_RELATIME}
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
@@ -259,6 +261,11 @@ def _become_kernel(request: Request, keeper_alive: int, asked: int, answered: in
         raise OSError("the keeper did not map the kernel's user")
     os.close(asked)
     os.close(answered)
+    # Become that user: the map alone leaves this process the keeper's user (root, for a grader that is root)
+    os.setgroups([])
+    os.setresgid(KERNEL_UID, KERNEL_UID, KERNEL_UID)
+    os.setresuid(KERNEL_UID, KERNEL_UID, KERNEL_UID)
+    _prctl(PR_SET_DUMPABLE, 1)  # as after exec: its own /proc/self (environ, fd) is its own again
     _drop_capabilities()
     os.chdir(SCRATCH)
     _reseed_warm_random_state()
@@ -272,10 +279,19 @@ def _become_kernel(request: Request, keeper_alive: int, asked: int, answered: in
     os._exit(0)
 
 
-def _map_user(proc: int, kernel_pid: int) -> None:
-    """Make uid and gid ``KERNEL_UID`` of the kernel's new user namespace ours (the keeper's), and no other."""
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{KERNEL_UID} {os.geteuid()} 1\n"),
-                       ("gid_map", f"{KERNEL_UID} {os.getegid()} 1\n")):
+def _outer_id(map_file: str, fallback: int) -> int:
+    """``KERNEL_UID`` if this user namespace maps it (the grader made it so: an unprivileged host uid), else ``fallback``."""
+    for line in open(map_file, encoding="ascii"):
+        inside, _, count = (int(field) for field in line.split())
+        if inside <= KERNEL_UID < inside + count:
+            return KERNEL_UID
+    return fallback
+
+
+def _map_user(proc: int, kernel_pid: int, uid: int, gid: int) -> None:
+    """Make uid and gid ``KERNEL_UID`` of the kernel's new user namespace this namespace's ``uid`` and ``gid``, and no other."""
+    for name, text in (("setgroups", "allow"), ("uid_map", f"{KERNEL_UID} {uid} 1\n"),
+                       ("gid_map", f"{KERNEL_UID} {gid} 1\n")):
         descriptor = os.open(f"{kernel_pid}/{name}", os.O_WRONLY, dir_fd=proc)
         try:
             os.write(descriptor, text.encode("ascii"))
@@ -306,6 +322,9 @@ def _keeper(request: Request) -> None:
                              0o644)
             os.dup2(output, descriptor)
             os.close(output)
+    # The kernel's uid and gid here: this namespace's KERNEL_UID where it has one (a grader that is root maps
+    # it to an unprivileged host uid), else ours. Read now: the kernel's own /proc will cover this one.
+    outer_uid, outer_gid = _outer_id("/proc/self/uid_map", os.geteuid()), _outer_id("/proc/self/gid_map", os.getegid())
     _enter_kernel_namespaces(request)
     proc = os.open("/proc", os.O_PATH | os.O_DIRECTORY)  # the zygote's /proc: where the kernel's maps are written
     keeper_alive, keeper_holds = os.pipe()  # the kernel sees end of file once the keeper is gone
@@ -328,7 +347,7 @@ def _keeper(request: Request) -> None:
     for descriptor in (keeper_alive, ask, answer):
         os.close(descriptor)
     if os.read(asked, 1) == b"1":  # the kernel is in its user namespace: map its uid 1000 to ours
-        _map_user(proc, kernel_pid)
+        _map_user(proc, kernel_pid, outer_uid, outer_gid)
         os.write(answered, b"1")
     os.close(proc)
     # Asked to stop (SIGTERM from the zygote), the keeper kills the kernel's namespace and still
@@ -351,6 +370,14 @@ def _spawn(request: Request) -> int:
     if pid == 0:
         try:
             _keeper(request)
+        except BaseException:  # noqa: BLE001 - why this kernel could not start, for the grader's logs
+            import traceback
+
+            try:
+                with open(os.path.join(request.folder, "keeper-error"), "w", encoding="utf-8") as file:
+                    file.write(traceback.format_exc())
+            except OSError:
+                pass
         finally:
             os._exit(72)
     return pid

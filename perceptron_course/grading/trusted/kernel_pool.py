@@ -20,6 +20,7 @@ import asyncio
 import json
 import multiprocessing.util
 import os
+import secrets
 import signal
 import subprocess
 import tempfile
@@ -99,12 +100,21 @@ class Zygote:
         self.kernels.mkdir(mode=0o711)
         for name in (DEFAULT_VIEW, *ALLOWED_EXTRAS):
             build_student_view(self.views / name, "" if name == DEFAULT_VIEW else name)
+        readable_by_all(self.views)  # the kernels' user is not the grader's, whatever the grader's umask
         procs = self._stack.enter_context(sandbox_cgroups())
         inner = [_PYTHON, "-s", "-m", "perceptron_course.grading.in_sandbox.zygote"]
-        command = bubblewrap_command(inner, self.views / DEFAULT_VIEW, warm_roots=(self.kernels, self.views))
+        #: the host uid of every kernel of this zygote (for a grader that is root; else the grader's own)
+        self.kernel_host_uid = os.geteuid()
+        user_namespace = None
+        if os.geteuid() == 0:
+            self.kernel_host_uid = unprivileged_uid()
+            user_namespace = self._stack.enter_context(kernels_user_namespace(self.kernel_host_uid))
+        command = bubblewrap_command(inner, self.views / DEFAULT_VIEW, warm_roots=(self.kernels, self.views),
+                                     user_namespace=user_namespace)
         # Its own session: Ctrl+C reaches the batch, which stops the zygote (and its kernels) itself.
         self.process = subprocess.Popen(detached(command, procs, keep_pipes=True), stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, start_new_session=True)
+                                        stdout=subprocess.PIPE, start_new_session=True,
+                                        pass_fds=() if user_namespace is None else (user_namespace,))
         self._stack.callback(self._stop_process)
         self.pipe_descriptors = (self.process.stdin.fileno(), self.process.stdout.fileno())  # type: ignore[union-attr]
         self._lock = threading.Lock()
@@ -232,6 +242,55 @@ class Zygote:
                     pass
 
 
+#: Host uids a grader that is root gives its kernels: one per zygote, drawn at random, used by no account.
+KERNEL_UIDS = range(0x40000000, 0x7FFF0000)
+
+
+def unprivileged_uid() -> int:
+    """A host uid for the kernels of one zygote: not root, not the grader, shared with no other zygote.
+
+    A kernel's user is, underneath, a host uid: were it root's (the grader's, when the grader is root),
+    limits Linux keeps per user (pending signals, inotify instances, epoll watches, processes) would be
+    root's, shared with every root process of the machine, and root's files would be the kernel's own.
+    """
+    return secrets.choice(KERNEL_UIDS)
+
+
+@contextmanager
+def kernels_user_namespace(kernel_host_uid: int):
+    """A user namespace (yields a descriptor of it) where uid 0 is root and uid 1000 is ``kernel_host_uid``.
+
+    The zygote runs in it as uid 0, with its capabilities, to make each kernel's namespaces; the
+    keeper maps each kernel's uid 1000 to this namespace's 1000, so the kernel is, on the host,
+    an unprivileged user of its own. Only root can write such a map (two lines).
+    """
+    holder = subprocess.Popen([_PYTHON, "-c", "import ctypes, sys\n"
+                               "assert ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0\n"
+                               "print('in', flush=True)\nsys.stdin.read()\n"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        if holder.stdout.readline().strip() != b"in":  # type: ignore[union-attr]
+            raise ZygoteError("could not make the kernels' user namespace")
+        for name in ("uid_map", "gid_map"):
+            Path(f"/proc/{holder.pid}/{name}").write_text(f"0 0 1\n1000 {kernel_host_uid} 1\n", encoding="ascii")
+        descriptor = os.open(f"/proc/{holder.pid}/ns/user", os.O_RDONLY)
+    finally:
+        holder.stdin.close()  # type: ignore[union-attr]  # the namespace lives on in the descriptor and the zygote
+        holder.wait()
+        holder.stdout.close()  # type: ignore[union-attr]
+    try:
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
+def readable_by_all(folder: Path) -> None:
+    """Folders 0755 and files 0644 under ``folder`` (a tree this process made: no links in it)."""
+    folder.chmod(0o755)
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
 def _read_line(process: subprocess.Popen, seconds: float) -> str:
     """The first line ``process`` writes, or ``""`` if it exits or says nothing for ``seconds``."""
     found: list[bytes] = []
@@ -350,6 +409,7 @@ class WarmProvisioner(LocalProvisioner):
     async def launch_kernel(self, cmd: list[str], **kwargs):
         manager: WarmKernelManager = self.parent  # type: ignore[assignment]
         connection_file = Path(manager.connection_file)
+        connection_file.chmod(0o644)  # the kernel's user is not the grader's (the folder stays the grader's alone)
         # what the spec's own command is followed by: ipykernel's options (nbclient's in-memory history, log level)
         extra = tuple(cmd[len(self.kernel_spec.argv):])
         self.process = zygote_for_this_thread().spawn(connection_file.parent, connection_file, manager.assignment,

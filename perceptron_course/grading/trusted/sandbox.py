@@ -89,16 +89,22 @@ class Isolation:
     note: str  #: why there is no sandbox, or ""
 
 
-def _core_flags(*, warm: bool = False) -> list[str]:
+def _core_flags(*, warm: bool = False, user_namespace: int | None = None) -> list[str]:
     """The namespace and privilege flags every sandbox gets (and the availability probe checks).
 
     ``warm``: the flags of a zygote (``in_sandbox/zygote.py``), which keeps uid 0 and the
     capabilities of its user namespace to make each kernel's namespaces; each kernel then
     becomes uid 1000 in a user namespace of its own, drops every capability and can make no
-    user namespace, as the kernel of a sandbox of its own does here.
+    user namespace, as the kernel of a sandbox of its own does here. ``user_namespace``: a
+    descriptor of the user namespace the zygote runs in (``kernel_pool.kernels_user_namespace``),
+    instead of one bubblewrap makes.
     """
     # --as-pid-1: no bubblewrap reaper inside, whose memory and environment the kernel could read
     # (it runs without the seccomp filter); the launcher is PID 1, and every process inside is filtered.
+    if user_namespace is not None:
+        return ["--userns", str(user_namespace), "--uid", "0", "--gid", "0", "--unshare-pid", "--unshare-ipc",
+                "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1", "--die-with-parent",
+                "--new-session", "--clearenv"]
     user = ["--uid", "0", "--gid", "0"] if warm else ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
                                                       "--disable-userns"]
     privileges = [] if warm else ["--cap-drop", "ALL"]
@@ -283,7 +289,7 @@ def real_package_covered() -> Path | None:
 
 def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = None,
                        connection_file: str | None = None, scratch_mb: int = SCRATCH_MB,
-                       warm_roots: tuple[Path, Path] | None = None) -> list[str]:
+                       warm_roots: tuple[Path, Path] | None = None, user_namespace: int | None = None) -> list[str]:
     """The ``bwrap`` command that runs ``inner`` in the grading sandbox.
 
     Parameters
@@ -296,11 +302,13 @@ def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = N
     warm_roots : for a zygote, the host folders of the kernels' files (writable) and of the
         student views (read-only); it sees them at ``zygote.KERNELS_ROOT`` and ``VIEWS_ROOT``,
         and ``/dev`` is read-only (each kernel mounts its own ``/dev/shm``, ``/tmp``, ``/proc``)
+    user_namespace : for a zygote, the user namespace to run in (see ``_core_flags``)
     """
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise RuntimeError(f"bubblewrap is not installed ({INSTALL_HINT})")
-    command = [bwrap, *_core_flags(warm=warm_roots is not None), *_system_binds(), "--proc", "/proc", "--dev", "/dev"]
+    command = [bwrap, *_core_flags(warm=warm_roots is not None, user_namespace=user_namespace), *_system_binds(),
+               "--proc", "/proc", "--dev", "/dev"]
     if warm_roots is None:
         command += ["--perms", "1777", "--size", str(1024 * 1024), "--tmpfs", "/dev/shm"]  # else an uncapped tmpfs
     else:
@@ -332,7 +340,37 @@ def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = N
         command += ["--bind", str(sockets), str(sockets)]
     for name, value in _environment().items():
         command += ["--setenv", name, value]
+    if warm_roots is not None:  # its kernels are another user than the one bubblewrap made these folders for
+        command += [flag for folder in _made_folders(command) for flag in ("--chmod", "0755", folder)]
     return command + ["--remount-ro", "/", "--chdir", SCRATCH, "--", *inner]
+
+
+#: bubblewrap's operations and how many arguments each takes (the last is where it mounts or makes something).
+_OPERATIONS = {"--ro-bind": 2, "--bind": 2, "--ro-bind-try": 2, "--symlink": 2, "--dir": 1, "--tmpfs": 1, "--proc": 1,
+               "--dev": 1, "--remount-ro": 1}
+_OTHER_ARGUMENTS = {"--setenv": 2, "--perms": 1, "--size": 1, "--chdir": 1, "--uid": 1, "--gid": 1, "--userns": 1}
+
+
+def _made_folders(command: list[str]) -> list[str]:
+    """The folders bubblewrap makes (mode 0700) on its own root for what ``command`` mounts there: the parents of
+    every mount point that are not themselves mount points or inside one (those are the host's, never changed)."""
+    targets, position = [], 1
+    while position < len(command):
+        flag = command[position]
+        if flag in _OPERATIONS:
+            targets.append(command[position + _OPERATIONS[flag]])
+            position += 1 + _OPERATIONS[flag]
+        else:
+            position += 1 + _OTHER_ARGUMENTS.get(flag, 0)
+    mounted = set(targets)
+    made = []
+    for target in targets:
+        for parent in reversed(Path(target).parents):
+            folder = str(parent)
+            inside_a_mount = any(folder == mount or folder.startswith(mount.rstrip("/") + "/") for mount in mounted)
+            if folder != "/" and not inside_a_mount and folder not in made:
+                made.append(folder)
+    return made
 
 
 def launcher_command(isolation: Isolation, *, probe_code: str | None = None) -> list[str]:
@@ -351,9 +389,14 @@ MAX_CORES = 1
 CPU_PERIOD_US = 100_000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: What each sandbox's cgroups hold it to: controller -> file -> value, for cgroup v1 and v2.
+#: Memory of one sandbox in all (every process of a kernel, its scratch tmpfs, and the zygote that forked it):
+#: RLIMIT_AS caps each process at DEFAULT_MEMORY_MB, but 64 of them could hold 64 times that.
+MAX_SANDBOX_MEMORY_BYTES = (DEFAULT_MEMORY_MB + 1024) * 1024 * 1024
 CGROUP_V1_LIMITS = {"pids": {"pids.max": str(MAX_TASKS)},
-                    "cpu": {"cpu.cfs_period_us": str(CPU_PERIOD_US), "cpu.cfs_quota_us": str(CPU_PERIOD_US * MAX_CORES)}}
-CGROUP_V2_LIMITS = {"pids": {"pids.max": str(MAX_TASKS)}, "cpu": {"cpu.max": f"{CPU_PERIOD_US * MAX_CORES} {CPU_PERIOD_US}"}}
+                    "cpu": {"cpu.cfs_period_us": str(CPU_PERIOD_US), "cpu.cfs_quota_us": str(CPU_PERIOD_US * MAX_CORES)},
+                    "memory": {"memory.limit_in_bytes": str(MAX_SANDBOX_MEMORY_BYTES)}}
+CGROUP_V2_LIMITS = {"pids": {"pids.max": str(MAX_TASKS)}, "cpu": {"cpu.max": f"{CPU_PERIOD_US * MAX_CORES} {CPU_PERIOD_US}"},
+                    "memory": {"memory.max": str(MAX_SANDBOX_MEMORY_BYTES)}}
 
 
 def _cgroup_parents() -> dict[Path, dict[str, str]]:

@@ -1058,3 +1058,14 @@ def test_a_kernel_is_an_unprivileged_host_user_of_its_own():
     assert result.returncode == 0 and result.stdout.split() == ["1000", "[]"], result.stderr
     owner = result.left_owners["mine"]
     assert owner == zygote.kernel_host_uid and owner not in (0, os.geteuid()) and owner >= kernel_pool.KERNEL_UIDS.start
+
+
+def test_a_cold_kernel_cannot_write_proc_either(tmp_path):
+    # A grader that is not root starts each kernel cold, in a sandbox of its own; its /proc is read-only too.
+    view = sandbox.build_student_view(tmp_path / "view", "01_geometry")
+    probe = ("import errno, os\n"
+             "try:\n    os.close(os.open('/proc/sys/kernel/core_pattern', os.O_WRONLY)); print('opened')\n"
+             "except OSError as error:\n    print(errno.errorcode[error.errno])\n")
+    command = sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "EROFS", (result.stdout, result.stderr)

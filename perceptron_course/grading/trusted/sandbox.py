@@ -310,7 +310,9 @@ def bubblewrap_command(inner: list[str], view: Path, *, sockets: Path | None = N
     command = [bwrap, *_core_flags(warm=warm_roots is not None, user_namespace=user_namespace), *_system_binds(),
                "--proc", "/proc", "--dev", "/dev"]
     if warm_roots is None:
-        command += ["--perms", "1777", "--size", str(1024 * 1024), "--tmpfs", "/dev/shm"]  # else an uncapped tmpfs
+        # /proc read-only: a kernel's user may be root's underneath, which may write /proc/sys without capabilities
+        # (bubblewrap leaves /proc/sys writable for it); a zygote's kernels mount their own, read-only
+        command += ["--remount-ro", "/proc", "--perms", "1777", "--size", str(1024 * 1024), "--tmpfs", "/dev/shm"]
     else:
         kernels, views = warm_roots
         command += ["--dir", "/dev/shm", "--remount-ro", "/dev", "--bind", str(kernels), KERNELS_ROOT,

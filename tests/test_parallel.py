@@ -50,20 +50,40 @@ def serial(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_two_workers_give_the_serial_result(serial, tmp_path):
+class RecordingPool(ProcessPoolExecutor):
+    """The batch's process pool, remembering the pids of its workers (other tests' workers may die meanwhile)."""
+
+    workers: list[int] = []
+
+    def shutdown(self, *args, **kwargs):
+        RecordingPool.workers += list(getattr(self, "_processes", None) or {})
+        return super().shutdown(*args, **kwargs)
+
+
+@pytest.fixture
+def recorded_workers(monkeypatch):
+    from perceptron_course.grading.trusted import batch
+
+    RecordingPool.workers = []
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", RecordingPool)
+    return RecordingPool.workers
+
+
+def test_two_workers_give_the_serial_result(serial, tmp_path, recorded_workers):
     course = fresh_class(tmp_path, "course")
     parallel = everything(course, grade(course, assignments=ASSIGNMENTS, jobs=2, progress=False))
     assert parallel == serial
     assert len(serial["outcomes"]) == 10 and len(serial["gradebook"]) > 0
     assert not list(course.root.glob(".grading-*")), "work areas are cleaned up"
-    assert abandoned_zygote_leftovers() == [], "the workers' zygotes leave no folder and no cgroup behind"
+    assert recorded_workers, "the batch ran in a pool of workers"
+    assert abandoned_zygote_leftovers(recorded_workers) == [], "the workers' zygotes leave no folder and no cgroup behind"
 
 
-def abandoned_zygote_leftovers() -> list[Path]:
-    """Zygote work folders and sandbox cgroups whose grading process is gone."""
+def abandoned_zygote_leftovers(workers: list[int]) -> list[Path]:
+    """Zygote work folders and sandbox cgroups of ``workers`` (gone by now) still on the machine."""
     def owner_gone(name: str) -> bool:
         owner = name.split("-")[2]
-        return owner.isdigit() and not sandbox.process_alive(int(owner))
+        return owner.isdigit() and int(owner) in workers and not sandbox.process_alive(int(owner))
 
     folders = [path for path in Path(tempfile.gettempdir()).glob(f"{kernel_pool.WORK_PREFIX}*") if owner_gone(path.name)]
     groups = [path for parent in sandbox._cgroup_parents() for path in parent.glob("perceptron-grading-*")
@@ -72,7 +92,7 @@ def abandoned_zygote_leftovers() -> list[Path]:
 
 
 @pytest.mark.slow
-def test_a_dying_worker_loses_only_its_submission(serial, tmp_path, monkeypatch):
+def test_a_dying_worker_loses_only_its_submission(serial, tmp_path, monkeypatch, recorded_workers):
     course = fresh_class(tmp_path, "course")
     monkeypatch.setenv(FAULT_VARIABLE, "kill-worker:ben_alternative/02_algorithm")
     outcomes = grade(course, assignments=ASSIGNMENTS, jobs=2, progress=False)
@@ -81,7 +101,7 @@ def test_a_dying_worker_loses_only_its_submission(serial, tmp_path, monkeypatch)
     assert "--student ben_alternative --assignment 02_algorithm" in victim[0].reason
     others = [row for row in everything(course, outcomes)["outcomes"] if row[:2] != ("ben_alternative", "02_algorithm")]
     assert others == [row for row in serial["outcomes"] if row[:2] != ("ben_alternative", "02_algorithm")]
-    assert abandoned_zygote_leftovers() == [], "a killed worker's zygote folder and cgroups are removed after the batch"
+    assert abandoned_zygote_leftovers(recorded_workers) == [], "a killed worker's zygote folder and cgroups are removed"
 
 
 @pytest.mark.slow

@@ -173,14 +173,13 @@ def _enter_kernel_namespaces(request: Request) -> None:
     _bind(os.path.join(request.folder, request.connection_file), os.path.join(OWN_FOLDER, "connection.json"),
           read_only=True)
     _bind(os.path.join(request.folder, "sockets"), os.path.join(OWN_FOLDER, "sockets"), read_only=False)
-    _mount(None, OWN_FOLDER, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     for target in request.view_targets:
         _bind(os.path.join(request.view, "perceptron_course"), target, read_only=True)
     for hidden in (KERNELS_ROOT, VIEWS_ROOT):
         _tmpfs(hidden, 4096, "0555", read_only=True)
     _tmpfs("/dev/shm", 1024 * 1024, "1777")
-    for target in _writable_mounts():
-        if target not in WRITABLE:
+    for target, options in _mounts():  # OWN_FOLDER's tmpfs and the device nodes among them
+        if "rw" in options and target not in WRITABLE:
             _remount_read_only(target)
 
 
@@ -192,7 +191,7 @@ def _fresh_scratch(scratch_mb: int) -> None:
     new tmpfs on top would hide it. Each such mount (with the mounts inside it) is bound
     again, read-only as it was, on the kernel's own scratch.
     """
-    below = sorted(target for target in _mount_points() if target.startswith(SCRATCH + "/"))
+    below = sorted(target for target, _ in _mounts() if target.startswith(SCRATCH + "/"))
     outermost = [target for target in below if not any(target.startswith(other + "/") for other in below)]
     held = [(target, os.open(target, os.O_PATH), os.path.isdir(target)) for target in outermost]
     _tmpfs(SCRATCH, scratch_mb * 1024 * 1024, "1777")
@@ -206,25 +205,17 @@ def _fresh_scratch(scratch_mb: int) -> None:
         os.close(descriptor)
 
 
-def _mount_points() -> list[str]:
-    """Every mount point of this mount namespace, in mountinfo's order."""
-    return [line.split()[4].replace("\\040", " ")
-            for line in open("/proc/self/mountinfo", encoding="utf-8", errors="replace")]
+def _mounts() -> list[tuple[str, list[str]]]:
+    """Every mount of this mount namespace, in mountinfo's order: its mount point and its options (``rw``, ...)."""
+    found = []
+    for line in open("/proc/self/mountinfo", encoding="utf-8", errors="replace"):
+        fields = line.split()
+        found.append((fields[4].replace("\\040", " "), fields[5].split(",")))
+    return found
 
 
 #: The only mounts a kernel may write to (``/proc`` is mounted read-only by the kernel itself).
 WRITABLE = (SCRATCH, "/dev/shm", f"{OWN_FOLDER}/sockets", "/proc")
-
-
-def _writable_mounts() -> list[str]:
-    """Mount points of this mount namespace that are writable (``rw`` in mountinfo)."""
-    found = []
-    for line in open("/proc/self/mountinfo", encoding="utf-8", errors="replace"):
-        fields = line.split()
-        target, options = fields[4].replace("\\040", " "), fields[5].split(",")
-        if "rw" in options:
-            found.append(target)
-    return found
 
 
 def _remount_read_only(target: str) -> None:
@@ -245,10 +236,10 @@ def _remount_read_only(target: str) -> None:
 def _become_kernel(request: Request, keeper_alive: int, asked: int, answered: int) -> None:
     """In the kernel (PID 1 of its namespace): a read-only /proc, uid 1000 without capabilities, then the launcher.
 
-    Its ``/proc`` is read-only: the kernel's user is, underneath, the grader's (root, when the
-    grader is root), which may write ``/proc/sys`` (``kernel.core_pattern`` runs a program as
-    root outside every namespace) without any capability. The keeper writes the kernel's uid
-    and gid maps for it (``asked``/``answered``: the pipes they wait on).
+    Its ``/proc`` is read-only: were the kernel's user root underneath (a zygote without a user
+    namespace of the grader's making), it could write ``/proc/sys`` (``kernel.core_pattern`` runs a
+    program as root outside every namespace) without any capability. The keeper writes the
+    kernel's uid and gid maps for it (``asked``/``answered``: the pipes they wait on).
     """
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if select.select([keeper_alive], [], [], 0)[0]:  # the keeper died before the line above: so does the kernel

@@ -81,13 +81,13 @@ def test_two_workers_give_the_serial_result(serial, tmp_path, recorded_workers):
 
 def abandoned_zygote_leftovers(workers: list[int]) -> list[Path]:
     """Zygote work folders and sandbox cgroups of ``workers`` (gone by now) still on the machine."""
-    def owner_gone(name: str) -> bool:
-        owner = name.split("-")[2]
-        return owner.isdigit() and int(owner) in workers and not sandbox.process_alive(int(owner))
+    def ours_and_gone(name: str, prefix: str) -> bool:
+        return sandbox.abandoned(name, prefix) and int(name[len(prefix):].split("-")[0]) in workers
 
-    folders = [path for path in Path(tempfile.gettempdir()).glob(f"{kernel_pool.WORK_PREFIX}*") if owner_gone(path.name)]
-    groups = [path for parent in sandbox._cgroup_parents() for path in parent.glob("perceptron-grading-*")
-              if owner_gone(path.name)]
+    folders = [path for path in Path(tempfile.gettempdir()).glob(f"{kernel_pool.WORK_PREFIX}*")
+               if ours_and_gone(path.name, kernel_pool.WORK_PREFIX)]
+    groups = [path for parent in sandbox._cgroup_parents() for path in parent.glob(f"{sandbox.CGROUP_PREFIX}*")
+              if ours_and_gone(path.name, sandbox.CGROUP_PREFIX)]
     return folders + groups
 
 

@@ -33,9 +33,9 @@ from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Integer, Unicode
 
 from ..in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
-from .sandbox import (ALLOWED_EXTRAS, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, SCRATCH_MB, SOCKETS_FOLDER, VIEW_MOUNT,
+from .sandbox import (ALLOWED_EXTRAS, abandoned, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, SCRATCH_MB, SOCKETS_FOLDER, VIEW_MOUNT,
                       Isolation, SandboxKernelManager, _PYTHON, build_student_view, bubblewrap_command, detached,
-                      launcher_command, process_alive, real_package_covered, remove_abandoned_cgroups,
+                      launcher_command, real_package_covered, remove_abandoned_cgroups,
                       sandbox_cgroups)
 
 #: How long a zygote may take to import what it warms (it reports "ready" then).
@@ -354,8 +354,7 @@ def warm_kernels(isolation: Isolation) -> bool:
 def remove_abandoned_zygotes() -> None:
     """Remove what zygotes of grading processes that died (killed workers) left: work folders and cgroups."""
     for folder in Path(tempfile.gettempdir()).glob(f"{WORK_PREFIX}*"):
-        owner = folder.name[len(WORK_PREFIX):].split("-")[0]
-        if owner.isdigit() and not process_alive(int(owner)):
+        if abandoned(folder.name, WORK_PREFIX):
             subprocess.run(["rm", "-rf", "--", str(folder)], check=False, capture_output=True)
     remove_abandoned_cgroups()
 
@@ -514,12 +513,12 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
         config = Config()
         config.Execute.kernel_name = KERNEL_NAME
-        if isolation.sandbox and not warm:
-            config.ExecutePreprocessor.kernel_manager_class = SandboxKernelManager
         if warm:
             config.ExecutePreprocessor.kernel_manager_class = WarmKernelManager
             config.WarmKernelManager.assignment = assignment
             config.WarmKernelManager.memory_mb = isolation.memory_mb
             config.Execute.shutdown_kernel = "immediate"  # a graded kernel's state is thrown away: no need to ask
+        elif isolation.sandbox:
+            config.ExecutePreprocessor.kernel_manager_class = SandboxKernelManager
         with environment_variable("JUPYTER_PATH", os.pathsep.join(filter(None, [data_dir, os.environ.get("JUPYTER_PATH")]))):
             yield config

@@ -390,6 +390,8 @@ MAX_TASKS = MAX_PROCESSES + 32
 MAX_CORES = 1
 CPU_PERIOD_US = 100_000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+#: A sandbox's cgroups are named with this and the pid of the grading process that made them.
+CGROUP_PREFIX = "perceptron-grading-"
 #: What each sandbox's cgroups hold it to: controller -> file -> value, for cgroup v1 and v2.
 #: Memory of one sandbox in all (every process of a kernel, its scratch tmpfs, and the zygote that forked it):
 #: RLIMIT_AS caps each process at DEFAULT_MEMORY_MB, but 64 of them could hold 64 times that.
@@ -433,7 +435,7 @@ def sandbox_cgroups():
     cores a kernel's processes keep busy. The cgroups bound both whatever the user. Where
     none can be made the list is empty, and the rlimits are what remains.
     """
-    name = f"perceptron-grading-{os.getpid()}-{time.monotonic_ns()}"
+    name = f"{CGROUP_PREFIX}{os.getpid()}-{time.monotonic_ns()}"
     groups = []
     for parent, limits in _cgroup_parents().items():
         try:
@@ -463,12 +465,17 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+def abandoned(name: str, prefix: str) -> bool:
+    """Whether ``name`` (``<prefix><pid>-...``: a sandbox cgroup, a zygote's folder) belongs to a process that is gone."""
+    owner = name[len(prefix):].split("-")[0] if name.startswith(prefix) else ""
+    return owner.isdigit() and not process_alive(int(owner))
+
+
 def remove_abandoned_cgroups() -> None:
     """Remove the sandbox cgroups of grading processes that died before they could (a killed worker's)."""
     for parent in _cgroup_parents():
-        for group in parent.glob("perceptron-grading-*"):
-            owner = group.name.split("-")[2]
-            if owner.isdigit() and not process_alive(int(owner)):
+        for group in parent.glob(f"{CGROUP_PREFIX}*"):
+            if abandoned(group.name, CGROUP_PREFIX):
                 _remove_cgroup(group)
 
 

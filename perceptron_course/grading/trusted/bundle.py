@@ -28,7 +28,6 @@ and stay in the gradebook: the self-check says so when it shows a due date.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import pprint
@@ -132,19 +131,15 @@ def due_dates(course: Course, assignments: list[str]) -> dict[str, str]:
     """
     if not (course.root / "gradebook.db").is_file():
         return {}
-    from nbgrader.api import MissingEntry
-
     from .course import nbgrader_api
+    from .reveal import assignment_due_date
 
     found = {}
     with nbgrader_api(course).gradebook as gradebook:
         for assignment in assignments:
-            try:
-                due = gradebook.find_assignment(assignment).duedate
-            except MissingEntry:
-                continue
+            due = assignment_due_date(gradebook, assignment)
             if due is not None:
-                found[assignment] = due.replace(tzinfo=dt.timezone.utc).isoformat()
+                found[assignment] = due.isoformat()
     return found
 
 

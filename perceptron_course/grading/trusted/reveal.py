@@ -77,18 +77,25 @@ def due_date(gradebook, assignment: str, student: str) -> dt.datetime | None:
     """
     from nbgrader.api import MissingEntry
 
-    extension = None
     try:
         submission = gradebook.find_submission(assignment, student)
-        due, extension = submission.assignment.duedate, submission.extension
     except MissingEntry:
-        try:
-            due = gradebook.find_assignment(assignment).duedate
-        except MissingEntry:
-            return None
+        return assignment_due_date(gradebook, assignment)
+    due, extension = submission.assignment.duedate, submission.extension
     if due is None:
         return None
     return (due + (extension or dt.timedelta(0))).replace(tzinfo=dt.timezone.utc)
+
+
+def assignment_due_date(gradebook, assignment: str) -> dt.datetime | None:
+    """The due date of ``assignment`` itself (no one's extension), in UTC; ``None`` if none is set or no such assignment."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        due = gradebook.find_assignment(assignment).duedate
+    except MissingEntry:
+        return None
+    return None if due is None else due.replace(tzinfo=dt.timezone.utc)
 
 
 def details_shown(show_details: str, due: dt.datetime | None, moment: dt.datetime) -> bool:

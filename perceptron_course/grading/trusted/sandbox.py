@@ -36,6 +36,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from queue import Empty
 
 import zmq
 import zmq.asyncio
@@ -558,6 +559,10 @@ def open_kernel_sockets(folder: Path, prefix: str, ports: dict[str, int], *, sti
     return opened
 
 
+#: How long a kernel's ``idle`` status after its ``kernel_info_reply`` may take to arrive before the request is sent again.
+IOPUB_CHECK_SECONDS = 0.5
+
+
 class VerifiedSocketsClient(AsyncKernelClient):
     """A kernel client that connects only to sockets the manager opened and checked."""
 
@@ -565,6 +570,47 @@ class VerifiedSocketsClient(AsyncKernelClient):
 
     def _make_url(self, channel: str) -> str:
         return self.socket_urls[channel]
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:
+        """Return once the kernel answers ``kernel_info`` on its shell socket and publishes on its IOPub socket.
+
+        jupyter_client's own wait ends by reading IOPub until nothing arrives for 0.2 s, on every
+        kernel start: here it ends as soon as the kernel's ``idle`` status for the request
+        arrives (which proves IOPub connected, as the 0.2 s wait does). Messages of other
+        requests never reach a cell: nbclient keeps only those whose parent is the cell's request.
+
+        Raises
+        ------
+        RuntimeError
+            If the kernel dies first, or does not answer within ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+        while True:
+            request = self.kernel_info()
+            try:
+                reply = await self.shell_channel.get_msg(timeout=1)
+            except Empty:
+                reply = None
+            if reply is not None and reply["msg_type"] == "kernel_info_reply" and await self._idle_after(request):
+                self._handle_kernel_info_reply(reply)
+                return
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
+
+    async def _idle_after(self, request: str) -> bool:
+        """Whether IOPub brings the kernel's ``idle`` status for ``request`` within ``IOPUB_CHECK_SECONDS``."""
+        deadline = time.monotonic() + IOPUB_CHECK_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                message = await self.iopub_channel.get_msg(timeout=left)
+            except Empty:
+                return False
+            if (message["msg_type"] == "status" and message["content"].get("execution_state") == "idle"
+                    and message["parent_header"].get("msg_id") == request):
+                return True
+        return False
 
 
 class SandboxKernelManager(AsyncKernelManager):

@@ -41,6 +41,34 @@ def test_scratch_gradebooks_skip_fsync_and_the_course_gradebook_keeps_it(tmp_pat
     assert _synchronous(course / "gradebook.db") == 2  # FULL, SQLite's default, as nbgrader has it
 
 
+def test_scratch_gradebooks_share_compiled_sql_and_each_keeps_its_own_rows(tmp_path, monkeypatch):
+    import nbgrader.api
+    from nbgrader.api import Gradebook
+
+    from perceptron_course.grading.trusted.course import head_revision
+
+    tune_nbgrader()
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", head_revision)  # no `alembic` program needed
+    urls = {}
+    for k, student in enumerate(["ada", "ben"]):
+        folder = tmp_path / ".grading-abc" / f"job-{k}"
+        folder.mkdir(parents=True)
+        urls[student] = f"sqlite:///{folder / 'gradebook.db'}"
+        with Gradebook(urls[student]) as gradebook:
+            gradebook.add_student(student)
+    (tmp_path / "course").mkdir()
+    with Gradebook(urls["ada"]) as ada, Gradebook(urls["ben"]) as ben, \
+            Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as course:
+        assert [student.id for student in ada.students] == ["ada"]
+        assert [student.id for student in ben.students] == ["ben"]
+        assert course.students == []
+        assert ada.engine._compiled_cache is ben.engine._compiled_cache
+        assert ada.engine.dialect is ben.engine.dialect
+        assert course.engine._compiled_cache is not ada.engine._compiled_cache
+        assert course.engine.dialect is not ada.engine.dialect
+        assert len(ada.engine._compiled_cache) > 0  # nbgrader's statements, compiled once for both
+
+
 @pytest.mark.parametrize("change", [
     {},
     {"points": "two"},

@@ -22,7 +22,7 @@ from ...intake_rules import write_manifest
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
 from .batch import GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding
 from .course import Course, CourseError, nbgrader_api
-from .nbgrader_tuning import SCRATCH_PREFIX
+from .nbgrader_tuning import SCRATCH_PREFIX, tune_nbgrader
 from .ledger import Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
 from .records import GradingContext, keep_record
@@ -215,6 +215,7 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
     """Grade ``selected``; each outcome goes into the gradebook, ``merged`` and the ledger as it arrives."""
     from tqdm.auto import tqdm
 
+    tune_nbgrader()  # the merges below open each job's gradebook too
     record_source_cells(course, sorted({assignment for _, assignment in selected}))
     secret = load_or_create_secret(course.root)  # here, once: workers only read it
     context = GradingContext.now(course, secret)  # what every replay record of this run shares (records.py)

@@ -1069,3 +1069,78 @@ def test_a_cold_kernel_cannot_write_proc_either(tmp_path):
     command = sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view)
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "EROFS", (result.stdout, result.stderr)
+
+
+class _FakeChannel:
+    """A kernel client channel that hands out the messages a test gave it, then raises ``Empty``."""
+
+    def __init__(self, messages=()):
+        self.messages = list(messages)
+        self.read = 0
+
+    async def get_msg(self, timeout=None):
+        from queue import Empty
+
+        if not self.messages:
+            raise Empty
+        self.read += 1
+        return self.messages.pop(0)
+
+
+def _status(state: str, parent: str) -> dict:
+    return {"msg_type": "status", "content": {"execution_state": state}, "parent_header": {"msg_id": parent}}
+
+
+def _ready_client(shell: list, iopub: list, alive: bool = True, published: dict | None = None):
+    """A ``VerifiedSocketsClient`` on fake channels; its ``kernel_info`` requests are named ``info-1``, ``info-2``...
+
+    ``published`` maps a request's name to the IOPub messages the kernel sends once it is made.
+    """
+    import asyncio
+
+    client = sandbox.VerifiedSocketsClient()
+    requests = []
+
+    def kernel_info():
+        requests.append(f"info-{len(requests) + 1}")
+        client._iopub.messages += (published or {}).get(requests[-1], [])
+        return requests[-1]
+
+    async def is_alive():
+        return alive
+
+    client.__dict__.update(kernel_info=kernel_info, _async_is_alive=is_alive, _handle_kernel_info_reply=lambda reply: None)
+    client._shell, client._iopub = _FakeChannel(shell), _FakeChannel(iopub)
+    type(client).shell_channel = property(lambda self: self._shell)  # the fake channels, not ZMQ sockets
+    type(client).iopub_channel = property(lambda self: self._iopub)
+    return client, requests, asyncio
+
+
+def test_a_kernel_is_ready_at_its_idle_status_and_the_rest_of_iopub_is_left_unread():
+    info_reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": "5.3"}, "parent_header": {}}
+    after = [{"msg_type": "stream", "content": {}, "parent_header": {"msg_id": "other"}}] * 5
+    iopub = [_status("starting", ""), _status("busy", "info-1"), _status("idle", "other"), _status("idle", "info-1"), *after]
+    client, requests, asyncio = _ready_client([info_reply], iopub)
+    try:
+        asyncio.run(client.wait_for_ready(timeout=5))
+        assert requests == ["info-1"]
+        assert client._iopub.read == 4  # up to its own idle status; jupyter_client's wait would read all nine
+        assert len(client._iopub.messages) == 5
+    finally:
+        del type(client).shell_channel, type(client).iopub_channel
+
+
+def test_a_kernel_whose_iopub_stays_silent_is_asked_again_and_a_dead_one_raises():
+    info_reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": "5.3"}, "parent_header": {}}
+    client, requests, asyncio = _ready_client([info_reply, info_reply], [], published={"info-2": [_status("idle", "info-2")]})
+    try:
+        asyncio.run(client.wait_for_ready(timeout=5))
+        assert requests == ["info-1", "info-2"]  # info-1's idle status never came: IOPub was not connected yet
+    finally:
+        del type(client).shell_channel, type(client).iopub_channel
+    client, requests, asyncio = _ready_client([], [], alive=False)
+    try:
+        with pytest.raises(RuntimeError, match="died"):
+            asyncio.run(client.wait_for_ready(timeout=5))
+    finally:
+        del type(client).shell_channel, type(client).iopub_channel

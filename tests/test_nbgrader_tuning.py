@@ -94,3 +94,37 @@ def test_cell_metadata_is_judged_exactly_as_jsonschema_validate_judges_it(change
     assert found == expected
     if change:
         assert found is not None, "each change breaks the schema"
+
+
+def test_a_scratch_copy_of_a_gradebook_opens_without_creating_tables_and_a_new_file_still_gets_them(tmp_path, monkeypatch):
+    import shutil
+
+    import nbgrader.api
+    from nbgrader.api import Base, Gradebook
+
+    from perceptron_course.grading.trusted.course import head_revision
+
+    tune_nbgrader()
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", head_revision)
+    course = tmp_path / "course"
+    course.mkdir()
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        gradebook.add_student("ada")
+    created = []
+    create_all = Base.metadata.create_all
+    monkeypatch.setattr(Base.metadata, "create_all", lambda *args, **kwargs: (created.append(1), create_all(*args, **kwargs)))
+    job = tmp_path / ".grading-abc" / "job-0"
+    job.mkdir(parents=True)
+    shutil.copy(course / "gradebook.db", job / "gradebook.db")
+    with Gradebook(f"sqlite:///{job / 'gradebook.db'}") as gradebook:
+        assert [student.id for student in gradebook.students] == ["ada"]
+        gradebook.add_student("ben")
+    assert created == []
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:  # the course's own: as nbgrader opens it
+        assert [student.id for student in gradebook.students] == ["ada"]
+    assert created == [1]
+    empty = tmp_path / ".grading-abc" / "job-1"
+    empty.mkdir()
+    with Gradebook(f"sqlite:///{empty / 'gradebook.db'}") as gradebook:
+        assert gradebook.students == []
+    assert created == [1, 1]

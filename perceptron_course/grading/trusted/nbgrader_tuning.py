@@ -11,8 +11,11 @@
   compiled per engine (and per dialect object): every job compiled nbgrader's statements
   again, about 90 a notebook, 45 % of its SQLAlchemy time. Engines of scratch gradebooks
   share one dialect and one compiled cache per process; each still opens its own file.
+- nbgrader checks every table of a gradebook on each of the ~18 times a job opens it
+  (``create_all``). A scratch gradebook is a copy of the course's, made by nbgrader with
+  every table: opened without the check (a file without tables still gets it).
 
-``tune_nbgrader()`` installs all three, once per process (idempotent).
+``tune_nbgrader()`` installs them all, once per process (idempotent).
 """
 
 from __future__ import annotations
@@ -92,6 +95,30 @@ def _scratch_gradebooks_share_compiled_sql() -> None:
     nbgrader.api.create_engine = create_gradebook_engine
 
 
+def _scratch_gradebooks_open_without_creating_tables() -> None:
+    import nbgrader.api
+    from sqlalchemy import inspect
+    from sqlalchemy.orm import scoped_session, sessionmaker
+
+    original = nbgrader.api.Gradebook.__init__
+
+    def open_gradebook(self, db_url: str, course_id: str = "default_course", authenticator=None) -> None:  # noqa: ANN001
+        path = db_url.removeprefix("sqlite:///")
+        if path == db_url or not is_scratch_gradebook(path):
+            return original(self, db_url, course_id=course_id, authenticator=authenticator)
+        self.engine = nbgrader.api.create_engine(db_url, echo=False, future=True)
+        if not inspect(self.engine).has_table("alembic_version"):  # not a copy of a course's gradebook after all
+            self.engine.dispose()
+            return original(self, db_url, course_id=course_id, authenticator=authenticator)
+        # as nbgrader's own __init__ does, without Base.metadata.create_all
+        self.db = scoped_session(sessionmaker(autoflush=True, bind=self.engine, future=True))
+        self.check_course(course_id=course_id)
+        self.course_id = course_id
+        self.authenticator = authenticator
+
+    nbgrader.api.Gradebook.__init__ = open_gradebook
+
+
 def tune_nbgrader() -> None:
     """Install every change in this process (once)."""
     global _done
@@ -101,4 +128,5 @@ def tune_nbgrader() -> None:
         _scratch_gradebooks_skip_fsync()
         _validate_metadata_with_built_validators()
         _scratch_gradebooks_share_compiled_sql()
+        _scratch_gradebooks_open_without_creating_tables()
         _done = True

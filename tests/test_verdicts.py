@@ -195,3 +195,16 @@ def test_suspicious_code_is_flagged_for_a_person_and_honest_code_is_not(batch):
     assert not (honest_or_buggy & flagged), sorted(honest_or_buggy & flagged)
     rows = (batch["course"].grades_csv).read_text(encoding="utf-8")
     assert "frame_peek,01_geometry" in rows and "_getframe" in rows
+
+
+def test_a_test_cells_declarations_read_the_same_from_nbformat_text_and_from_plain_json_lines():
+    from perceptron_course.grading.trusted.verdicts import DeclarationError, declared_in
+
+    source = "assert augment([[1]]).shape == (1, 2)\n### BEGIN HIDDEN TESTS\ncheck_augment(augment)\n### END HIDDEN TESTS\n"
+    as_text = declared_in(source)
+    as_lines = declared_in(source.splitlines(keepends=True))  # how a notebook file on disk holds it
+    assert [(d.check.function, d.target) for d in as_text] == [("augment", "augment")]
+    assert as_lines == as_text
+    assert declared_in("assert True\n") == []  # no hidden region: nothing declared
+    with pytest.raises(DeclarationError):
+        declared_in(["### BEGIN HIDDEN TESTS\n", "import os; os.system('x')\n", "### END HIDDEN TESTS\n"])

@@ -45,7 +45,8 @@ from .checks.framework import Check, PreparedCases, Verdict, case_generator, jud
 from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
-from .verdicts import FAILED_BEHAVIOURS, Declaration, DeclarationError, declarations, harness_code, split_hidden, verdict_output
+from .verdicts import (FAILED_BEHAVIOURS, Declaration, DeclarationError, declarations, declared_in, harness_code, split_hidden,
+                       verdict_output)
 from .wire import harness_request, new_marker, read_replies
 
 
@@ -454,7 +455,7 @@ def _declared_checks(nb) -> list[Check]:
         if cell.cell_type != "code" or not _is_test_cell(cell):
             continue
         try:
-            found.update((declared.check.function, declared.check) for declared in declarations(split_hidden(cell.source)[1]))
+            found.update((declared.check.function, declared.check) for declared in declared_in(cell.source))
         except DeclarationError:
             continue  # said in the cell's verdict when it is graded
     return list(found.values())

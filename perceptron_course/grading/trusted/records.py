@@ -209,17 +209,15 @@ def _read_notebook(path: Path) -> dict:
 
 def _declared_functions(notebook: dict) -> dict[str, list[str]]:
     """``grade_id`` -> the functions its hidden-test region checks, for each test cell of a graded notebook."""
-    from .verdicts import DeclarationError, declarations, split_hidden
+    from .verdicts import DeclarationError, declared_in
 
     found: dict[str, list[str]] = {}
     for cell in notebook.get("cells", []):
         meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell, dict) else {}
         if cell.get("cell_type") != "code" or not meta.get("grade") or meta.get("solution"):
             continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
         try:
-            found[str(meta.get("grade_id"))] = [d.check.function for d in declarations(split_hidden(source)[1])]
+            found[str(meta.get("grade_id"))] = [d.check.function for d in declared_in(cell.get("source", ""))]
         except DeclarationError:
             found[str(meta.get("grade_id"))] = []
     return found

@@ -89,6 +89,17 @@ def declarations(hidden: str) -> list[Declaration]:
     return found
 
 
+def declared_in(source: str | list[str]) -> list[Declaration]:
+    """The checks a test cell declares in its hidden-test region; ``source`` as nbformat or plain JSON holds it.
+
+    Raises
+    ------
+    DeclarationError
+        If the region is not a list of ``check_<function>(<function>)`` calls.
+    """
+    return declarations(split_hidden("".join(source) if isinstance(source, list) else str(source))[1])
+
+
 def harness_code(request: dict) -> str:
     """Code for the kernel: load the harness in a namespace of its own and run the request.
 

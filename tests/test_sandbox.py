@@ -110,6 +110,12 @@ ESCAPES = {
     "bpf": "libc.syscall(321, 0, None, 0)",
     "io_uring_setup": "libc.syscall(425, 1, None)",
     "keyctl": "libc.syscall(250, 0, 0, 0, 0, 0)",
+    "io_setup (Linux AIO)": "libc.syscall(206, 1, ctypes.byref(ctypes.c_ulong(0)))",
+    "io_submit (Linux AIO)": "libc.syscall(209, 0, 0, None)",
+    "mq_open": "libc.syscall(240, b'q', 64, 0o600, None)",
+    "fanotify_init": "libc.syscall(300, 0, 0)",
+    "inotify_init1": "libc.syscall(294, 0)",
+    "a vsock socket": "libc.socket(40, 1, 0)",
 }
 
 

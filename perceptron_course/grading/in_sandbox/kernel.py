@@ -36,7 +36,14 @@ DENIED_SYSCALLS = (
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
     "reboot", "swapon", "swapoff", "syslog", "acct",
     "io_uring_setup", "io_uring_enter", "io_uring_register", "open_by_handle_at", "name_to_handle_at",
+    # Linux AIO: an io_submit of direct reads lets a process outlive SIGKILL until the disk has read them all.
+    "io_setup", "io_submit", "io_getevents", "io_pgetevents", "io_cancel", "io_destroy",
+    # Budgets Linux keeps per user or for the whole machine, which no grading kernel uses.
+    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+    "fanotify_init", "fanotify_mark", "inotify_init", "inotify_init1", "inotify_add_watch",
 )
+#: Socket families in no network namespace: ``AF_VSOCK`` reaches the hypervisor of a virtual machine.
+DENIED_SOCKET_FAMILIES = (40,)
 
 
 #: clone's namespace flags: mount, cgroup, UTS, IPC, user, PID, network (time namespaces need clone3 or unshare).
@@ -74,6 +81,8 @@ def load_seccomp_filter() -> None:
     # refused as unknown (ENOSYS), and the C library falls back to clone.
     for flag in NAMESPACE_FLAGS:
         syscall_filter.add_rule(pyseccomp.ERRNO(errno.EPERM), "clone", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, flag, flag))
+    for family in DENIED_SOCKET_FAMILIES:
+        syscall_filter.add_rule(pyseccomp.ERRNO(errno.EPERM), "socket", pyseccomp.Arg(0, pyseccomp.EQ, family))
     try:
         syscall_filter.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
     except (RuntimeError, ValueError, OSError):  # an older system without clone3

@@ -12,6 +12,7 @@ import html
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import stat
@@ -1150,3 +1151,24 @@ def test_a_kernel_whose_iopub_stays_silent_is_asked_again_and_a_dead_one_raises(
             asyncio.run(client.wait_for_ready(timeout=5))
     finally:
         del type(client).shell_channel, type(client).iopub_channel
+
+
+@pytest.mark.slow
+def test_a_kernel_flooding_the_graders_sockets_fails_its_own_job_only(tmp_path, monkeypatch):
+    # Attack round 7: a kernel sent messages of 40 frames of 60 MiB on the stdin socket, which the grader
+    # connected and never read: gigabytes in the grader's memory. stdin is no longer connected, and a job
+    # may grow its worker's data by a budget only (here 1 GiB, so the test needs little memory).
+    from perceptron_course.grading.trusted import resources
+
+    monkeypatch.setattr(resources, "JOB_DATA_BUDGET_BYTES", 1024**3)
+    course = copy_course(REPO, tmp_path / "course")
+    build_example_class(course, Path(__file__).resolve().parent / "fixtures" / "flood_class")
+    outcomes = {o.student: o for o in grade(course, progress=False, jobs=2)}
+    # the largest worker's peak (workers are this process's children; a kernel holds one 60 MiB frame)
+    largest_worker_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert outcomes["honest"].status == "graded" and outcomes["honest"].score == outcomes["honest"].max_score == 8
+    assert outcomes["flood_stdin"].status == "graded" and outcomes["flood_stdin"].score == 8  # nothing received it
+    # 3.6 GB sent on IOPub: the worker's libzmq could not hold it, the connection and the cell were lost
+    assert outcomes["flood_iopub"].cell_scores["test_augment"] == 0, outcomes["flood_iopub"]
+    assert largest_worker_mib < 2560, largest_worker_mib
+    assert sandboxes_left() == []

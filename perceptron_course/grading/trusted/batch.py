@@ -49,7 +49,7 @@ from .preprocessors import kernel_started_early
 from .kernel_pool import (grading_kernel, private_runtime_dir, remove_abandoned_zygotes, warm_kernels,
                           zygote_for_this_thread)
 from .nbgrader_tuning import tune_nbgrader
-from .resources import kernel_usage, measured
+from .resources import data_budget, kernel_usage, measured
 from .sandbox import Isolation
 from .secret import SECRET_FILE, read_secret
 
@@ -134,7 +134,7 @@ def _grade_job(job: GradeJob) -> Outcome:
     if refused:
         return Outcome(job.student, job.assignment, FAILED, 0.0, sum(course.graded_cells(job.assignment).values()), refused)
     isolation = Isolation(sandbox=job.sandbox, memory_mb=job.memory_mb, note="")
-    with measured() as used, private_runtime_dir(isolation) as runtime, \
+    with data_budget(), measured() as used, private_runtime_dir(isolation) as runtime, \
             grading_kernel(isolation, runtime, job.assignment) as config:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
         if job.reveal_as_of:

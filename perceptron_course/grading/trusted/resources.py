@@ -53,3 +53,44 @@ def kernel_usage(kernels: int, cpu_seconds: float, peak_kib: int) -> dict[str, f
     """What a submission's grading kernels used, as the zygote's keepers measured it (``Zygote.usage``)."""
     return {"kernels": float(kernels), "kernel_cpu_seconds": round(cpu_seconds, 3),
             "kernel_peak_memory_mib": round(peak_kib / 1024, 1)}
+
+
+#: How much a grading job may grow its process's data (heap and private memory) beyond what it held at its start.
+#: A kernel can send the grader messages of unlimited size (ZMQ caps each frame, not the frames of a message),
+#: which the grader's libzmq keeps in memory: past this, the allocation fails and the job's worker dies
+#: (the batch grades that submission again, then reports it), instead of the TA's machine running out of memory.
+JOB_DATA_BUDGET_BYTES = 4 * 1024**3
+
+
+def data_in_use() -> int:
+    """Bytes of this process's data segments and private mappings (``VmData``, what ``RLIMIT_DATA`` limits)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("no VmData in /proc/self/status")
+
+
+@contextmanager
+def data_budget(extra_bytes: int | None = None) -> Iterator[None]:
+    """Let this process's data grow by at most ``extra_bytes`` (``JOB_DATA_BUDGET_BYTES``) during the block.
+
+    The soft ``RLIMIT_DATA``; processes started meanwhile inherit it.
+
+    The limit is the process's, so only the main thread of a process sets it (a process whose
+    threads grade at once, a thread-based cluster worker, is left as it is).
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    limit = data_in_use() + (JOB_DATA_BUDGET_BYTES if extra_bytes is None else extra_bytes)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))

@@ -571,6 +571,16 @@ class VerifiedSocketsClient(AsyncKernelClient):
     def _make_url(self, channel: str) -> str:
         return self.socket_urls[channel]
 
+    def start_channels(self, shell: bool = True, iopub: bool = True, stdin: bool = True, hb: bool = True,
+                       control: bool = True) -> None:
+        """Connect the shell, IOPub and heartbeat channels only: never stdin or control.
+
+        Nothing reads them while grading (input is not allowed; interrupts go through the
+        manager), and what a kernel sends on a connected socket that nobody reads stays in the
+        grader's memory: a kernel filled gigabytes that way on stdin.
+        """
+        super().start_channels(shell=shell, iopub=iopub, stdin=False, hb=hb, control=False)
+
     async def wait_for_ready(self, timeout: float | None = None) -> None:
         """Return once the kernel answers ``kernel_info`` on its shell socket and publishes on its IOPub socket.
 
@@ -645,6 +655,20 @@ class SandboxKernelManager(AsyncKernelManager):
             self._post_start_arguments = kwargs
             return
         await super()._async_post_start_kernel(**kwargs)
+
+    async def interrupt_kernel(self) -> None:
+        """As jupyter_client's; then its control socket, which nothing reads and a kernel could fill, is closed."""
+        try:
+            await super().interrupt_kernel()
+        finally:
+            self._close_control_socket()  # (it lingers 100 ms to send the request)
+
+    async def request_shutdown(self, restart: bool = False) -> None:
+        """As jupyter_client's; then its control socket is closed (see ``interrupt_kernel``)."""
+        try:
+            await super().request_shutdown(restart=restart)
+        finally:
+            self._close_control_socket()
 
     def _context_default(self) -> zmq.asyncio.Context:
         context = super()._context_default()

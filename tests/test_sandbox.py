@@ -1172,3 +1172,15 @@ def test_a_kernel_flooding_the_graders_sockets_fails_its_own_job_only(tmp_path, 
     assert outcomes["flood_iopub"].cell_scores["test_augment"] == 0, outcomes["flood_iopub"]
     assert largest_worker_mib < 2560, largest_worker_mib
     assert sandboxes_left() == []
+
+
+def test_a_zygote_whose_killed_kernel_is_not_gone_is_left_and_the_next_submission_gets_a_new_one():
+    # Attack round 7: a kernel outlived SIGKILL (stuck in the disk) holding its user's epoll watches, and every
+    # later kernel of its zygote, the same user, failed to start.
+    first = kernel_pool.zygote_for_this_thread()
+    with first._lock:  # as if a killed kernel had never been reported gone by its keeper
+        first._running[10**6] = kernel_pool.WarmProcess(first, 10**6, 0)
+    second = kernel_pool.zygote_for_a_submission()
+    assert second is not first and second is kernel_pool.zygote_for_this_thread()
+    assert kernel_pool.zygote_for_a_submission() is second  # no kernel of its own still there: kept
+    assert first.process.wait(60) is not None  # the first one was stopped in the background

@@ -42,6 +42,8 @@ from .sandbox import (ALLOWED_EXTRAS, abandoned, KERNEL_NAME, MAX_FILE_MB, MAX_P
 START_SECONDS = 180.0
 #: How long it may take to fork a kernel and say so.
 SPAWN_SECONDS = 60.0
+#: How long stopping a zygote waits for it to end, after closing its input and again after killing it.
+STOP_SECONDS = 10.0
 DEFAULT_VIEW = "any"
 #: A zygote's work folder (in the temporary folder) is named with this and its grading process's pid.
 WORK_PREFIX = "perceptron-zygote-"
@@ -165,13 +167,23 @@ class Zygote:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def has_live_kernels(self) -> bool:
+        """Whether a kernel it forked has not been reported gone by its keeper (killed or not)."""
+        with self._lock:
+            return bool(self._running)
+
     def _stop_process(self) -> None:
         try:
             self.process.stdin.close()  # type: ignore[union-attr]  # the zygote kills its kernels and exits
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=STOP_SECONDS)
         except (OSError, subprocess.TimeoutExpired):
             self.process.kill()
-            self.process.wait()
+            try:
+                self.process.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                # A process of its namespace outlives SIGKILL (stuck in the disk, say), and the zygote cannot
+                # end before it: nobody waits for it here (its cgroups are swept after a later batch).
+                return
         reader = getattr(self, "_reader", None)
         if reader is not None:
             reader.join(10)  # it reads to the end of the zygote's output, then stops
@@ -333,6 +345,22 @@ def zygote_for_this_thread() -> Zygote:
     return zygote
 
 
+def zygote_for_a_submission() -> Zygote:
+    """This thread's zygote for a new submission: a new one if a kernel of the current one is still not gone.
+
+    A kernel that outlives its kill keeps what it took of its user's budgets (epoll watches,
+    say), and the next kernels of the same zygote are that same user: the zygote is left to end
+    on its own, in the background, and the submission gets a new zygote, a new user and new cgroups.
+    """
+    key = threading.get_ident()
+    with _ZYGOTES_LOCK:
+        zygote = _ZYGOTES.get(key)
+        if zygote is not None and zygote.alive() and zygote.has_live_kernels():
+            del _ZYGOTES[key]
+            threading.Thread(target=zygote.close, name="zygote-retired", daemon=True).start()
+    return zygote_for_this_thread()
+
+
 def warm_kernels(isolation: Isolation) -> bool:
     """Whether this thread's kernels are forked by a zygote: with the sandbox, where the zygote can fork them.
 
@@ -468,7 +496,7 @@ def private_runtime_dir(isolation: Isolation):
     With warm kernels it is a kernel folder of this thread's zygote, which the kernel sees at
     ``/run/kernel``; otherwise a temporary folder.
     """
-    zygote = zygote_for_this_thread() if warm_kernels(isolation) else None
+    zygote = zygote_for_a_submission() if warm_kernels(isolation) else None
     runtime = zygote.kernel_folder() if zygote else Path(tempfile.mkdtemp(prefix="perceptron-runtime-"))
     try:
         with environment_variable("JUPYTER_RUNTIME_DIR", str(runtime)):

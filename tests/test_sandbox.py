@@ -1184,3 +1184,36 @@ def test_a_zygote_whose_killed_kernel_is_not_gone_is_left_and_the_next_submissio
     assert second is not first and second is kernel_pool.zygote_for_this_thread()
     assert kernel_pool.zygote_for_a_submission() is second  # no kernel of its own still there: kept
     assert first.process.wait(60) is not None  # the first one was stopped in the background
+
+
+def test_the_zygotes_user_namespace_is_owned_by_its_kernels_user_not_by_root():
+    # Attack round 7: Linux charges per-user budgets (pending signals, message queues, inotify) at every level up to
+    # the owner of each user namespace; a namespace made by root made root pay for what a kernel took.
+    import fcntl
+    import struct
+
+    if os.geteuid() != 0:
+        pytest.skip("a grader that is not root starts every kernel cold, as itself")
+    zygote = kernel_pool.zygote_for_this_thread()
+    inner = [pid for pid in _descendants(zygote.process.pid) if b"in_sandbox.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert inner, "the zygote's process"
+    descriptor = os.open(f"/proc/{inner[0]}/ns/user", os.O_RDONLY)
+    try:
+        owner = bytearray(4)
+        fcntl.ioctl(descriptor, 0xB704, owner)  # NS_GET_OWNER_UID
+    finally:
+        os.close(descriptor)
+    assert struct.unpack("I", owner)[0] == zygote.kernel_host_uid != 0
+
+
+def _descendants(pid: int) -> list[int]:
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            try:
+                queue += [int(child) for child in (task / "children").read_text().split()]
+            except OSError:
+                continue
+    return found

@@ -17,9 +17,11 @@ does not). Starting a kernel then costs a fork.
 from __future__ import annotations
 
 import asyncio
+import grp
 import json
 import multiprocessing.util
 import os
+import pwd
 import secrets
 import signal
 import subprocess
@@ -265,7 +267,37 @@ def unprivileged_uid() -> int:
     limits Linux keeps per user (pending signals, inotify instances, epoll watches, processes) would be
     root's, shared with every root process of the machine, and root's files would be the kernel's own.
     """
-    return secrets.choice(KERNEL_UIDS)
+    while True:
+        uid = secrets.choice(KERNEL_UIDS)
+        if not _known_id(uid):
+            return uid
+
+
+def _known_id(number: int) -> bool:
+    """Whether ``number`` is a user or group id the system knows (``/etc/passwd``, LDAP or SSSD through NSS)."""
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        try:
+            lookup(number)
+            return True
+        except KeyError:
+            continue
+    return False
+
+
+#: Makes a user namespace as the uid in argv[1] (the effective uid owns it; the saved uid stays root only so that,
+#: where Linux lets no unprivileged user make one, root makes it instead), then holds it until stdin closes.
+_HOLDER = """import ctypes, os, sys
+uid = int(sys.argv[1])
+unshare = ctypes.CDLL(None, use_errno=True).unshare
+os.setgroups([])
+os.setresgid(uid, uid, 0)
+os.setresuid(uid, uid, 0)
+if unshare(0x10000000) != 0:
+    os.setresuid(0, 0, 0)
+    assert unshare(0x10000000) == 0
+print('in', flush=True)
+sys.stdin.read()
+"""
 
 
 @contextmanager
@@ -275,11 +307,13 @@ def kernels_user_namespace(kernel_host_uid: int):
     The zygote runs in it as uid 0, with its capabilities, to make each kernel's namespaces; the
     keeper maps each kernel's uid 1000 to this namespace's 1000, so the kernel is, on the host,
     an unprivileged user of its own. Only root can write such a map (two lines).
+
+    The namespace is made by a process that is already ``kernel_host_uid``, so that user owns it:
+    Linux charges what a namespace's processes take of its per-user budgets (pending signals,
+    message queues, inotify) to the namespace's owner too, which would otherwise be root.
     """
-    holder = subprocess.Popen([_PYTHON, "-c", "import ctypes, sys\n"
-                               "assert ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0\n"
-                               "print('in', flush=True)\nsys.stdin.read()\n"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    holder = subprocess.Popen([_PYTHON, "-c", _HOLDER, str(kernel_host_uid)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, cwd="/")
     try:
         if holder.stdout.readline().strip() != b"in":  # type: ignore[union-attr]
             raise ZygoteError("could not make the kernels' user namespace")

@@ -63,18 +63,18 @@ def expected_assignment(course: Course, assignment: str, notebook: str) -> Assig
     """The cells of one notebook of an assignment as released (``release/``; ``source/`` when no release exists)."""
     released = course.release / assignment / f"{notebook}.ipynb"
     path = released if released.is_file() else course.source / assignment / f"{notebook}.ipynb"
-    found = path.stat()
-    return _expected_from_file(assignment, notebook, str(path), path == released, (found.st_mtime_ns, found.st_size))
+    return _expected_from_file(assignment, notebook, path == released, path.read_bytes())
 
 
-@functools.lru_cache(maxsize=256)
-def _expected_from_file(assignment: str, notebook: str, path: str, released: bool, version: tuple[int, int]) -> Assignment:
-    """``expected_assignment`` of one file, read once per ``version`` (its modification time and size).
+@functools.lru_cache(maxsize=64)
+def _expected_from_file(assignment: str, notebook: str, released: bool, data: bytes) -> Assignment:
+    """``expected_assignment`` of one file's bytes (``data``), parsed once per content.
 
     Every submission's intake names the owner of a foreign notebook from every assignment of the
-    course: without this, each read and parsed the course's notebooks again.
+    course (in the course, and again in each job's copy of it): without this, each parsed the
+    course's notebooks again.
     """
-    expected = assignment_from_notebook(assignment, notebook, json.loads(Path(path).read_text(encoding="utf-8")))
+    expected = assignment_from_notebook(assignment, notebook, json.loads(data.decode("utf-8")))
     if released:
         return expected
     # no release: solutions, answers and hidden tests must not reach a student's notebook (a deleted cell comes

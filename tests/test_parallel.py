@@ -111,3 +111,20 @@ def test_any_process_executor_can_run_the_jobs(serial, tmp_path):
         outcomes = grade(course, assignments=ASSIGNMENTS, executor=executor, progress=False)
     assert everything(course, outcomes) == serial
     assert os.environ.get(FAULT_VARIABLE) is None
+
+
+def test_a_worker_failure_names_what_failed_and_how_to_grade_again():
+    from concurrent.futures.process import BrokenProcessPool
+
+    from perceptron_course.grading.trusted.batch import GradeJob, worker_failure
+    from perceptron_course.grading.trusted.kernel_pool import ZygoteError
+
+    job = GradeJob("/course", "/course/.grading-x/job-0", "/t.db", "ada", "01_geometry", True, 3072)
+    died = worker_failure(job, 8.0, BrokenProcessPool("gone"))
+    failed = worker_failure(job, 8.0, ZygoteError("the grading zygote did not start a kernel in time"))
+    assert died.status == failed.status == "failed" and died.score == failed.score == 0.0
+    assert "grading worker died (BrokenProcessPool" in died.reason
+    assert "ZygoteError: the grading zygote did not start a kernel in time" in failed.reason
+    assert "died" not in failed.reason
+    for outcome in (died, failed):
+        assert outcome.reason.endswith("grade it again with --student ada --assignment 01_geometry")

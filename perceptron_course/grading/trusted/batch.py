@@ -46,11 +46,12 @@ from .lateness import submission_lateness
 from ...intake_rules import IntakeError
 from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
-from .kernel_pool import (grading_kernel, private_runtime_dir, remove_abandoned_zygotes, warm_kernels,
+from .kernel_pool import (ZygoteError, grading_kernel, private_runtime_dir, remove_abandoned_zygotes, warm_kernels,
                           zygote_for_this_thread)
 from .nbgrader_tuning import tune_nbgrader
 from .resources import data_budget, kernel_usage, measured
 from .sandbox import Isolation
+from .safe_text import quoted
 from .secret import SECRET_FILE, read_secret
 
 #: Fault injection for tests: ``kill-worker:<student>/<assignment>`` makes the worker grading
@@ -152,9 +153,12 @@ def _grade_job(job: GradeJob) -> Outcome:
 
 
 def worker_failure(job: GradeJob, max_score: float, error: BaseException) -> Outcome:
-    reason = (f"the grading worker died ({type(error).__name__}: killed, or out of memory) while grading this "
-              f"submission; grade it again with --student {job.student} --assignment {job.assignment}")
-    return Outcome(job.student, job.assignment, FAILED, 0.0, max_score, reason)
+    if isinstance(error, BrokenProcessPool) or type(error).__name__ == "KilledWorker":  # (a cluster's, Dask's)
+        what = f"the grading worker died ({type(error).__name__}: killed, or out of memory) while grading this submission"
+    else:
+        what = f"grading this submission failed in its worker ({type(error).__name__}: {quoted(str(error), 200)})"
+    return Outcome(job.student, job.assignment, FAILED, 0.0, max_score,
+                   f"{what}; grade it again with --student {job.student} --assignment {job.assignment}")
 
 
 def run_jobs(
@@ -269,7 +273,7 @@ def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=
                 job = pending.pop(future)
                 try:
                     outcomes[job.key] = future.result()
-                except BrokenProcessPool as error:
+                except (BrokenProcessPool, ZygoteError) as error:  # the machine's doing, not the submission's: once more
                     if not last_try:
                         lost.append(job)
                         continue

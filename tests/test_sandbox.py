@@ -1217,3 +1217,22 @@ def _descendants(pid: int) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def test_a_kernel_can_open_no_pty(tmp_path):
+    # Rounds 6 and 8: each pty a kernel opens counts in the host's kernel.pty.nr (a kernel took all 3,071 of them).
+    outcomes = probe_json("""
+        import json, os, pty
+        results = {}
+        for name, attempt in {"/dev/ptmx": lambda: os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY),
+                              "/dev/pts/ptmx": lambda: os.open("/dev/pts/ptmx", os.O_RDWR | os.O_NOCTTY),
+                              "openpty": lambda: pty.openpty()[0]}.items():
+            try:
+                attempt()
+                results[name] = "opened"
+            except OSError as error:
+                results[name] = type(error).__name__
+        print(json.dumps(results))
+    """, tmp_path)
+    assert "opened" not in outcomes.values(), outcomes
+    assert set(outcomes) == {"/dev/ptmx", "/dev/pts/ptmx", "openpty"}

@@ -175,7 +175,9 @@ def _enter_kernel_namespaces(request: Request) -> None:
     _bind(os.path.join(request.folder, "sockets"), os.path.join(OWN_FOLDER, "sockets"), read_only=False)
     for target in request.view_targets:
         _bind(os.path.join(request.view, "perceptron_course"), target, read_only=True)
-    for hidden in (KERNELS_ROOT, VIEWS_ROOT):
+    # the other kernels' folders and views; and the ptys (/dev/ptmx links into /dev/pts): a kernel needs
+    # none, and each one counts in the host's global kernel.pty.nr (a kernel took all 3,071 of them)
+    for hidden in (KERNELS_ROOT, VIEWS_ROOT, "/dev/pts"):
         _tmpfs(hidden, 4096, "0555", read_only=True)
     _tmpfs("/dev/shm", 1024 * 1024, "1777")
     for target, options in _mounts():  # OWN_FOLDER's tmpfs and the device nodes among them

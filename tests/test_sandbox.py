@@ -1236,3 +1236,38 @@ def test_a_kernel_can_open_no_pty(tmp_path):
     """, tmp_path)
     assert "opened" not in outcomes.values(), outcomes
     assert set(outcomes) == {"/dev/ptmx", "/dev/pts/ptmx", "openpty"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's cgroups (and so its kernel memory) are a root grader's")
+def test_a_kernel_holding_the_hosts_open_files_through_mappings_is_killed(tmp_path):
+    # Attack round 8: children that open a file, map a page of it and close the descriptor keep the file open,
+    # outside RLIMIT_NOFILE; 34 of them filled the host's whole file table (fs.file-max) and other students'
+    # kernels failed. About 0.5 KiB of kernel memory each: 4 x 60,000 are over the sandbox's kernel memory cap.
+    zygote = kernel_pool.zygote_for_this_thread()
+    kills_before = zygote.kernel_memory_kills
+    result = run_probe("""
+        import ctypes, os, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        path = os.path.join(os.path.dirname(os.__file__), "os.py")
+        children = []
+        for _ in range(4):
+            pid = os.fork()
+            if pid == 0:
+                mapped = 0
+                for _ in range(60000):
+                    descriptor = os.open(path, os.O_RDONLY)
+                    mapped += libc.mmap(None, 4096, 1, 2, descriptor, 0) not in (None, ctypes.c_void_p(-1).value)
+                    os.close(descriptor)  # the mapping keeps the file open
+                print("mapped", mapped, flush=True)
+                time.sleep(30)
+                os._exit(0)
+            children.append(pid)
+        for pid in children:
+            os.waitpid(pid, 0)
+        print("held them all")
+    """, tmp_path)
+    assert "held them all" not in result.stdout
+    assert result.returncode in (-9, 128 + 9), (result.returncode, result.stderr[-500:])  # SIGKILL, as its keeper reports it
+    assert zygote.kernel_memory_kills > kills_before

@@ -27,6 +27,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 import uuid
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -35,15 +36,18 @@ from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Integer, Unicode
 
 from ..in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
-from .sandbox import (ALLOWED_EXTRAS, abandoned, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, SCRATCH_MB, SOCKETS_FOLDER, VIEW_MOUNT,
+from .sandbox import (ALLOWED_EXTRAS, abandoned, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, MAX_SANDBOX_KERNEL_MEMORY_BYTES,
+                      SCRATCH_MB, SOCKETS_FOLDER, VIEW_MOUNT,
                       Isolation, SandboxKernelManager, _PYTHON, build_student_view, bubblewrap_command, detached,
-                      launcher_command, real_package_covered, remove_abandoned_cgroups,
+                      kernel_memory_reader, launcher_command, real_package_covered, remove_abandoned_cgroups,
                       sandbox_cgroups)
 
 #: How long a zygote may take to import what it warms (it reports "ready" then).
 START_SECONDS = 180.0
 #: How long it may take to fork a kernel and say so.
 SPAWN_SECONDS = 60.0
+#: How often a zygote's sandbox is checked for the kernel memory its kernels hold.
+KERNEL_MEMORY_POLL_SECONDS = 0.05
 #: How long stopping a zygote waits for it to end, after closing its input and again after killing it.
 STOP_SECONDS = 10.0
 DEFAULT_VIEW = "any"
@@ -131,6 +135,11 @@ class Zygote:
         self.can_fork_kernels = bool(self.ready.get("can_fork_kernels"))
         self._reader = threading.Thread(target=self._read_replies, name="zygote-replies", daemon=True)
         self._reader.start()
+        self.kernel_memory_kills = 0  #: times its kernels were killed for holding too much kernel memory
+        read_kernel_memory = kernel_memory_reader(procs)
+        if read_kernel_memory is not None:
+            threading.Thread(target=self._watch_kernel_memory, args=(read_kernel_memory,), name="zygote-kernel-memory",
+                             daemon=True).start()
 
     # ---- its process
 
@@ -168,6 +177,21 @@ class Zygote:
 
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def _watch_kernel_memory(self, read) -> None:  # noqa: ANN001 - sandbox.kernel_memory_reader's function
+        """Kill its kernels whenever its sandbox holds more than ``MAX_SANDBOX_KERNEL_MEMORY_BYTES`` of kernel memory."""
+        while self.process.poll() is None:
+            time.sleep(KERNEL_MEMORY_POLL_SECONDS)
+            try:
+                used = read()
+            except (OSError, ValueError):
+                return  # its cgroup is gone: the zygote is being stopped
+            if used > MAX_SANDBOX_KERNEL_MEMORY_BYTES:
+                with self._lock:
+                    running = list(self._running)
+                for number in running:
+                    self.kill(number)
+                self.kernel_memory_kills += bool(running)
 
     def has_live_kernels(self) -> bool:
         """Whether a kernel it forked has not been reported gone by its keeper (killed or not)."""

@@ -456,6 +456,34 @@ def sandbox_cgroups():
             _remove_cgroup(group)
 
 
+#: Kernel memory (open files, mappings, sockets, page tables) one sandbox may hold before its kernels are killed.
+#: An honest kernel holds about 3 MiB. Open files are counted machine-wide (``fs.file-max``), at about 0.5 KiB
+#: each, and no cgroup limit counts them: files kept open by mappings after their descriptor is closed are not
+#: in RLIMIT_NOFILE either (the eighth attack round filled the host's whole file table that way).
+MAX_SANDBOX_KERNEL_MEMORY_BYTES = 64 * 1024 * 1024
+
+
+def kernel_memory_reader(procs: list[Path]):
+    """A function giving the kernel memory charged to the sandbox whose cgroups are ``procs`` (bytes), or ``None``.
+
+    cgroup v1: ``memory.kmem.usage_in_bytes``; v2: ``kernel`` of ``memory.stat`` (or its parts, on older kernels).
+    """
+    for procs_file in procs:
+        group = procs_file.parent
+        if (group / "memory.kmem.usage_in_bytes").is_file():
+            return lambda: int((group / "memory.kmem.usage_in_bytes").read_text())
+        if (group / "memory.stat").is_file() and (group / "memory.max").is_file():
+            return lambda: _v2_kernel_memory((group / "memory.stat").read_text())
+    return None
+
+
+def _v2_kernel_memory(stat: str) -> int:
+    fields = dict(line.split() for line in stat.splitlines() if len(line.split()) == 2)
+    if "kernel" in fields:
+        return int(fields["kernel"])
+    return sum(int(fields.get(name, 0)) for name in ("slab", "kernel_stack", "pagetables", "sock"))
+
+
 def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -55,6 +55,15 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it."""
+    found, queue = [], [pid]
+    while queue:
+        found.append(queue.pop())
+        queue += _children(found[-1])
+    return found
+
+
 def _command_line(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()

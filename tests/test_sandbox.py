@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import sandboxes_left, tree_state
+from conftest import _command_line, descendants, sandboxes_left, tree_state
 
 from perceptron_course.grading.trusted import files, kernel_pool, sandbox
 from perceptron_course.grading.trusted.course import Course, CourseError
@@ -1195,7 +1195,7 @@ def test_the_zygotes_user_namespace_is_owned_by_its_kernels_user_not_by_root():
     if os.geteuid() != 0:
         pytest.skip("a grader that is not root starts every kernel cold, as itself")
     zygote = kernel_pool.zygote_for_this_thread()
-    inner = [pid for pid in _descendants(zygote.process.pid) if b"in_sandbox.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    inner = [pid for pid in descendants(zygote.process.pid) if b"in_sandbox.zygote" in _command_line(pid)]
     assert inner, "the zygote's process"
     descriptor = os.open(f"/proc/{inner[0]}/ns/user", os.O_RDONLY)
     try:
@@ -1204,19 +1204,6 @@ def test_the_zygotes_user_namespace_is_owned_by_its_kernels_user_not_by_root():
     finally:
         os.close(descriptor)
     assert struct.unpack("I", owner)[0] == zygote.kernel_host_uid != 0
-
-
-def _descendants(pid: int) -> list[int]:
-    found, queue = [], [pid]
-    while queue:
-        current = queue.pop()
-        found.append(current)
-        for task in Path(f"/proc/{current}/task").glob("*"):
-            try:
-                queue += [int(child) for child in (task / "children").read_text().split()]
-            except OSError:
-                continue
-    return found
 
 
 def test_a_kernel_can_open_no_pty(tmp_path):

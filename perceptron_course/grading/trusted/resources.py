@@ -57,8 +57,8 @@ def kernel_usage(kernels: int, cpu_seconds: float, peak_kib: int) -> dict[str, f
 
 #: How much a grading job may grow its process's data (heap and private memory) beyond what it held at its start.
 #: A kernel can send the grader messages of unlimited size (ZMQ caps each frame, not the frames of a message),
-#: which the grader's libzmq keeps in memory: past this, the allocation fails and the job's worker dies
-#: (the batch grades that submission again, then reports it), instead of the TA's machine running out of memory.
+#: which the grader's libzmq keeps in memory: past this, an allocation fails and the job loses that connection
+#: (its cell fails) or its worker (the batch grades it again, then reports it), instead of the machine its memory.
 JOB_DATA_BUDGET_BYTES = 4 * 1024**3
 
 

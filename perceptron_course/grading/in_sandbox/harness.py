@@ -4,7 +4,9 @@ The trusted side sends this file's source to the sandboxed kernel together with 
 cases (plain data), right after a graded test cell. ``call_all`` looks the student's
 function up, calls it once per case, and writes one line per call on stdout: a
 marker, then JSON in the grader's wire format (numbers, strings, booleans, arrays of
-numbers or strings, and lists/tuples/dicts of these). It decides nothing: the
+numbers or strings, and lists/tuples/dicts of these). The lines are not flushed one by
+one: ipykernel sends what was written every 0.2 s and when the cell ends, a few messages
+for a hundred calls where a flush each would cost a message each. It decides nothing: the
 comparison with the reference happens outside the kernel, on whatever comes back.
 Code that tampers with this harness can only change the data it returns, which
 is then judged like any other answer.
@@ -106,7 +108,7 @@ def call_all(namespace, request, emit=None):
     call, to see whether they were changed in place), or ``{"index": i, "error": [type, message]}``.
     A missing function gives one line ``{"missing": true}``.
     """
-    write = emit or (lambda line: (sys.stdout.write("\n" + line + "\n"), sys.stdout.flush()))
+    write = emit or (lambda line: sys.stdout.write("\n" + line + "\n"))
     marker = request["marker"]
     function = namespace.get(request["function"])
     if not callable(function):

@@ -23,6 +23,7 @@ They are plugged into nbgrader's autograde by ``nbgrader_config.py``:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import re
 import uuid
@@ -47,7 +48,7 @@ from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
 from .verdicts import (FAILED_BEHAVIOURS, Declaration, DeclarationError, declarations, declared_in, harness_code, split_hidden,
                        verdict_output)
-from .wire import harness_request, new_marker, read_replies
+from .wire import Reply, harness_request, new_marker, read_replies
 
 
 KERNEL_DIED = "KernelDied"
@@ -259,7 +260,15 @@ class ResilientExecute(Execute):
         return cell, self.resources
 
     def _judge_in_kernel(self, declaration: Declaration, index: int) -> Verdict:
-        """Call the student's function on the cases in the kernel; judge the replies here."""
+        """Call the student's function on the cases in the kernel; judge the replies here.
+
+        The harness's reply lines reach the grader a few messages at a time, and a kernel that
+        dies loses those of its last calls (even a flushed one may still be queued in its ZeroMQ
+        socket). So after a death the calls from the first unanswered one are made again in the
+        restarted kernel, one call per execution, until the call it dies on: a call whose
+        execution ended has surely delivered its reply. (If they all return that time, the first
+        run's replies stand: the kernel died on one of those calls, the first is named.)
+        """
         check = declaration.check
         prepared = self._prepared.get(check.function)
         prepared = prepared.result() if prepared is not None else prepare_cases(check, self._case_generator(check.function))
@@ -270,8 +279,34 @@ class ResilientExecute(Execute):
         if skipped:
             untested = f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"
             return Verdict(check.function, len(cases), [untested], [untested])
+        replies, stopped = self._call_in_kernel(declaration.target, cases, index)
+        if _kernel_restarted(stopped) and len(replies) < len(cases):
+            replies, stopped = self._find_the_failing_call(declaration.target, cases, index, replies, stopped)
+        return judge_replies(check, cases, replies, stopped, prepared.expected)
+
+    def _find_the_failing_call(self, target: str, cases: list, index: int, replies: list, stopped: str) -> tuple[list, str]:
+        """After the kernel died (or hung) on an unknown call: the calls again, one per execution, up to the one that fails.
+
+        The restarts this costs do not count against ``max_restarts``; the time budget bounds them.
+        """
+        again: list[Reply] = []
+        for position in range(len(replies), len(cases)):
+            if self._reason_to_skip():
+                break
+            one, why = self._call_in_kernel(target, cases[position:position + 1], index, counted=False)
+            if not (len(one) == 1 and isinstance(one[0], Reply)):  # this call failed (or the function is gone)
+                return replies + [dataclasses.replace(reply, index=k) for k, reply in enumerate(again, len(replies))], why or stopped
+            again.append(one[0])
+        return replies, stopped
+
+    def _call_in_kernel(self, target: str, cases: list, index: int, *, counted: bool = True) -> tuple[list, str]:
+        """Run the harness on ``cases`` after cell ``index``: the replies read back, and why they stop early (or ``""``).
+
+        A kernel that died or could not be interrupted is restarted and the cells before
+        ``index`` replayed (a restart ``counted`` against ``max_restarts``, or not).
+        """
         marker = new_marker()
-        probe = new_code_cell(harness_code(harness_request(declaration.target, cases, marker)))
+        probe = new_code_cell(harness_code(harness_request(target, cases, marker)))
         original = self.nb.cells[index]
         self._output_chars[index] = 0
         self._cut_cells.discard(index)  # the probe's own cut says so in its own outputs
@@ -280,10 +315,10 @@ class ResilientExecute(Execute):
         try:
             probe = self.execute_cell(probe, index, store_history=False)
         except DeadKernelError:
-            stopped = "made the kernel die (os._exit, a crash, or too much memory)"
+            stopped = KILLED_KERNEL
             self._hit(DIED)
         except CellTimeoutError:
-            stopped = f"did not return within {self.timeout} s (and could not be interrupted)"
+            stopped = f"did not return within {self.timeout} s {UNINTERRUPTIBLE}"
             self._hit(TIMEOUT)
         finally:
             self._probing = False
@@ -293,9 +328,9 @@ class ResilientExecute(Execute):
         replies, problem = read_replies(text, marker, len(cases))
         if not stopped:
             stopped = _why_calls_stopped(probe, self.timeout) or problem
-        if stopped.startswith("made the kernel die") or stopped.endswith("could not be interrupted)"):
-            self._restart_and_replay(index + 1)
-        return judge_replies(check, cases, replies, stopped, prepared.expected)
+        if _kernel_restarted(stopped):
+            self._restart_and_replay(index + 1, counted=counted)
+        return replies, stopped
 
     # ------------------------------------------------------------------ kernel deaths
 
@@ -308,14 +343,14 @@ class ResilientExecute(Execute):
         except Exception:  # noqa: BLE001 - best effort; the next cell meets the same kernel and says so
             pass
 
-    def _restart_and_replay(self, index: int) -> None:
+    def _restart_and_replay(self, index: int, *, counted: bool = True) -> None:
         """Start a fresh kernel and rebuild its state from the earlier cells that had worked.
 
-        After ``max_restarts`` restarts, or when the time budget is spent, the remaining
-        cells are given up instead: a notebook that keeps killing its kernel cannot make
-        the grader run its slow cells again and again.
+        After ``max_restarts`` restarts (``counted`` ones), or when the time budget is spent,
+        the remaining cells are given up instead: a notebook that keeps killing its kernel
+        cannot make the grader run its slow cells again and again.
         """
-        self._restarts += 1
+        self._restarts += counted
         if self._restarts > self.max_restarts:
             self._hit(GAVE_UP)
             self._gave_up = (f"this cell was not run: the kernel died {self._restarts} times, and the grader gives up "
@@ -459,6 +494,15 @@ def _declared_checks(nb) -> list[Check]:
         except DeclarationError:
             continue  # said in the cell's verdict when it is graded
     return list(found.values())
+
+
+KILLED_KERNEL = "made the kernel die (os._exit, a crash, or too much memory)"
+UNINTERRUPTIBLE = "(and could not be interrupted)"
+
+
+def _kernel_restarted(stopped: str) -> bool:
+    """Whether calls that stopped for this reason (``_call_in_kernel``) left the kernel restarted."""
+    return stopped == KILLED_KERNEL or stopped.endswith(UNINTERRUPTIBLE)
 
 
 def _why_calls_stopped(probe, timeout) -> str:

@@ -4,7 +4,9 @@ Both checkouts grade the same synthetic class (their own ``bench_grading.synthet
 copies of the example class's correct, alternative, buggy and untouched students), each in
 its own virtual environment, in alternating order over several rounds, so that the drift
 of a shared machine falls on both alike. Printed: the median seconds per notebook of each,
-serially and with ``--jobs 2``, and their ratio.
+serially and with ``--jobs 2``, and their ratio; and the CPU seconds per notebook of the
+whole process tree (grader, workers, zygotes, kernels: every process is reaped by the end),
+which another load on the machine changes far less than the wall time.
 
 Run (the baseline in a worktree with its own environment):
 
@@ -26,25 +28,29 @@ HERE = Path(__file__).resolve().parents[1]
 
 #: Grades a fresh synthetic class once in the checkout given as argv[1]; prints seconds per notebook.
 ONE_RUN = """
-import sys, tempfile, time
+import resource, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(sys.argv[1]) / "benchmarks"))
 import bench_grading
+def cpu():
+    return sum(usage.ru_utime + usage.ru_stime for usage in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
 with tempfile.TemporaryDirectory() as scratch:
     course = bench_grading.synthetic_class(Path(scratch) / "course", int(sys.argv[2]))
-    start = time.perf_counter()
+    start, used = time.perf_counter(), cpu()
     outcomes = bench_grading.grade(course, jobs=int(sys.argv[3]), progress=False)
-    print((time.perf_counter() - start) / len(outcomes))
+    print((time.perf_counter() - start) / len(outcomes), (cpu() - used) / len(outcomes))
 """
 
 
-def seconds_per_notebook(checkout: Path, students: int, jobs: int) -> float:
-    """One grading of a fresh class by ``checkout``, in its own environment, from a neutral folder."""
+def seconds_per_notebook(checkout: Path, students: int, jobs: int) -> tuple[float, float]:
+    """One grading of a fresh class by ``checkout``, in its own environment, from a neutral folder:
+    wall seconds and CPU seconds (all its processes) per notebook."""
     done = subprocess.run([str(checkout / ".venv" / "bin" / "python"), "-c", ONE_RUN, str(checkout), str(students), str(jobs)],
                           capture_output=True, text=True, cwd="/", check=False)
     if done.returncode != 0:
         raise SystemExit(f"grading in {checkout} failed:\n{done.stderr[-3000:]}")
-    return float(done.stdout.strip().splitlines()[-1])
+    wall, cpu = done.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
 def main() -> None:
@@ -59,13 +65,16 @@ def main() -> None:
         order = list(checkouts) if round_number % 2 == 0 else list(reversed(checkouts))
         for jobs in (1, 2):
             for name in order:
-                seconds = seconds_per_notebook(checkouts[name], args.students, jobs)
+                seconds, cpu = seconds_per_notebook(checkouts[name], args.students, jobs)
                 times.setdefault((name, jobs), []).append(seconds)
-                print(f"round {round_number + 1}, --jobs {jobs}, {name}: {seconds:.2f} s per notebook", flush=True)
-    print(f"\n{args.students} students x 6 assignments, {args.rounds} rounds, median seconds per notebook:")
+                times.setdefault((name, f"cpu {jobs}"), []).append(cpu)
+                print(f"round {round_number + 1}, --jobs {jobs}, {name}: {seconds:.2f} s per notebook, "
+                      f"{cpu:.2f} CPU s per notebook", flush=True)
+    print(f"\n{args.students} students x 6 assignments, {args.rounds} rounds, median per notebook:")
     for jobs in (1, 2):
-        before, now = (statistics.median(times[(name, jobs)]) for name in checkouts)
-        print(f"  --jobs {jobs}: baseline {before:.2f} s, this checkout {now:.2f} s, ratio {now / before:.2f}x")
+        for what, unit in ((jobs, "s"), (f"cpu {jobs}", "CPU s")):
+            before, now = (statistics.median(times[(name, what)]) for name in checkouts)
+            print(f"  --jobs {jobs}, {unit:5}: baseline {before:.2f}, this checkout {now:.2f}, ratio {now / before:.2f}x")
 
 
 if __name__ == "__main__":

@@ -128,3 +128,38 @@ def test_a_scratch_copy_of_a_gradebook_opens_without_creating_tables_and_a_new_f
     with Gradebook(f"sqlite:///{empty / 'gradebook.db'}") as gradebook:
         assert gradebook.students == []
     assert created == [1, 1]
+
+
+def test_a_scratch_gradebook_keeps_one_engine_until_its_job_is_released(tmp_path, monkeypatch):
+    """nbgrader opens a job's gradebook about 18 times; each opening made, connected and disposed of an engine."""
+    import nbgrader.api
+    from nbgrader.api import Gradebook
+
+    from perceptron_course.grading.trusted.course import head_revision
+    from perceptron_course.grading.trusted.nbgrader_tuning import release_scratch_gradebooks
+
+    tune_nbgrader()
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", head_revision)
+    area = tmp_path / ".grading-abc" / "job-0"
+    area.mkdir(parents=True)
+    url = f"sqlite:///{area / 'gradebook.db'}"
+    with Gradebook(url) as new:  # a file without tables yet: nbgrader's own opening makes them
+        new.add_student("ada")
+    with Gradebook(url) as first:
+        pass
+    with Gradebook(url) as second, Gradebook(url) as third:  # two open at once: a session each, one engine
+        assert second.engine is first.engine is third.engine and new.engine is not first.engine
+        assert second.db is not third.db
+        assert [student.id for student in third.students] == ["ada"]
+    (tmp_path / "course").mkdir()
+    with Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as course, \
+            Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as again:
+        assert course.engine is not again.engine  # the course's gradebook: nbgrader's own way
+    release_scratch_gradebooks(tmp_path / ".grading-abc" / "job-1")  # another job's: this one is kept
+    with Gradebook(url) as kept:
+        assert kept.engine is first.engine
+    release_scratch_gradebooks(area)
+    with Gradebook(url) as reopened:
+        assert reopened.engine is not first.engine
+        assert [student.id for student in reopened.students] == ["ada"]
+    release_scratch_gradebooks(area)

@@ -48,7 +48,7 @@ from .outcome import FAILED, GRADED, Outcome
 from .preprocessors import kernel_started_early
 from .kernel_pool import (ZygoteError, grading_kernel, private_runtime_dir, remove_abandoned_zygotes, warm_kernels,
                           zygote_for_this_thread)
-from .nbgrader_tuning import tune_nbgrader
+from .nbgrader_tuning import release_scratch_gradebooks, tune_nbgrader
 from .resources import data_budget, kernel_usage, measured
 from .sandbox import Isolation
 from .safe_text import quoted
@@ -123,6 +123,7 @@ def grade_job(job: GradeJob) -> Outcome:
     try:
         return _grade_job(job)
     finally:
+        release_scratch_gradebooks(job.area)
         if _STOPPING:  # (nbgrader catches every exception) its kernel, cgroups and temporary folders are cleaned up by now
             os._exit(128 + signal.SIGTERM)
 

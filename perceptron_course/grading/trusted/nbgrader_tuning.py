@@ -14,6 +14,9 @@
 - nbgrader checks every table of a gradebook on each of the ~18 times a job opens it
   (``create_all``). A scratch gradebook is a copy of the course's, made by nbgrader with
   every table: opened without the check (a file without tables still gets it).
+- Each of those openings made an engine, connected, and disposed of it on closing (about
+  5 ms a time, 18 times a job). A scratch gradebook keeps one engine until its job is done
+  (``release_scratch_gradebooks``); each opening still has a session of its own.
 
 ``tune_nbgrader()`` installs them all, once per process (idempotent).
 """
@@ -95,6 +98,11 @@ def _scratch_gradebooks_share_compiled_sql() -> None:
     nbgrader.api.create_engine = create_gradebook_engine
 
 
+#: The engine of each scratch gradebook open in this process, by URL (``_scratch_gradebooks_keep_their_engine``).
+_scratch_engines: dict = {}
+_scratch_engines_lock = threading.Lock()
+
+
 def _scratch_gradebooks_open_without_creating_tables() -> None:
     import nbgrader.api
     from sqlalchemy import inspect
@@ -106,17 +114,39 @@ def _scratch_gradebooks_open_without_creating_tables() -> None:
         path = db_url.removeprefix("sqlite:///")
         if path == db_url or not is_scratch_gradebook(path):
             return original(self, db_url, course_id=course_id, authenticator=authenticator)
-        self.engine = nbgrader.api.create_engine(db_url, echo=False, future=True)
-        if not inspect(self.engine).has_table("alembic_version"):  # not a copy of a course's gradebook after all
-            self.engine.dispose()
-            return original(self, db_url, course_id=course_id, authenticator=authenticator)
+        with _scratch_engines_lock:
+            engine = _scratch_engines.get(db_url)
+        if engine is None:
+            engine = nbgrader.api.create_engine(db_url, echo=False, future=True)
+            if not inspect(engine).has_table("alembic_version"):  # not a copy of a course's gradebook after all
+                engine.dispose()
+                return original(self, db_url, course_id=course_id, authenticator=authenticator)
+            with _scratch_engines_lock:
+                engine = _scratch_engines.setdefault(db_url, engine)
+        self.engine = engine
         # as nbgrader's own __init__ does, without Base.metadata.create_all
         self.db = scoped_session(sessionmaker(autoflush=True, bind=self.engine, future=True))
         self.check_course(course_id=course_id)
         self.course_id = course_id
         self.authenticator = authenticator
 
+    def close(self) -> None:
+        self.db.remove()
+        if self.engine not in _scratch_engines.values():  # a scratch gradebook's is kept for the next opening
+            self.engine.dispose()
+
     nbgrader.api.Gradebook.__init__ = open_gradebook
+    nbgrader.api.Gradebook.close = close
+
+
+def release_scratch_gradebooks(folder: str | Path) -> None:
+    """Dispose of the kept engines of the scratch gradebooks under ``folder`` (a job's area, once the job is done)."""
+    inside = Path(folder).resolve()
+    with _scratch_engines_lock:
+        released = [url for url in _scratch_engines if inside in Path(url.removeprefix("sqlite:///")).resolve().parents]
+        engines = [_scratch_engines.pop(url) for url in released]
+    for engine in engines:
+        engine.dispose()
 
 
 def tune_nbgrader() -> None:

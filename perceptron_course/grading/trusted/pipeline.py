@@ -22,7 +22,7 @@ from ...intake_rules import write_manifest
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
 from .batch import GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding
 from .course import Course, CourseError, nbgrader_api
-from .nbgrader_tuning import SCRATCH_PREFIX, tune_nbgrader
+from .nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from .ledger import Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
 from .records import GradingContext, keep_record
@@ -233,6 +233,13 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
 
             def merge(job, outcome):  # here, in the one process that writes the gradebook
                 try:
+                    _merge(job, outcome)
+                finally:
+                    release_scratch_gradebooks(job.area)
+                bar.update()
+
+            def _merge(job, outcome):
+                try:
                     merged[job.key] = merge_result(course, job, outcome, gradebook)
                 except Exception as error:  # noqa: BLE001 - one submission's output, never the batch
                     failed = Outcome(job.student, job.assignment, FAILED, 0.0, outcome.max_score,
@@ -243,7 +250,6 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                 ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, shown)
                 writer.changed()
                 keep_record(course, context, Path(job.area), merged[job.key], now[job.key].submitted, isolation)
-                bar.update()
 
             writer = LedgerWriter(course, ledger)
             try:

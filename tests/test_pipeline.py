@@ -111,6 +111,9 @@ def test_feedback_exists_and_hides_hidden_tests(graded_class):
                 assert forbidden not in text, (page, forbidden)
     buggy = (course.feedback / "cy_buggy" / "01_geometry" / "geometry.html").read_text(encoding="utf-8")
     assert "hidden tests: not shown" in buggy and "AssertionError" in buggy
+    # a visible test's traceback is Python's plain one (the grading kernel's xmode, a tenth of its CPU when cells fail)
+    shown = html.unescape(re.sub(r"<[^>]+>", "", buggy))
+    assert "Traceback (most recent call last):" in shown and "---->" not in shown
 
 
 @pytest.mark.slow

@@ -767,14 +767,22 @@ def test_other_pythons_packages_are_hidden(tmp_path):
 
 
 def test_the_grader_refuses_messages_too_big_for_its_memory():
+    # Attack round 9: the cap was set on the manager's context only (its control socket); the client that reads
+    # shell and IOPub makes a context of its own, and took a 1.5 GiB frame whole.
     import zmq
 
     manager = sandbox.SandboxKernelManager()
-    receiver = manager.context.socket(zmq.SUB)
+    manager._socket_urls = lambda: {channel: "ipc:///nonexistent" for channel in sandbox.CHANNELS}
+    client = manager.client()
+    client.start_channels(hb=False)  # (the heartbeat's thread races the teardown of a client with no kernel)
     try:
-        assert receiver.getsockopt(zmq.MAXMSGSIZE) == sandbox.MAX_MESSAGE_BYTES
+        sockets = {"shell": client.shell_channel.socket, "iopub": client.iopub_channel.socket,
+                   "control (the manager's)": manager.context.socket(zmq.DEALER)}
+        assert {name: socket.getsockopt(zmq.MAXMSGSIZE) for name, socket in sockets.items()} == dict.fromkeys(
+            sockets, sandbox.MAX_MESSAGE_BYTES)
+        sockets["control (the manager's)"].close()
     finally:
-        receiver.close()
+        client.stop_channels()
         manager.context.destroy()
 
 
@@ -1258,3 +1266,58 @@ def test_a_kernel_holding_the_hosts_open_files_through_mappings_is_killed(tmp_pa
     assert "held them all" not in result.stdout
     assert result.returncode in (-9, 128 + 9), (result.returncode, result.stderr[-500:])  # SIGKILL, as its keeper reports it
     assert zygote.kernel_memory_kills > kills_before
+
+
+#: A probe that looks up names that do not exist under /usr/lib: each leaves a negative dentry of the host's dcache
+#: charged to the sandbox's memory cgroup, which outlives the process (about 20 MiB here, under the watchdog's cap).
+LOOK_UP_MISSING_NAMES = """
+    import os, secrets
+    prefix = "/usr/lib/" + secrets.token_hex(40)
+    for number in range({count}):
+        try:
+            open(f"{{prefix}}{{number}}")
+        except OSError:
+            pass
+    print("looked up")
+"""
+
+
+def _kernel_memory_mib(group: Path) -> float:
+    return int((group / "memory.kmem.usage_in_bytes").read_text()) / 2**20
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's cgroups (and so its kernel memory) are a root grader's")
+def test_a_zygote_whose_kernels_left_kernel_memory_charged_serves_no_further_submission(tmp_path):
+    # Attack round 9: two million failed lookups under /usr/lib (negative dentries) stayed charged to the zygote's
+    # cgroup after its kernel was killed, and the watchdog then killed every later kernel of that zygote at start:
+    # 77 of 77 submissions failed.
+    first = kernel_pool.zygote_for_a_submission()
+    assert first.spoiled() == ""
+    result = run_probe(LOOK_UP_MISSING_NAMES.format(count=80_000), tmp_path)
+    assert "looked up" in result.stdout, result.stderr[-500:]
+    assert not first.has_live_kernels() and first.kernel_memory_kills == 0  # under the cap: nobody was killed
+    assert "of kernel memory charged to its sandbox" in first.spoiled()
+    second = kernel_pool.zygote_for_a_submission()
+    assert second is not first and second.spoiled() == "" and kernel_pool.zygote_for_a_submission() is second
+    assert first.process.wait(60) is not None  # stopped in the background
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's cgroups are a root grader's")
+def test_what_a_sandbox_left_charged_to_its_cgroup_is_reclaimed_before_it_is_removed():
+    # The same dentries, from a plain process in a sandbox's cgroups: removed as they are, they would stay in the
+    # host's dcache (2.2 million after the ninth attack round's runs), charged to the parent cgroup.
+    with sandbox.sandbox_cgroups() as procs:
+        groups = [path.parent for path in procs if (path.parent / "memory.kmem.usage_in_bytes").is_file()]
+        if not groups:
+            pytest.skip("no cgroup v1 memory controller with kernel memory accounting here")
+        code = textwrap.dedent(LOOK_UP_MISSING_NAMES.format(count=80_000))
+        subprocess.run(sandbox.detached([sys.executable, "-c", code], procs), check=True, timeout=120)
+        left = _kernel_memory_mib(groups[0])
+        assert left > 10, left
+        time.sleep(1)
+        assert _kernel_memory_mib(groups[0]) > left * 0.8  # nothing frees them while the host has memory to spare
+        sandbox._reclaim_memory(groups[0])
+        deadline = time.monotonic() + 30  # the dentries are freed after an RCU grace period
+        while _kernel_memory_mib(groups[0]) > left / 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _kernel_memory_mib(groups[0]) < left / 4, (left, _kernel_memory_mib(groups[0]))

@@ -200,3 +200,16 @@ def test_the_harness_leaves_its_lines_to_be_sent_a_few_messages_at_a_time(monkey
     replies, problem = read_replies(stdout.getvalue(), "M", 50)
     assert problem == "" and [reply.result for reply in replies] == [2 * k for k in range(50)]
     assert stdout.flushes == 0
+
+
+def test_the_harness_flushes_after_each_megabyte_of_replies(monkeypatch):
+    """The grader refuses a message over 64 MiB (it drops the connection): a few large replies in 0.2 s are sent
+    in messages of about 1 MiB each."""
+    stdout = _CountingStdout()
+    monkeypatch.setattr(harness.sys, "stdout", stdout)
+    calls = [{"args": [encode(k)], "kwargs": {}} for k in range(8)]
+    harness.call_all({"big": lambda k: np.full(60_000, 0.25)}, {"function": "big", "marker": "M", "calls": calls})
+    replies, problem = read_replies(stdout.getvalue(), "M", 8)
+    assert problem == "" and len(replies) == 8
+    sent = len(stdout.getvalue())
+    assert 2_500_000 < sent < 3 * 2**20 and stdout.flushes == 2  # one flush per MiB written, not one per reply

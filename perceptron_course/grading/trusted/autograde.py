@@ -94,15 +94,19 @@ def merge_stream_outputs(path) -> None:
         return
     changed = False
     for cell in notebook.cells:
-        merged = []
+        merged, texts = [], []  # texts[i]: the parts of merged[i]'s text, joined once (linear in the outputs)
         for output in cell.get("outputs", []):
             previous = merged[-1] if merged else None
             if (previous is not None and output.get("output_type") == "stream" and previous.get("output_type") == "stream"
                     and previous.get("name") == output.get("name")):
-                previous["text"] = str(previous.get("text", "")) + str(output.get("text", ""))
+                texts[-1].append(str(output.get("text", "")))
                 changed = True
             else:
                 merged.append(output)
+                texts.append([str(output.get("text", ""))] if output.get("output_type") == "stream" else [])
+        for output, parts in zip(merged, texts):
+            if len(parts) > 1:
+                output["text"] = "".join(parts)
         if cell.cell_type == "code":
             cell.outputs = merged
     if changed:

@@ -36,7 +36,8 @@ from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Integer, Unicode
 
 from ..in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
-from .sandbox import (ALLOWED_EXTRAS, abandoned, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, MAX_SANDBOX_KERNEL_MEMORY_BYTES,
+from .sandbox import (ALLOWED_EXTRAS, abandoned, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, MAX_RESIDUAL_KERNEL_MEMORY_BYTES,
+                      MAX_SANDBOX_KERNEL_MEMORY_BYTES,
                       SCRATCH_MB, SOCKETS_FOLDER, VIEW_MOUNT,
                       Isolation, SandboxKernelManager, _PYTHON, build_student_view, bubblewrap_command, detached,
                       kernel_memory_reader, launcher_command, real_package_covered, remove_abandoned_cgroups,
@@ -136,9 +137,9 @@ class Zygote:
         self._reader = threading.Thread(target=self._read_replies, name="zygote-replies", daemon=True)
         self._reader.start()
         self.kernel_memory_kills = 0  #: times its kernels were killed for holding too much kernel memory
-        read_kernel_memory = kernel_memory_reader(procs)
-        if read_kernel_memory is not None:
-            threading.Thread(target=self._watch_kernel_memory, args=(read_kernel_memory,), name="zygote-kernel-memory",
+        self.read_kernel_memory = kernel_memory_reader(procs)
+        if self.read_kernel_memory is not None:
+            threading.Thread(target=self._watch_kernel_memory, args=(self.read_kernel_memory,), name="zygote-kernel-memory",
                              daemon=True).start()
 
     # ---- its process
@@ -197,6 +198,27 @@ class Zygote:
         """Whether a kernel it forked has not been reported gone by its keeper (killed or not)."""
         with self._lock:
             return bool(self._running)
+
+    def spoiled(self) -> str:
+        """Why this zygote must serve no further submission, or ``""``.
+
+        Its kernels share its cgroups and its kernels' user: what one kernel leaves charged to
+        them after it is gone counts against the next. A kernel still not gone keeps its user's
+        budgets; kernel memory left charged to the sandbox (the cached names of files a kernel
+        looked up, each a dentry of the host's own file system, stay charged after it dies) would
+        get the next kernels killed by the watchdog as soon as they start (the ninth attack round).
+        """
+        if self.has_live_kernels():
+            return "a kernel it forked is not gone"
+        if self.kernel_memory_kills:
+            return "its kernels were killed for holding too much kernel memory"
+        try:
+            left = self.read_kernel_memory() if self.read_kernel_memory is not None else 0
+        except (OSError, ValueError):
+            return ""
+        if left > MAX_RESIDUAL_KERNEL_MEMORY_BYTES:
+            return f"its kernels left {left / 2**20:.0f} MiB of kernel memory charged to its sandbox"
+        return ""
 
     def _stop_process(self) -> None:
         try:
@@ -404,18 +426,21 @@ def zygote_for_this_thread() -> Zygote:
 
 
 def zygote_for_a_submission() -> Zygote:
-    """This thread's zygote for a new submission: a new one if a kernel of the current one is still not gone.
+    """This thread's zygote for a new submission: a new one if the current one is ``spoiled``.
 
     A kernel that outlives its kill keeps what it took of its user's budgets (epoll watches,
-    say), and the next kernels of the same zygote are that same user: the zygote is left to end
-    on its own, in the background, and the submission gets a new zygote, a new user and new cgroups.
+    say), and kernel memory its kernels left charged to its cgroups stays there: the zygote is
+    left to end on its own, in the background (its cgroups' memory reclaimed as they are
+    removed), and the submission gets a new zygote, a new user and new cgroups.
     """
     key = threading.get_ident()
     with _ZYGOTES_LOCK:
         zygote = _ZYGOTES.get(key)
-        if zygote is not None and zygote.alive() and zygote.has_live_kernels():
-            del _ZYGOTES[key]
-            threading.Thread(target=zygote.close, name="zygote-retired", daemon=True).start()
+    if zygote is not None and zygote.alive() and zygote.spoiled():
+        with _ZYGOTES_LOCK:
+            if _ZYGOTES.get(key) is zygote:
+                del _ZYGOTES[key]
+        threading.Thread(target=zygote.close, name="zygote-retired", daemon=True).start()
     return zygote_for_this_thread()
 
 

@@ -461,6 +461,9 @@ def sandbox_cgroups():
 #: each, and no cgroup limit counts them: files kept open by mappings after their descriptor is closed are not
 #: in RLIMIT_NOFILE either (the eighth attack round filled the host's whole file table that way).
 MAX_SANDBOX_KERNEL_MEMORY_BYTES = 64 * 1024 * 1024
+#: Kernel memory a zygote's sandbox may still hold, with no kernel alive, and serve another submission: its own
+#: (page tables, open files) and what honest kernels leave cached is a few MiB (``kernel_pool.Zygote.spoiled``).
+MAX_RESIDUAL_KERNEL_MEMORY_BYTES = 16 * 1024 * 1024
 
 
 def kernel_memory_reader(procs: list[Path]):
@@ -509,15 +512,36 @@ def remove_abandoned_cgroups() -> None:
 
 
 def _remove_cgroup(group: Path) -> None:
-    """Kill whatever is left in ``group`` (the kernel is shut down by now), then remove it."""
+    """Kill whatever is left in ``group`` (the kernel is shut down by now), reclaim its memory, then remove it."""
     for _ in range(50):
         try:
-            for pid in (group / "cgroup.procs").read_text().split():
+            left = (group / "cgroup.procs").read_text().split()
+            for pid in left:
                 os.kill(int(pid), 9)
+            if not left:
+                _reclaim_memory(group)
             group.rmdir()
             return
         except (ProcessLookupError, OSError):
             time.sleep(0.05)
+
+
+def _reclaim_memory(group: Path) -> None:
+    """Free what is still charged to an empty memory cgroup (best effort).
+
+    A kernel's cached lookups of host files (dentries, inodes) stay charged to its cgroup after
+    it is gone; a removed cgroup hands them to its parent and the host keeps them cached, until
+    memory runs short. A hand-in looked up two million names that do not exist (64 MiB of them
+    per kernel, every kernel of a batch): cgroup v1's ``memory.force_empty`` and v2's
+    ``memory.reclaim`` free them with the cgroup.
+    """
+    try:
+        if (group / "memory.force_empty").is_file():
+            (group / "memory.force_empty").write_text("0")
+        elif (group / "memory.reclaim").is_file():
+            (group / "memory.reclaim").write_text((group / "memory.current").read_text().strip() or "0")
+    except (OSError, ValueError):
+        pass
 
 
 def detached(argv: list[str], procs: list[Path], *, keep_pipes: bool = False) -> list[str]:
@@ -591,6 +615,17 @@ def open_kernel_sockets(folder: Path, prefix: str, ports: dict[str, int], *, sti
 IOPUB_CHECK_SECONDS = 0.5
 
 
+def capped_context(context: zmq.asyncio.Context) -> zmq.asyncio.Context:
+    """``context``, whose sockets refuse a message frame over ``MAX_MESSAGE_BYTES``.
+
+    A bigger one never reaches the grader's memory: ZMQ drops it (and the connection) while
+    reading, so one huge print cannot take the TA's machine. The manager's context (control)
+    and each client's own (shell, IOPub: jupyter_client makes a context per client) both need it.
+    """
+    context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+    return context
+
+
 class VerifiedSocketsClient(AsyncKernelClient):
     """A kernel client that connects only to sockets the manager opened and checked."""
 
@@ -598,6 +633,9 @@ class VerifiedSocketsClient(AsyncKernelClient):
 
     def _make_url(self, channel: str) -> str:
         return self.socket_urls[channel]
+
+    def _context_default(self) -> zmq.asyncio.Context:
+        return capped_context(super()._context_default())
 
     def start_channels(self, shell: bool = True, iopub: bool = True, stdin: bool = True, hb: bool = True,
                        control: bool = True) -> None:
@@ -699,11 +737,7 @@ class SandboxKernelManager(AsyncKernelManager):
             self._close_control_socket()
 
     def _context_default(self) -> zmq.asyncio.Context:
-        context = super()._context_default()
-        # A message bigger than this never reaches the grader's memory: ZMQ drops it (and the
-        # connection) while reading, so one huge print cannot exhaust the TA's machine.
-        context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-        return context
+        return capped_context(super()._context_default())
 
     def _sockets_folder(self) -> Path:
         return Path(self.connection_file).parent / SOCKETS_FOLDER

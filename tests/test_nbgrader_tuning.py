@@ -163,3 +163,44 @@ def test_a_scratch_gradebook_keeps_one_engine_until_its_job_is_released(tmp_path
         assert reopened.engine is not first.engine
         assert [student.id for student in reopened.students] == ["ada"]
     release_scratch_gradebooks(area)
+
+
+def test_the_course_validates_an_export_once_and_an_invalid_notebook_still_fails(monkeypatch):
+    """nbconvert checks the whole notebook after each preprocessor unless ``optimistic_validation`` (the course's
+    configuration): then once, after the last, and a preprocessor that breaks the notebook still fails the export."""
+    from pathlib import Path
+
+    import nbformat
+    from nbconvert.exporters import NotebookExporter
+    from nbconvert.preprocessors import Preprocessor
+    from nbformat.v4 import new_notebook
+
+    from perceptron_course.grading.trusted.course import Course, load_config
+
+    config = load_config(Course.open(Path(__file__).resolve().parents[1]))
+    checks = []
+    original = nbformat.validate
+    monkeypatch.setattr(nbformat, "validate", lambda *args, **kwargs: checks.append(1) or original(*args, **kwargs))
+
+    class Keeps(Preprocessor):
+        def preprocess(self, nb, resources):
+            return nb, resources
+
+    class Breaks(Preprocessor):
+        def preprocess(self, nb, resources):
+            nb.cells[0].outputs = [{"output_type": "no such output"}]
+            return nb, resources
+
+    def checks_of_an_export(exporter) -> int:
+        for _ in range(3):
+            exporter.register_preprocessor(Keeps(), enabled=True)
+        checks.clear()
+        exporter.from_notebook_node(new_notebook(cells=[new_code_cell("x = 1")]))
+        return len(checks)
+
+    exporter, nbconverts_own = NotebookExporter(config=config), NotebookExporter()
+    assert checks_of_an_export(exporter) == checks_of_an_export(exporter)  # three preprocessors more: no check more
+    assert checks_of_an_export(nbconverts_own) == checks_of_an_export(nbconverts_own) - 3  # nbconvert's own: three
+    exporter.register_preprocessor(Breaks(), enabled=True)
+    with pytest.raises(nbformat.ValidationError):
+        exporter.from_notebook_node(new_notebook(cells=[new_code_cell("x = 1")]))

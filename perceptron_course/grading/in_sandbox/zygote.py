@@ -46,7 +46,10 @@ WARM_MODULES = ("numpy", "scipy.optimize", "matplotlib", "matplotlib.pyplot", "m
                 "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger",
                 "IPython.core.interactiveshell", "IPython.core.completer", "IPython.core.debugger",
                 "IPython.extensions.storemagic", "jupyter_client.session", "pdb", "sqlite3", "http.server",
-                "email.parser", "mimetypes", "faulthandler", "code", "encodings.idna")
+                "email.parser", "mimetypes", "faulthandler", "code", "encodings.idna",
+                # what a kernel imports as it initialises and runs its first cells (found by comparing sys.modules)
+                "tornado.platform.asyncio", "IPython.core.completerlib", "IPython.core.oinspect", "IPython.core.logger",
+                "IPython.utils.wildcard", "encodings.ascii", "encodings.latin_1")
 #: Not importable in a grading kernel: ipykernel's debugger (debugpy) costs a tenth of a second
 #: a kernel and serves no one while grading (ipykernel then starts without it).
 BLOCKED_MODULES = ("debugpy",)

@@ -1321,3 +1321,33 @@ def test_what_a_sandbox_left_charged_to_its_cgroup_is_reclaimed_before_it_is_rem
         while _kernel_memory_mib(groups[0]) > left / 4 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _kernel_memory_mib(groups[0]) < left / 4, (left, _kernel_memory_mib(groups[0]))
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="raw system call numbers are those of x86_64")
+def test_a_kernel_can_do_no_direct_io(tmp_path):
+    # Attack round 10: threads looping on O_DIRECT reads of a large host file kept a killed kernel alive for seconds
+    # (round 7 did it with Linux AIO, refused since).
+    outcomes = probe_json("""
+        import ctypes, fcntl, json, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        path = os.__file__
+        results = {}
+        def attempt(name, call):
+            try:
+                call()
+                results[name] = "allowed"
+            except OSError as error:
+                results[name] = error.errno
+        attempt("open O_DIRECT", lambda: os.open(path, os.O_RDONLY | os.O_DIRECT))
+        plain = os.open(path, os.O_RDONLY)
+        attempt("fcntl F_SETFL O_DIRECT", lambda: fcntl.fcntl(plain, fcntl.F_SETFL, os.O_DIRECT))
+        attempt("fcntl F_SETFL O_NONBLOCK", lambda: fcntl.fcntl(plain, fcntl.F_SETFL, os.O_NONBLOCK))
+        how = (ctypes.c_uint64 * 3)(os.O_RDONLY | os.O_DIRECT, 0, 0)  # struct open_how
+        value = libc.syscall(437, -100, path.encode(), ctypes.byref(how), ctypes.sizeof(how))  # openat2
+        results["openat2"] = ctypes.get_errno() if value == -1 else "allowed"
+        with open(path, "rb") as handle:  # an ordinary read still works
+            results["read"] = len(handle.read(10))
+        print(json.dumps(results))
+    """, tmp_path)
+    assert outcomes == {"open O_DIRECT": errno.EPERM, "fcntl F_SETFL O_DIRECT": errno.EPERM,
+                        "fcntl F_SETFL O_NONBLOCK": "allowed", "openat2": errno.ENOSYS, "read": 10}, outcomes

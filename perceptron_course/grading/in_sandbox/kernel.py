@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import errno
+import fcntl
+import os
 import resource
 
 MIB = 1024 * 1024
@@ -87,7 +89,30 @@ def load_seccomp_filter() -> None:
         syscall_filter.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
     except (RuntimeError, ValueError, OSError):  # an older system without clone3
         pass
+    refuse_direct_io(syscall_filter, pyseccomp)
     syscall_filter.load()
+
+
+def refuse_direct_io(syscall_filter, pyseccomp) -> None:  # noqa: ANN001 - pyseccomp's filter and module
+    """No file opened or switched to ``O_DIRECT``: a direct read waits for the disk even after SIGKILL.
+
+    Threads looping on direct reads of a large host file kept a killed kernel (its memory, processes
+    and user) alive for seconds (the tenth attack round; round 7 did it with Linux AIO). ``openat2``
+    passes its flags in memory a filter cannot read: refused as unknown (ENOSYS), and the C library,
+    like Python, opens with ``openat``.
+    """
+    direct = os.O_DIRECT
+    for name, flags in (("open", 1), ("openat", 2)):
+        try:
+            syscall_filter.add_rule(pyseccomp.ERRNO(errno.EPERM), name, pyseccomp.Arg(flags, pyseccomp.MASKED_EQ, direct, direct))
+        except (RuntimeError, ValueError, OSError):  # no open() on this architecture (openat only)
+            continue
+    syscall_filter.add_rule(pyseccomp.ERRNO(errno.EPERM), "fcntl", pyseccomp.Arg(1, pyseccomp.EQ, fcntl.F_SETFL),
+                            pyseccomp.Arg(2, pyseccomp.MASKED_EQ, direct, direct))
+    try:
+        syscall_filter.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "openat2")
+    except (RuntimeError, ValueError, OSError):  # an older system without openat2
+        pass
 
 
 def run_kernel(connection_file: str | None, *, memory_mb: int, max_file_mb: int, max_processes: int, seccomp: bool,

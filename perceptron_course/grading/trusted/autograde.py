@@ -10,7 +10,6 @@ from typing import Collection
 from .course import Course
 from .files import write_new
 from .flags import Review, review_submission
-from .intake import unreadable_notebooks
 from .outcome import FAILED, GRADED, Outcome
 from .safe_text import quoted
 
@@ -38,13 +37,12 @@ def read_scores(api, student: str, assignment: str) -> tuple[float, float, dict[
 def grade_submission(api, course: Course, student: str, assignment: str, *, kept_manual: Collection[str] = ()) -> Outcome:
     """Autograde one submission and write its feedback; never raises for a bad submission.
 
-    ``kept_manual`` names (``notebook/grade_id``) the answers whose manual grade stays: nbgrader's
-    autograde marks them as needing one again, and they are set back before scores and feedback are read.
+    The submission is one the intake took in (``batch._prepare_area`` wrote the notebooks it gave,
+    valid and under their expected names, into the job's own course). ``kept_manual`` names
+    (``notebook/grade_id``) the answers whose manual grade stays: nbgrader's autograde marks them as
+    needing one again, and they are set back before scores and feedback are read.
     """
     max_score = sum(course.graded_cells(assignment).values())
-    reason = unreadable_notebooks(course, student, assignment)
-    if reason:
-        return Outcome(student, assignment, FAILED, 0.0, max_score, reason)
     reviews = review_submission(course, course.submitted / student / assignment, assignment)
     flags = [flag for review in reviews.values() for flag in review.flags]
     unanalysed = [cell for review in reviews.values() for cell in review.unanalysed]

@@ -170,11 +170,3 @@ def _as_valid_notebook(notebook: dict, file_name: str) -> bytes:
     except Exception as error:  # noqa: BLE001 - every way of not being a valid notebook
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise IntakeError(f"{file_name} is not a valid notebook: {quoted(message, 120)}") from None
-
-
-def unreadable_notebooks(course: Course, student: str, assignment: str) -> str:
-    """Why a submission cannot be handed to nbgrader, or ``""`` if it can (see ``take_in``)."""
-    try:
-        return take_in(course, student, assignment).refused
-    except IntakeError as error:
-        return str(error)

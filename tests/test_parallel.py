@@ -2,6 +2,7 @@
 
 import os
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -128,3 +129,26 @@ def test_a_worker_failure_names_what_failed_and_how_to_grade_again():
     assert "died" not in failed.reason
     for outcome in (died, failed):
         assert outcome.reason.endswith("grade it again with --student ada --assignment 01_geometry")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="warm kernels (zygotes) are a root grader's")
+def test_a_batch_pool_starts_each_workers_zygote_before_its_first_job():
+    # While the main process records the source cells and copies the gradebook (about a second), each worker
+    # starts its zygote (about a second too): the first jobs find them warm.
+    from conftest import _command_line, descendants
+
+    from perceptron_course.grading.trusted.batch import warm_pool
+    from perceptron_course.grading.trusted.sandbox import choose_isolation
+
+    def zygotes(workers) -> list[int]:  # the zygotes' own processes (each inside a bubblewrap process)
+        return [pid for worker in workers for pid in descendants(worker)
+                if b"in_sandbox.zygote" in _command_line(pid) and not _command_line(pid).startswith(b"/usr/bin/bwrap")]
+
+    with warm_pool(2, choose_isolation(unsandboxed=False)) as pool:
+        workers = list(pool._processes)  # no job was submitted
+        deadline = time.monotonic() + 120
+        while len(zygotes(workers)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(workers) == 2 and len(zygotes(workers)) == 2
+        started = zygotes(workers)
+    assert not [pid for pid in started if os.path.exists(f"/proc/{pid}")]  # stopped with their workers

@@ -169,12 +169,14 @@ def run_jobs(
     executor: Executor | None,
     max_score: Callable[[str], float],
     on_done: Callable[[GradeJob, Outcome], None] = lambda job, outcome: None,
+    pool: ProcessPoolExecutor | None = None,
 ) -> dict[tuple[str, str], Outcome]:
     """Run every job; return each outcome by ``(student, assignment)``.
 
     With no executor and one worker, jobs run here, one after the other. Otherwise
-    they go to ``executor`` (or to a process pool of ``workers``). Jobs lost with a
-    dead worker are retried: together in a fresh pool, then one by one.
+    they go to ``executor`` (or to a process pool of ``workers``: ``pool``, from
+    ``warm_pool``, if given). Jobs lost with a dead worker are retried: together in a
+    fresh pool, then one by one.
     ``on_done(job, outcome)`` runs here, in this process, as each final outcome arrives.
 
     Raises
@@ -188,7 +190,7 @@ def run_jobs(
             return _run_here(jobs, interrupt.guarded(on_done), interrupt)
         outcomes: dict[tuple[str, str], Outcome] = {}
         on_done = interrupt.guarded(on_done)
-        lost = _submit_all(jobs, executor, workers, outcomes, max_score, on_done)
+        lost = _submit_all(jobs, executor, workers, outcomes, max_score, on_done, pool=pool)
         if lost:
             lost = _submit_all(lost, None, workers, outcomes, max_score, on_done)
         for job in lost:  # still lost: alone, so a dying worker takes nothing else with it
@@ -260,9 +262,12 @@ def _interrupts_caught():
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=False) -> list[GradeJob]:
-    """Submit ``jobs``; record outcomes; return the jobs lost to a broken pool (unless ``last_try``)."""
-    pool = executor or ProcessPoolExecutor(max_workers=workers, initializer=_worker_leaves_interrupts_to_the_batch)
+def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=False, pool=None) -> list[GradeJob]:
+    """Submit ``jobs``; record outcomes; return the jobs lost to a broken pool (unless ``last_try``).
+
+    Without ``executor``, the pool (``pool``, or a new one of ``workers``) is this batch's: shut down at the end.
+    """
+    pool = executor or pool or _new_pool(workers)
     lost, pending = [], {}
     try:
         pending = {pool.submit(grade_job, job): job for job in jobs}
@@ -294,6 +299,47 @@ def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=
         if executor is None:
             pool.shutdown(wait=True, cancel_futures=True)  # at once after stop_workers
     return sorted(lost, key=lambda job: job.key)
+
+
+def _new_pool(workers: int, warm: Isolation | None = None) -> ProcessPoolExecutor:
+    """A pool whose workers leave Ctrl+C to the batch; with ``warm``, each starts its zygote as it starts."""
+    return ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(warm,))
+
+
+@contextmanager
+def warm_pool(workers: int, isolation: Isolation):
+    """A pool of ``workers`` grading processes that start now, each starting its zygote, while the batch gets ready.
+
+    The batch's own preparation (recording the source cells, the template gradebook) takes
+    about as long as a zygote's start (a second): done meanwhile, the first jobs find their
+    zygotes warm. Yields the pool for ``run_jobs``; on leaving it is shut down (on Ctrl+C,
+    its workers are stopped at once).
+    """
+    pool = _new_pool(workers, warm=isolation)
+    try:
+        for _ in range(workers):  # the pool starts a worker for each task submitted while none is idle
+            pool.submit(int)
+        yield pool
+    except KeyboardInterrupt:
+        stop_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_worker(warm: Isolation | None) -> None:
+    """A new worker: Ctrl+C is the batch's; with ``warm``, what its first job would set up is set up now
+    (nbgrader's tunings, its zygote). A failure here is met again, and reported, by that job."""
+    _worker_leaves_interrupts_to_the_batch()
+    if warm is None:
+        return
+    try:
+        quiet_nbgrader_warnings()
+        tune_nbgrader()
+        if warm_kernels(warm):
+            zygote_for_this_thread()
+    except Exception:  # noqa: BLE001 - never the pool's failure (it would break the pool)
+        pass
 
 
 #: How long stopped workers get to clean up (their kernel, cgroups and work area) before they are killed.

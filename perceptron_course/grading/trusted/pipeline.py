@@ -15,12 +15,14 @@ from __future__ import annotations
 import datetime as dt
 import sys
 import tempfile
+from contextlib import nullcontext
 from concurrent.futures import Executor
 from pathlib import Path
 
 from ...intake_rules import write_manifest
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
-from .batch import GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding
+from .batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding,
+                    warm_pool)
 from .course import Course, CourseError, nbgrader_api
 from .nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from .ledger import Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger
@@ -215,45 +217,48 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
     """Grade ``selected``; each outcome goes into the gradebook, ``merged`` and the ledger as it arrives."""
     from tqdm.auto import tqdm
 
-    tune_nbgrader()  # the merges below open each job's gradebook too
-    record_source_cells(course, sorted({assignment for _, assignment in selected}))
-    secret = load_or_create_secret(course.root)  # here, once: workers only read it
-    context = GradingContext.now(course, secret)  # what every replay record of this run shares (records.py)
-    prepare_plotting()  # the report needs it at the end; then Ctrl+C need not wait for it
-    max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
-    # (a cluster may still be writing a work area here when the batch is done: a failed clean-up never fails the batch)
-    with tempfile.TemporaryDirectory(dir=course.root, prefix=SCRATCH_PREFIX, ignore_cleanup_errors=True) as scratch:
-        template = Path(scratch) / "template.db"
-        copy_gradebook(course.root / "gradebook.db", template)
-        batch = [GradeJob(str(course.root), str(Path(scratch) / f"job-{k}"), str(template), student, assignment,
-                          isolation.sandbox, isolation.memory_mb, kept[(student, assignment)], schedule.as_of.isoformat())
-                 for k, (student, assignment) in enumerate(selected)]
-        with nbgrader_api(course).gradebook as gradebook, \
-                tqdm(total=len(batch), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
+    workers = jobs or default_workers()
+    # A pool of this batch's own starts its workers (and their zygotes) now, while this process gets ready.
+    with warm_pool(workers, isolation) if executor is None and workers > 1 else nullcontext() as pool:
+        tune_nbgrader()  # the merges below open each job's gradebook too
+        record_source_cells(course, sorted({assignment for _, assignment in selected}))
+        secret = load_or_create_secret(course.root)  # here, once: workers only read it
+        context = GradingContext.now(course, secret)  # what every replay record of this run shares (records.py)
+        prepare_plotting()  # the report needs it at the end; then Ctrl+C need not wait for it
+        max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
+        # (a cluster may still be writing a work area here when the batch is done: a failed clean-up never fails the batch)
+        with tempfile.TemporaryDirectory(dir=course.root, prefix=SCRATCH_PREFIX, ignore_cleanup_errors=True) as scratch:
+            template = Path(scratch) / "template.db"
+            copy_gradebook(course.root / "gradebook.db", template)
+            batch = [GradeJob(str(course.root), str(Path(scratch) / f"job-{k}"), str(template), student, assignment,
+                              isolation.sandbox, isolation.memory_mb, kept[(student, assignment)], schedule.as_of.isoformat())
+                     for k, (student, assignment) in enumerate(selected)]
+            with nbgrader_api(course).gradebook as gradebook, \
+                    tqdm(total=len(batch), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar:
 
-            def merge(job, outcome):  # here, in the one process that writes the gradebook
+                def merge(job, outcome):  # here, in the one process that writes the gradebook
+                    try:
+                        _merge(job, outcome)
+                    finally:
+                        release_scratch_gradebooks(job.area)
+                    bar.update()
+
+                def _merge(job, outcome):
+                    try:
+                        merged[job.key] = merge_result(course, job, outcome, gradebook)
+                    except Exception as error:  # noqa: BLE001 - one submission's output, never the batch
+                        failed = Outcome(job.student, job.assignment, FAILED, 0.0, outcome.max_score,
+                                         f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
+                                         flags=outcome.flags)
+                        merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
+                    shown = _shown_in_feedback(job, schedule) if merged[job.key].status == GRADED else ""
+                    ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, shown)
+                    writer.changed()
+                    keep_record(course, context, Path(job.area), merged[job.key], now[job.key].submitted, isolation)
+
+                writer = LedgerWriter(course, ledger)
                 try:
-                    _merge(job, outcome)
+                    run_jobs(batch, workers=workers, executor=executor, pool=pool,
+                             max_score=max_score.__getitem__, on_done=merge)
                 finally:
-                    release_scratch_gradebooks(job.area)
-                bar.update()
-
-            def _merge(job, outcome):
-                try:
-                    merged[job.key] = merge_result(course, job, outcome, gradebook)
-                except Exception as error:  # noqa: BLE001 - one submission's output, never the batch
-                    failed = Outcome(job.student, job.assignment, FAILED, 0.0, outcome.max_score,
-                                     f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
-                                     flags=outcome.flags)
-                    merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
-                shown = _shown_in_feedback(job, schedule) if merged[job.key].status == GRADED else ""
-                ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, shown)
-                writer.changed()
-                keep_record(course, context, Path(job.area), merged[job.key], now[job.key].submitted, isolation)
-
-            writer = LedgerWriter(course, ledger)
-            try:
-                run_jobs(batch, workers=jobs or default_workers(), executor=executor,
-                         max_score=max_score.__getitem__, on_done=merge)
-            finally:
-                writer.flush()  # every merged submission is in it, Ctrl+C included
+                    writer.flush()  # every merged submission is in it, Ctrl+C included

@@ -26,14 +26,24 @@ from nbclient import NotebookClient
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import build_submission, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
+from perceptron_course.grading.trusted.secret import SECRET_FILE
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = ("ada_reference", "ben_alternative", "cy_buggy", "dee_untouched")
 
 
+#: Every synthetic class has this course secret, so that any two draw the same hidden cases for the same student
+#: and code: scores are compared across classes (a class's own secret, drawn at its first grading, would make a
+#: buggy student's score depend on which random cases happen to catch the bug).
+BENCHMARK_SECRET = "b3" * 32
+
+
 def synthetic_class(root: Path, n_students: int) -> Course:
     """``n_students`` students, each a copy of one of the example class's whole-class templates."""
     course = copy_course(REPO, root)
+    secret = course.root / SECRET_FILE
+    secret.write_text(BENCHMARK_SECRET + "\n", encoding="ascii")
+    secret.chmod(0o600)
     recipes = {name: runpy.run_path(str(REPO / "example_class" / f"{name}.py")) for name in TEMPLATES}
     for k in range(n_students):
         recipe = recipes[TEMPLATES[k % len(TEMPLATES)]]

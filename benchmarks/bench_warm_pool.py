@@ -153,7 +153,9 @@ def main() -> None:
     print(f"  one more notebook (the difference of the two --jobs 2 batches): {one_more:.2f} s = "
           f"{one_more / floor:.2f}x the floor")
     projected = (large_time + (CLASS_SIZE * ASSIGNMENTS - len(large)) * one_more) / 60
-    print(f"  projection, {CLASS_SIZE} x {ASSIGNMENTS} with --jobs 2: {projected:.1f} min (goal < 15); "
+    per_class_notebook = projected * 60 / (CLASS_SIZE * ASSIGNMENTS)
+    print(f"  projection, {CLASS_SIZE} x {ASSIGNMENTS} with --jobs 2: {projected:.1f} min (goal < 15) = "
+          f"{per_class_notebook:.2f} s per notebook = {per_class_notebook / floor:.2f}x the floor (goal <= 0.35); "
           f"at the {n}-notebook batch's cost per notebook: {CLASS_SIZE * ASSIGNMENTS * per_notebook / 60:.1f} min")
     print(f"  identical scores in the larger class's copies of the same students: "
           f"{scores(large)[:len(parallel)] == scores(parallel)}")

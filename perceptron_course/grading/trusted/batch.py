@@ -463,7 +463,7 @@ def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
         gradebook.update_or_create_student(job.student)
         target = gradebook.update_or_create_submission(job.assignment, job.student, timestamp=submission.timestamp)
         # Through the relationships, not nbgrader's find_grade and find_comment: each of those is a query
-        # of five tables, and flushes every change before it (a third of a merge's time).
+        # of five tables, and flushes every change before it (a fifth of a merge's time).
         target_notebooks = {notebook.name: notebook for notebook in target.notebooks}
         for notebook in submission.notebooks:
             target_notebook = target_notebooks[notebook.name]

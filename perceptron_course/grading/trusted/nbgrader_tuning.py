@@ -98,7 +98,7 @@ def _scratch_gradebooks_share_compiled_sql() -> None:
     nbgrader.api.create_engine = create_gradebook_engine
 
 
-#: The engine of each scratch gradebook open in this process, by URL (``_scratch_gradebooks_keep_their_engine``).
+#: The engine of each scratch gradebook opened in this process, by URL, until ``release_scratch_gradebooks``.
 _scratch_engines: dict = {}
 _scratch_engines_lock = threading.Lock()
 

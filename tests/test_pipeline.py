@@ -413,3 +413,57 @@ def test_consecutive_stream_outputs_are_joined_into_one(tmp_path):
     assert [(o.output_type, o.get("name"), o.get("text")) for o in merged] == [
         ("stream", "stdout", "ab"), ("stream", "stderr", "c"), ("stream", "stdout", "d"),
         ("display_data", None, None), ("stream", "stdout", "e" * 5000)]
+
+
+def _recorded_rows(course: Course, assignment: str) -> list:
+    import sqlite3
+
+    with sqlite3.connect(course.root / "gradebook.db") as gradebook:
+        return sorted(gradebook.execute(
+            "SELECT n.name, s.name, s.source, s.checksum FROM source_cell s JOIN notebook n ON s.notebook_id = n.id "
+            "JOIN assignment a ON n.assignment_id = a.id WHERE a.name = ?", (assignment,)))
+
+
+def test_source_cells_are_recorded_again_only_when_the_source_or_the_gradebook_changed(tmp_path, monkeypatch):
+    import json
+    import sqlite3
+
+    from perceptron_course.grading.trusted import pipeline
+
+    course = copy_course(REPO, tmp_path / "course")
+    assignment = "01_geometry"
+    generated = []
+    real_api = pipeline.nbgrader_api
+
+    def counting_api(*args, **kwargs):
+        api = real_api(*args, **kwargs)
+        generate = api.generate_assignment
+        api.generate_assignment = lambda name, **options: generated.append(name) or generate(name, **options)
+        return api
+
+    monkeypatch.setattr(pipeline, "nbgrader_api", counting_api)
+    pipeline.record_source_cells(course, [assignment])
+    first = _recorded_rows(course, assignment)
+    assert generated == [assignment] and first
+
+    pipeline.record_source_cells(course, [assignment])  # nothing changed: not generated again
+    assert generated == [assignment]
+
+    with sqlite3.connect(course.root / "gradebook.db") as gradebook:  # the gradebook lost a cell (a TA's mistake)
+        gradebook.execute("DELETE FROM source_cell WHERE id = (SELECT min(id) FROM source_cell)")
+    pipeline.record_source_cells(course, [assignment])
+    assert generated == [assignment] * 2 and _recorded_rows(course, assignment) == first
+
+    notebook = next((course.source / assignment).glob("*.ipynb"))  # the source changed: a locked cell's text
+    data = json.loads(notebook.read_text(encoding="utf-8"))
+    cell = next(cell for cell in data["cells"] if cell.get("metadata", {}).get("nbgrader", {}).get("locked")
+                and not cell["metadata"]["nbgrader"].get("solution"))
+    cell["source"] = "".join(cell["source"]) + "\n# changed by the TA\n"
+    notebook.write_text(json.dumps(data), encoding="utf-8")
+    pipeline.record_source_cells(course, [assignment])
+    assert generated == [assignment] * 3
+    assert any("# changed by the TA" in source for _, _, source, _ in _recorded_rows(course, assignment))
+
+    (course.root / "gradebook.db").unlink()  # a fresh gradebook: recorded again
+    pipeline.record_source_cells(course, [assignment])
+    assert generated == [assignment] * 4 and _recorded_rows(course, assignment)

@@ -13,9 +13,13 @@ graded (``BatchInterrupted``); the next ``grade`` goes on from there.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import shutil
+import sqlite3
 import sys
 import tempfile
-from contextlib import nullcontext
+import threading
+from contextlib import closing, nullcontext
 from concurrent.futures import Executor
 from pathlib import Path
 
@@ -69,16 +73,80 @@ def record_source_cells(course: Course, assignments: list[str]) -> None:
 
     nbgrader only autogrades assignments whose cells ``generate_assignment`` has
     recorded; a fresh clone has no gradebook yet. The student versions it writes
-    on the way go to a temporary folder.
+    on the way go to a temporary folder. An assignment is skipped when neither what
+    the recording reads (its source, the configuration, the code that processes them) nor
+    what it wrote in the gradebook changed since (``reports/recorded_sources.json``).
     """
+    recorded = _read_recorded_sources(course)
+    changed = [assignment for assignment in assignments if recorded.get(assignment) != _source_state(course, assignment)]
+    if not changed:
+        return
     with tempfile.TemporaryDirectory(prefix="perceptron-release-") as scratch:
         api = nbgrader_api(course, release_directory=scratch)
-        for assignment in assignments:
+        for assignment in changed:
+            recorded.pop(assignment, None)
             result = api.generate_assignment(assignment, force=True)
             if not result["success"]:
                 if nbgrader_error_line(result).startswith("KeyboardInterrupt"):  # nbgrader catches even Ctrl+C
                     raise KeyboardInterrupt
                 raise CourseError(f"cannot record the cells of {assignment}: {nbgrader_error_line(result)}")
+            recorded[assignment] = _source_state(course, assignment)
+    _write_recorded_sources(course, recorded)
+
+
+RECORDED_SOURCES_FILE = "recorded_sources.json"
+#: The cells ``generate_assignment`` records for one assignment, as the gradebook holds them (nbgrader's tables).
+_RECORDED_CELLS = (
+    "SELECT n.name, n.kernelspec, b.name, b.type, g.max_score, g.cell_type, t.max_score, t.cell_type "
+    "FROM base_cell b JOIN notebook n ON b.notebook_id = n.id JOIN assignment a ON n.assignment_id = a.id "
+    "LEFT JOIN grade_cells g ON g.id = b.id LEFT JOIN task_cells t ON t.id = b.id WHERE a.name = ?",
+    "SELECT n.name, s.name, s.cell_type, s.locked, s.source, s.checksum "
+    "FROM source_cell s JOIN notebook n ON s.notebook_id = n.id JOIN assignment a ON n.assignment_id = a.id WHERE a.name = ?",
+)
+
+
+def _source_state(course: Course, assignment: str) -> list[str]:
+    """What recording ``assignment``'s cells reads, and what the gradebook holds of them, as two digests.
+
+    A gradebook that cannot be read, or lacks the assignment, gives a state no recording
+    left, so the cells are recorded again.
+    """
+    import hashlib
+
+    import nbgrader
+
+    from . import preprocessors
+
+    inputs = hashlib.sha256(nbgrader.__version__.encode())
+    folders = [course.source, course.source / assignment]
+    files = [path for folder in folders if folder.is_dir() for path in sorted(folder.iterdir()) if path.is_file()]
+    for path in [course.root / "nbgrader_config.py", Path(preprocessors.__file__), *files]:
+        inputs.update(b"\0%s\0%d\0" % (path.name.encode(), path.stat().st_size) + path.read_bytes())
+    cells = hashlib.sha256()
+    try:
+        with closing(sqlite3.connect(f"file:{course.root / 'gradebook.db'}?mode=ro", uri=True)) as gradebook:
+            rows = [sorted(map(repr, gradebook.execute(query, (assignment,)))) for query in _RECORDED_CELLS]
+    except sqlite3.Error:
+        rows = []
+    cells.update(repr(rows).encode())
+    return [inputs.hexdigest(), cells.hexdigest() if rows and rows[0] else ""]
+
+
+def _read_recorded_sources(course: Course) -> dict[str, list[str]]:
+    try:
+        data = json.loads((course.reports / RECORDED_SOURCES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {key: value for key, value in data.items() if isinstance(value, list)} if isinstance(data, dict) else {}
+
+
+def _write_recorded_sources(course: Course, recorded: dict[str, list[str]]) -> None:
+    """Written whole under a new name, then renamed (never half-written)."""
+    course.reports.mkdir(exist_ok=True)
+    path = course.reports / RECORDED_SOURCES_FILE
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(recorded, sort_keys=True, indent=1), encoding="utf-8")
+    temporary.replace(path)
 
 
 def _check_writable(course: Course) -> None:
@@ -178,25 +246,38 @@ def grade(
     isolation = choose_isolation(unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
     schedule = course_schedule(course, now)
     ledger = read_ledger(course)
-    fingerprints = {key: fingerprint(course, *key) for key in selected}
-    with nbgrader_api(course).gradebook as gradebook:
-        current = {key for key in selected
-                   if _is_current(course, ledger.get(key), fingerprints[key], _in_gradebook(gradebook, *key))}
-        kept = {key: manual_grades_to_keep(gradebook, *key, _unchanged_answers(ledger.get(key), fingerprints[key]))
-                for key in selected}
-    to_grade = [key for key in selected if force or key not in current]
-    skipped = [key for key in selected if key not in to_grade]
-    merged: dict[Key, Outcome] = {}
-    try:
-        if to_grade:
-            _grade_batch(course, to_grade, fingerprints, kept, ledger, merged, isolation, schedule,
-                         progress=progress, jobs=jobs, executor=executor)
-    except KeyboardInterrupt:
-        silence_unwinding()
-        write_exports(course, isolation, interrupted=True)  # at once: without the class-wide comparison of code
-        raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
+    workers = jobs or default_workers()
+    # A submission never graded is graded whatever its fingerprint: then the batch's own pool starts
+    # now, its workers' zygotes warming while the fingerprints are taken (a second for a class).
+    surely_graded = force or any(ledger.get(key) is None or ledger[key].status != GRADED for key in selected)
+    with _batch_pool(workers, isolation, executor) if surely_graded else nullcontext() as pool:
+        fingerprints = {key: fingerprint(course, *key) for key in selected}
+        with nbgrader_api(course).gradebook as gradebook:
+            current = {key for key in selected
+                       if _is_current(course, ledger.get(key), fingerprints[key], _in_gradebook(gradebook, *key))}
+            kept = {key: manual_grades_to_keep(gradebook, *key, _unchanged_answers(ledger.get(key), fingerprints[key]))
+                    for key in selected}
+        to_grade = [key for key in selected if force or key not in current]
+        skipped = [key for key in selected if key not in to_grade]
+        merged: dict[Key, Outcome] = {}
+        try:
+            if to_grade:
+                _grade_batch(course, to_grade, fingerprints, kept, ledger, merged, isolation, schedule,
+                             progress=progress, workers=workers, executor=executor, pool=pool)
+        except KeyboardInterrupt:
+            silence_unwinding()
+            write_exports(course, isolation, interrupted=True)  # at once: without the class-wide comparison of code
+            raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
     write_exports(course, isolation)
     return GradingRun([merged[key] for key in to_grade], skipped)
+
+
+def _batch_pool(workers: int, isolation, executor: Executor | None, pool=None):
+    """A context giving the batch's own warm pool (``batch.warm_pool``), or ``pool`` if there is one already;
+    ``None`` when the jobs go to ``executor`` or run here, one after the other."""
+    if pool is not None or executor is not None or workers <= 1:
+        return nullcontext(pool)
+    return warm_pool(workers, isolation)
 
 
 def _shown_in_feedback(job: GradeJob, schedule: Schedule) -> str:
@@ -212,19 +293,18 @@ def _shown_in_feedback(job: GradeJob, schedule: Schedule) -> str:
 
 def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint], kept: dict[Key, tuple[str, ...]],
                  ledger: dict[Key, Entry], merged: dict[Key, Outcome], isolation, schedule: Schedule, *, progress: bool,
-                 jobs: int | None,
-                 executor: Executor | None) -> None:
+                 workers: int, executor: Executor | None, pool=None) -> None:
     """Grade ``selected``; each outcome goes into the gradebook, ``merged`` and the ledger as it arrives."""
     from tqdm.auto import tqdm
 
-    workers = jobs or default_workers()
-    # A pool of this batch's own starts its workers (and their zygotes) now, while this process gets ready.
-    with warm_pool(workers, isolation) if executor is None and workers > 1 else nullcontext() as pool:
+    # A pool of this batch's own (unless ``grade`` started it) starts its workers and their zygotes now, while this process gets ready.
+    with _batch_pool(workers, isolation, executor, pool) as pool:
         tune_nbgrader()  # the merges below open each job's gradebook too
         record_source_cells(course, sorted({assignment for _, assignment in selected}))
         secret = load_or_create_secret(course.root)  # here, once: workers only read it
         context = GradingContext.now(course, secret)  # what every replay record of this run shares (records.py)
-        prepare_plotting()  # the report needs it at the end; then Ctrl+C need not wait for it
+        # The report needs matplotlib at the end (a second to import): imported meanwhile, while this process mostly waits.
+        threading.Thread(target=prepare_plotting, name="prepare-plotting", daemon=True).start()
         max_score = {a: sum(course.graded_cells(a).values()) for a in course.assignments()}
         # (a cluster may still be writing a work area here when the batch is done: a failed clean-up never fails the batch)
         with tempfile.TemporaryDirectory(dir=course.root, prefix=SCRATCH_PREFIX, ignore_cleanup_errors=True) as scratch:
@@ -241,6 +321,7 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                         _merge(job, outcome)
                     finally:
                         release_scratch_gradebooks(job.area)
+                        shutil.rmtree(job.area, ignore_errors=True)  # now, while the workers grade: not all at the end
                     bar.update()
 
                 def _merge(job, outcome):

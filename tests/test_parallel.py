@@ -152,3 +152,30 @@ def test_a_batch_pool_starts_each_workers_zygote_before_its_first_job():
         assert len(workers) == 2 and len(zygotes(workers)) == 2
         started = zygotes(workers)
     assert not [pid for pid in started if os.path.exists(f"/proc/{pid}")]  # stopped with their workers
+
+
+def test_a_batch_with_a_submission_never_graded_starts_its_pool_before_the_fingerprints(tmp_path, monkeypatch):
+    # The fingerprints of a class take about a second: the workers (and, as root, their zygotes) start meanwhile.
+    # A batch where every submission was graded before starts no pool before knowing that one changed.
+    import multiprocessing
+    import runpy
+
+    from perceptron_course.grading.trusted import pipeline
+    from perceptron_course.grading.trusted.example_class import build_submission
+
+    course = copy_course(REPO, tmp_path / "course")
+    recipe = runpy.run_path(str(REPO / "example_class" / "ada_reference.py"))
+    build_submission(course, recipe, "01_geometry", course.submitted / "ada" / "01_geometry")
+    processes_at_fingerprint = []
+    real_fingerprint = pipeline.fingerprint
+
+    def watched_fingerprint(*args):
+        processes_at_fingerprint.append(len(multiprocessing.active_children()))
+        return real_fingerprint(*args)
+
+    monkeypatch.setattr(pipeline, "fingerprint", watched_fingerprint)
+    first = grade(course, progress=False, jobs=2)
+    assert [outcome.status for outcome in first] == ["graded"] and processes_at_fingerprint == [2]
+    processes_at_fingerprint.clear()
+    again = grade(course, progress=False, jobs=2)
+    assert list(again) == [] and again.skipped == [("ada", "01_geometry")] and processes_at_fingerprint == [0]

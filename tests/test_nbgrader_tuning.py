@@ -149,8 +149,12 @@ def test_a_scratch_gradebook_keeps_one_engine_until_its_job_is_released(tmp_path
         pass
     with Gradebook(url) as second, Gradebook(url) as third:  # two open at once: a session each, one engine
         assert second.engine is first.engine is third.engine and new.engine is not first.engine
-        assert second.db is not third.db
+        assert second.db is not third.db and second.db() is not third.db()  # one session factory, a session each
         assert [student.id for student in third.students] == ["ada"]
+        second.add_student("ben")
+    with Gradebook(url) as fourth, Gradebook(url, course_id="other") as other:
+        assert [student.id for student in fourth.students] == ["ada", "ben"]
+        assert {course.id for course in other.db.query(nbgrader.api.Course)} == {"default_course", "other"}
     (tmp_path / "course").mkdir()
     with Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as course, \
             Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as again:
@@ -161,7 +165,7 @@ def test_a_scratch_gradebook_keeps_one_engine_until_its_job_is_released(tmp_path
     release_scratch_gradebooks(area)
     with Gradebook(url) as reopened:
         assert reopened.engine is not first.engine
-        assert [student.id for student in reopened.students] == ["ada"]
+        assert [student.id for student in reopened.students] == ["ada", "ben"]
     release_scratch_gradebooks(area)
 
 

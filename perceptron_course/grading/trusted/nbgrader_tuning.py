@@ -98,8 +98,11 @@ def _scratch_gradebooks_share_compiled_sql() -> None:
     nbgrader.api.create_engine = create_gradebook_engine
 
 
-#: The engine of each scratch gradebook opened in this process, by URL, until ``release_scratch_gradebooks``.
+#: The engine of each scratch gradebook opened in this process, by URL, until ``release_scratch_gradebooks``;
+#: beside it the session factory of each, and the courses already checked in each (``Gradebook.check_course``).
 _scratch_engines: dict = {}
+_scratch_sessions: dict = {}
+_scratch_courses_checked: set = set()
 _scratch_engines_lock = threading.Lock()
 
 
@@ -123,10 +126,14 @@ def _scratch_gradebooks_open_without_creating_tables() -> None:
                 return original(self, db_url, course_id=course_id, authenticator=authenticator)
             with _scratch_engines_lock:
                 engine = _scratch_engines.setdefault(db_url, engine)
+                _scratch_sessions.setdefault(db_url, sessionmaker(autoflush=True, bind=engine, future=True))
         self.engine = engine
-        # as nbgrader's own __init__ does, without Base.metadata.create_all
-        self.db = scoped_session(sessionmaker(autoflush=True, bind=self.engine, future=True))
-        self.check_course(course_id=course_id)
+        # As nbgrader's own __init__ does, without Base.metadata.create_all; a session of its own (of one factory
+        # per gradebook: making one costs more than the queries of a short opening), the course checked once.
+        self.db = scoped_session(_scratch_sessions[db_url])
+        if (db_url, course_id) not in _scratch_courses_checked:
+            self.check_course(course_id=course_id)
+            _scratch_courses_checked.add((db_url, course_id))
         self.course_id = course_id
         self.authenticator = authenticator
 
@@ -145,6 +152,9 @@ def release_scratch_gradebooks(folder: str | Path) -> None:
     with _scratch_engines_lock:
         released = [url for url in _scratch_engines if inside in Path(url.removeprefix("sqlite:///")).resolve().parents]
         engines = [_scratch_engines.pop(url) for url in released]
+        for url in released:
+            _scratch_sessions.pop(url, None)
+        _scratch_courses_checked.difference_update({key for key in _scratch_courses_checked if key[0] in released})
     for engine in engines:
         engine.dispose()
 

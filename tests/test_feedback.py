@@ -554,3 +554,33 @@ def test_a_written_answer_is_inert_after_any_number_of_markdown_passes(passes):
     assert links and not any(normalised_url(href).startswith("javascript:") for href in links), links
     text = " ".join(element.text for element in page.elements)
     assert "markdown link" in text and "test_radius" in text  # the answer is still there to read
+
+
+def test_each_thread_keeps_one_template_environment_whose_filters_are_the_rendering_exporters():
+    import copy
+    import threading
+
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    from perceptron_course.grading.trusted import feedback
+
+    notebook = new_notebook(cells=[new_markdown_cell("# Part 1\nSome *text* <script>alert(1)</script>"),
+                                   new_code_cell("x = 1\nprint(x)", outputs=[new_output("stream", name="stdout", text="1\n")])])
+    notebook.metadata["language_info"] = {"name": "python"}
+
+    def render() -> tuple:
+        exporter = feedback.FeedbackHTMLExporter()
+        resources = {"nbgrader": {"score": 1, "max_score": 2, "notebook": "nb", "assignment": "a", "late_penalty": 0}}
+        return exporter, exporter.from_notebook_node(copy.deepcopy(notebook), resources)[0]
+
+    feedback._ENVIRONMENTS.__dict__.clear()
+    first, first_page = render()
+    second, second_page = render()
+    assert second.environment is first.environment and second_page == first_page
+    assert second.environment.filters["markdown2html"].__self__ is second  # not the exporter before
+    assert "Some <em>text</em>" in second_page and "alert(1)" not in second_page
+    in_thread = []
+    worker = threading.Thread(target=lambda: in_thread.append(render()))
+    worker.start()
+    worker.join()
+    assert in_thread[0][0].environment is not first.environment and in_thread[0][1] == first_page

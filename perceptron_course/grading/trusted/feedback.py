@@ -25,6 +25,7 @@ import base64
 import binascii
 import copy
 import re
+import threading
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -472,6 +473,9 @@ class _MemoryBytecodeCache(BytecodeCache):
 
 
 _COMPILED_TEMPLATES = _MemoryBytecodeCache()
+#: Each thread's Jinja environments, by what loads the templates: nbgrader makes a new exporter for every page,
+#: and a new environment loaded, checked and built every template of the page again (a tenth of a page's time).
+_ENVIRONMENTS = threading.local()
 
 #: Highlighted code kept for the life of the process, by (lexer, language, source): a class's pages
 #: share most code cells (the code given, the visible tests), and pygments is a tenth of a page's time.
@@ -520,8 +524,20 @@ class FeedbackHTMLExporter(HTMLExporter):
         })
 
     def _create_environment(self):
-        environment = super()._create_environment()
-        environment.bytecode_cache = _COMPILED_TEMPLATES
+        """This thread's environment for these templates; this exporter's filters replace those of the one before.
+
+        A thread renders one page at a time, and every filter a page uses is registered by
+        its exporter before it renders (``_render`` registers the two that depend on the page).
+        """
+        key = (tuple(self.template_paths), self.template_extension, self.raw_template, self.enable_async)
+        kept = _ENVIRONMENTS.__dict__.setdefault("by_key", {})
+        environment = kept.get(key)
+        if environment is None:
+            environment = kept[key] = super()._create_environment()
+            environment.bytecode_cache = _COMPILED_TEMPLATES
+            return environment
+        for name, value in [*self.default_filters(), *self.filters.items()]:
+            self._register_filter(environment, name, value)
         return environment
 
     def default_filters(self):

@@ -105,7 +105,7 @@ def harness_code(request: dict) -> str:
 
     Only the harness's entry point touches the student's namespace, and nothing is left in it.
     """
-    payload = json.dumps(request, allow_nan=True)
+    payload = json.dumps(request, allow_nan=True, separators=(",", ":"))  # compact: it travels twice, and is parsed in the kernel
     return (
         "def __perceptron_course_harness(request):\n"
         "    scope = {'__name__': 'perceptron_course_harness'}\n"

@@ -430,7 +430,7 @@ def test_source_cells_are_recorded_again_only_when_the_source_or_the_gradebook_c
 
     from perceptron_course.grading.trusted import pipeline
 
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(REPO, tmp_path / "course #1 50%")  # (the gradebook is opened by a URI: quoted)
     assignment = "01_geometry"
     generated = []
     real_api = pipeline.nbgrader_api

@@ -267,3 +267,49 @@ def test_a_class_that_all_hands_in_the_same_code_is_bounded_and_says_so(tmp_path
     assert any(note.startswith("02_algorithm/train_perceptron: 45 pairs share over 50%") for note in review.notes)
     markdown = markdown_section(review)
     assert markdown.count("\n### ") == 2 and f"{len(review.matches) - 2} more matches (their lines are not shown)" in markdown
+
+
+def test_a_comparison_started_in_the_background_gives_the_same_review_or_its_error(small_class, monkeypatch):
+    course, _, _ = small_class
+    assignments = ["01_geometry", "02_algorithm", "06_limitations"]
+
+    assert similarity.compare_in_background(course, assignments).result(timeout=300) == find_similar(course, assignments)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(similarity, "find_similar", broken)
+    started = similarity.compare_in_background(course, assignments)
+    markdown, _ = similarity.add_to_reports(course, "# Grading report\n", "<html><body></body></html>", assignments,
+                                            started=started)
+    assert "the comparison did not run (RuntimeError: boom)" in markdown
+
+
+def test_a_batch_compares_the_class_while_its_jobs_run(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from perceptron_course.grading.trusted import pipeline
+
+    course = copy_course(ROOT, tmp_path / "course")
+    build_submission(course, {"BASE": "solutions"}, "01_geometry", course.submitted / "ada" / "01_geometry")
+    seen = {}
+    real_find_similar, real_run_jobs = similarity.find_similar, pipeline.run_jobs
+
+    def watched_find_similar(*args, **kwargs):
+        seen["compared in"], seen["compared at"] = threading.current_thread().name, time.monotonic()
+        return real_find_similar(*args, **kwargs)
+
+    def watched_run_jobs(*args, **kwargs):
+        try:
+            return real_run_jobs(*args, **kwargs)
+        finally:
+            seen["jobs done at"] = time.monotonic()
+
+    monkeypatch.setattr(similarity, "find_similar", watched_find_similar)
+    monkeypatch.setattr(pipeline, "run_jobs", watched_run_jobs)
+    (outcome,) = pipeline.grade(course, progress=False, jobs=1)
+
+    assert outcome.status == "graded"
+    assert seen["compared in"] == "similarity" and seen["compared at"] < seen["jobs done at"]
+    assert "## Similar code for review" in (course.reports / "report.md").read_text(encoding="utf-8")

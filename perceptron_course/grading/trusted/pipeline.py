@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 from contextlib import closing, nullcontext
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 from ...intake_rules import write_manifest
@@ -38,6 +38,7 @@ from .safe_text import quoted
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
 from .selection import choose_assignments, select_submissions
+from .similarity import compare_in_background
 
 __all__ = ["BatchInterrupted", "GradingRun", "grade", "record_source_cells", "release", "select_submissions"]
 
@@ -124,7 +125,8 @@ def _source_state(course: Course, assignment: str) -> list[str]:
         inputs.update(b"\0%s\0%d\0" % (path.name.encode(), path.stat().st_size) + path.read_bytes())
     cells = hashlib.sha256()
     try:
-        with closing(sqlite3.connect(f"file:{course.root / 'gradebook.db'}?mode=ro", uri=True)) as gradebook:
+        read_only = (course.root / "gradebook.db").resolve().as_uri() + "?mode=ro"  # (the URI quotes '?', '#' and '%')
+        with closing(sqlite3.connect(read_only, uri=True)) as gradebook:
             rows = [sorted(map(repr, gradebook.execute(query, (assignment,)))) for query in _RECORDED_CELLS]
     except sqlite3.Error:
         rows = []
@@ -260,15 +262,16 @@ def grade(
         to_grade = [key for key in selected if force or key not in current]
         skipped = [key for key in selected if key not in to_grade]
         merged: dict[Key, Outcome] = {}
+        compared = None
         try:
             if to_grade:
-                _grade_batch(course, to_grade, fingerprints, kept, ledger, merged, isolation, schedule,
-                             progress=progress, workers=workers, executor=executor, pool=pool)
+                compared = _grade_batch(course, to_grade, fingerprints, kept, ledger, merged, isolation, schedule,
+                                        progress=progress, workers=workers, executor=executor, pool=pool)
         except KeyboardInterrupt:
             silence_unwinding()
             write_exports(course, isolation, interrupted=True)  # at once: without the class-wide comparison of code
             raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
-    write_exports(course, isolation)
+    write_exports(course, isolation, compared=compared)
     return GradingRun([merged[key] for key in to_grade], skipped)
 
 
@@ -293,8 +296,11 @@ def _shown_in_feedback(job: GradeJob, schedule: Schedule) -> str:
 
 def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint], kept: dict[Key, tuple[str, ...]],
                  ledger: dict[Key, Entry], merged: dict[Key, Outcome], isolation, schedule: Schedule, *, progress: bool,
-                 workers: int, executor: Executor | None, pool=None) -> None:
-    """Grade ``selected``; each outcome goes into the gradebook, ``merged`` and the ledger as it arrives."""
+                 workers: int, executor: Executor | None, pool=None) -> Future:
+    """Grade ``selected``; each outcome goes into the gradebook, ``merged`` and the ledger as it arrives.
+
+    Returns the class-wide comparison of code (``similarity.compare_in_background``), started as the jobs start.
+    """
     from tqdm.auto import tqdm
 
     # A pool of this batch's own (unless ``grade`` started it) starts its workers and their zygotes now, while this process gets ready.
@@ -338,8 +344,10 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                     keep_record(course, context, Path(job.area), merged[job.key], now[job.key].submitted, isolation)
 
                 writer = LedgerWriter(course, ledger)
+                compared = compare_in_background(course, course.assignments())  # the report's: it reads what was handed in
                 try:
                     run_jobs(batch, workers=workers, executor=executor, pool=pool,
                              max_score=max_score.__getitem__, on_done=merge)
                 finally:
                     writer.flush()  # every merged submission is in it, Ctrl+C included
+    return compared

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import csv
 from collections import defaultdict
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -332,12 +333,15 @@ def isolation_line(isolation: Isolation) -> str:
 # ------------------------------------------------------------------ writing
 
 
-def write_exports(course: Course, isolation: Isolation, *, interrupted: bool = False) -> Path:
+def write_exports(course: Course, isolation: Isolation, *, interrupted: bool = False,
+                  compared: Future | None = None) -> Path:
     """Rewrite ``grades.csv``, ``grades_by_student.csv`` and the reports of the whole class from the
     gradebook and the ledger (see the module); nothing else is read.
 
     ``isolation`` is this run's, used when no graded submission records its own. ``interrupted``
-    (after Ctrl+C) leaves out the class-wide comparison of code, so that stopping stays quick.
+    (after Ctrl+C) leaves out the class-wide comparison of code, so that stopping stays quick;
+    ``compared`` is that comparison already under way (``similarity.compare_in_background`` of
+    every assignment of the course).
     Returns the path of ``reports/report.md``.
     """
     course.reports.mkdir(exist_ok=True)
@@ -357,7 +361,7 @@ def write_exports(course: Course, isolation: Isolation, *, interrupted: bool = F
         course, record, markdown_report(record, isolation, figure.name if figure else None, lms_notes),
         html_report(record, isolation, figure, lms_notes))
     markdown, page = similarity.add_to_reports(  # copying detected: a section of its own, never a score
-        course, markdown, page, record.assignments, skipped=INTERRUPTED_NOTE if interrupted else "")
+        course, markdown, page, record.assignments, skipped=INTERRUPTED_NOTE if interrupted else "", started=compared)
     report.write_text(markdown, encoding="utf-8")
     (course.reports / "report.html").write_text(page, encoding="utf-8")
     return report

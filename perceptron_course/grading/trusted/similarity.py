@@ -33,7 +33,9 @@ import html
 import io
 import json
 import re
+import threading
 import warnings
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +67,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2
 _SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION.*?^[ \t]*### END SOLUTION[^\n]*\n?", re.MULTILINE | re.DOTALL)
 
 Lines = tuple[tuple[int, str], ...]  #: ``(line number, text)`` of the lines kept from a cell or a file
+
+# Whatever copydetect warns about a student's text is not the TA's to read. A filter set once, not
+# warnings.catch_warnings around each call: the comparison runs in a thread beside the batch's own
+# work (compare_in_background), and catch_warnings swaps the process's filters, which no thread owns.
+warnings.filterwarnings("ignore", module="copydetect")
 
 
 @dataclass(frozen=True)
@@ -254,10 +261,8 @@ def fingerprint(document: Document):
     """copydetect's fingerprint of a document (tokenised, k-grams of :data:`NOISE` characters, all kept)."""
     from copydetect import CodeFingerprint
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        # The language named, not guessed from a file name: Pygments' guess tries every lexer's patterns (2 ms a call).
-        return CodeFingerprint(f"{document.kind}.py", NOISE, 1, fp=io.StringIO(document.text), language="python")
+    # The language named, not guessed from a file name: Pygments' guess tries every lexer's patterns (2 ms a call).
+    return CodeFingerprint(f"{document.kind}.py", NOISE, 1, fp=io.StringIO(document.text), language="python")
 
 
 def tokenised_length(text: str) -> int:
@@ -509,14 +514,39 @@ def html_section(review: SimilarityReview) -> str:
     return "\n".join(parts) + "\n"
 
 
-def add_to_reports(course: Course, markdown: str, page: str, assignments: list[str], *, skipped: str = "") -> tuple[str, str]:
+def compare_in_background(course: Course, assignments: list[str]) -> Future:
+    """``find_similar(course, assignments)`` in a thread of its own, started now; its result (or error) in the future.
+
+    It reads only what was handed in, the source and the library: a batch starts it as its jobs
+    start, and its seconds (more, the larger the class) pass while the workers grade rather than
+    after the last job. The thread is a daemon: a Ctrl+C never waits for it.
+    """
+    future: Future = Future()
+
+    def compare() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(find_similar(course, assignments))
+            except BaseException as error:  # noqa: BLE001 - handed to whoever reads the result
+                future.set_exception(error)
+
+    threading.Thread(target=compare, name="similarity", daemon=True).start()
+    return future
+
+
+def add_to_reports(course: Course, markdown: str, page: str, assignments: list[str], *, skipped: str = "",
+                   started: Future | None = None) -> tuple[str, str]:
     """The Markdown report and the HTML page with the similarity section added; never raises.
 
     If the comparison itself fails, the section says so and the rest of the report stands;
-    ``skipped`` (a reason) leaves the comparison out and says why.
+    ``skipped`` (a reason) leaves the comparison out and says why. ``started`` is the same
+    comparison already under way (``compare_in_background(course, assignments)``).
     """
     try:
-        review = SimilarityReview(notes=[skipped]) if skipped else find_similar(course, assignments)
+        if skipped:
+            review = SimilarityReview(notes=[skipped])
+        else:
+            review = started.result() if started is not None else find_similar(course, assignments)
     except Exception as error:  # noqa: BLE001 - a report without this section beats no report
         review = SimilarityReview(notes=[f"the comparison did not run ({type(error).__name__}: {str(error)[:200]})"])
     head, body_end, tail = page.rpartition("</body>")

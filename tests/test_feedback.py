@@ -564,8 +564,9 @@ def test_each_thread_keeps_one_template_environment_whose_filters_are_the_render
 
     from perceptron_course.grading.trusted import feedback
 
+    script = new_output("display_data", data={"application/javascript": "alert(2)", "text/plain": "<js>"})
     notebook = new_notebook(cells=[new_markdown_cell("# Part 1\nSome *text* <script>alert(1)</script>"),
-                                   new_code_cell("x = 1\nprint(x)", outputs=[new_output("stream", name="stdout", text="1\n")])])
+                                   new_code_cell("x = 1\nprint(x)", outputs=[new_output("stream", name="stdout", text="1\n"), script])])
     notebook.metadata["language_info"] = {"name": "python"}
 
     def render() -> tuple:
@@ -578,7 +579,10 @@ def test_each_thread_keeps_one_template_environment_whose_filters_are_the_render
     second, second_page = render()
     assert second.environment is first.environment and second_page == first_page
     assert second.environment.filters["markdown2html"].__self__ is second  # not the exporter before
-    assert "Some <em>text</em>" in second_page and "alert(1)" not in second_page
+    assert "Some <em>text</em>" in second_page and "alert(1)" not in second_page and "alert(2)" not in second_page
+    page_of_the_notebook_itself = second.from_notebook_node(notebook, {"nbgrader": {  # not a copy: left as it was
+        "score": 1, "max_score": 2, "notebook": "nb", "assignment": "a", "late_penalty": 0}})[0]
+    assert page_of_the_notebook_itself == first_page and notebook.cells[1].outputs[1] == script
     in_thread = []
     worker = threading.Thread(target=lambda: in_thread.append(render()))
     worker.start()

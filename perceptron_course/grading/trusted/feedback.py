@@ -11,7 +11,7 @@ markdown, outputs of every MIME type, cell metadata. ``GenerateFeedback`` (see
   a traceback quotes the lines around the failure. The error's message stays whole:
   a failed hidden check says there what it called, expected and received.
 - ``FeedbackHTMLExporter``: it keeps only outputs that are safe to show
-  (``safe_outputs``, before the preprocessors), names every graded part by the heading
+  (``make_outputs_safe``, before the preprocessors), names every graded part by the heading
   above it (``graded_parts``, after them), renders the course's template (a Content-Security-Policy
   that allows no script, a summary of the score of each part, failures in red boxes),
   and cleans student HTML twice with nh3 (the ammonia sanitiser): each fragment the
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import re
 import threading
 from dataclasses import dataclass
@@ -271,9 +270,8 @@ def safe_output(output: NotebookNode) -> NotebookNode:
     return new_output("display_data", data=shown, metadata=metadata)
 
 
-def safe_outputs(nb: NotebookNode) -> NotebookNode:
-    """A copy of ``nb`` whose outputs are all ``safe_output``s, without the widgets' state."""
-    nb = copy.deepcopy(nb)
+def make_outputs_safe(nb: NotebookNode) -> NotebookNode:
+    """``nb``, changed in place: its outputs all ``safe_output``s, without the widgets' state."""
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -552,7 +550,8 @@ class FeedbackHTMLExporter(HTMLExporter):
     def _preprocess(self, nb, resources):
         # Outputs first: nbconvert validates the notebook after each preprocessor, and a kernel
         # can send outputs that are not valid (a dict as HTML, a text execution count).
-        nb, resources = super()._preprocess(safe_outputs(nb), resources)
+        # (``nb`` is nbconvert's own copy of the notebook by now: changed in place, not copied again)
+        nb, resources = super()._preprocess(make_outputs_safe(nb), resources)
         resources["feedback_parts"] = graded_parts(nb)
         resources["feedback_notes"] = feedback_notes(nb, resources)
         resources["content_security_policy"] = CONTENT_SECURITY_POLICY

@@ -262,7 +262,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Optional modules a command never uses that cost much to import: jsonschema (imported with nbformat) builds
+#: 38 grammars at import when ``rfc3987_syntax`` is installed (a second), for IRI formats nothing here checks.
+UNUSED_OPTIONAL_MODULES = ("rfc3987_syntax",)
+
+
+def skip_unused_optional_modules() -> None:
+    """Make the ``UNUSED_OPTIONAL_MODULES`` not importable in this process (their users go without them)."""
+    for name in UNUSED_OPTIONAL_MODULES:
+        sys.modules.setdefault(name, None)
+
+
 def main(argv: list[str] | None = None) -> int:
+    skip_unused_optional_modules()
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

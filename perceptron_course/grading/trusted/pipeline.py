@@ -296,10 +296,11 @@ def _shown_in_feedback(job: GradeJob, schedule: Schedule) -> str:
 
 def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint], kept: dict[Key, tuple[str, ...]],
                  ledger: dict[Key, Entry], merged: dict[Key, Outcome], isolation, schedule: Schedule, *, progress: bool,
-                 workers: int, executor: Executor | None, pool=None) -> Future:
+                 workers: int, executor: Executor | None, pool=None) -> Future | None:
     """Grade ``selected``; each outcome goes into the gradebook, ``merged`` and the ledger as it arrives.
 
-    Returns the class-wide comparison of code (``similarity.compare_in_background``), started as the jobs start.
+    Returns the class-wide comparison of code (``similarity.compare_in_background``), started as the jobs
+    start when they run in other processes (else ``None``: the report compares at the end).
     """
     from tqdm.auto import tqdm
 
@@ -344,7 +345,11 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                     keep_record(course, context, Path(job.area), merged[job.key], now[job.key].submitted, isolation)
 
                 writer = LedgerWriter(course, ledger)
-                compared = compare_in_background(course, course.assignments())  # the report's: it reads what was handed in
+                # The report's comparison of code (it reads what was handed in) beside the jobs, when they run in other
+                # processes: in this one, a thread holding the interpreter (a long regular expression on a hostile
+                # hand-in) would delay the kernel's replies past a cell's time limit. Serially, it runs at the end.
+                in_other_processes = executor is not None or workers > 1
+                compared = compare_in_background(course, course.assignments()) if in_other_processes else None
                 try:
                     run_jobs(batch, workers=workers, executor=executor, pool=pool,
                              max_score=max_score.__getitem__, on_done=merge)

@@ -179,3 +179,38 @@ def test_a_batch_with_a_submission_never_graded_starts_its_pool_before_the_finge
     processes_at_fingerprint.clear()
     again = grade(course, progress=False, jobs=2)
     assert list(again) == [] and again.skipped == [("ada", "01_geometry")] and processes_at_fingerprint == [0]
+
+
+def test_jobs_not_yet_submitted_when_the_pool_breaks_are_graded_again_or_reported():
+    # A worker can die (its job killed it) before the batch has submitted the rest of its jobs: the pool
+    # then refuses them. They are lost with it, as the jobs it was running: retried, or on the last try reported.
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from perceptron_course.grading.trusted.batch import GradeJob, _submit_all
+
+    class BreaksAfterOneJob:
+        def __init__(self) -> None:
+            self.submitted = 0
+
+        def submit(self, function, job):
+            if self.submitted:
+                raise BrokenProcessPool("a child process terminated abruptly")
+            self.submitted += 1
+            future = Future()
+            future.set_exception(BrokenProcessPool("a child process terminated abruptly"))
+            return future
+
+        def shutdown(self, **options) -> None:
+            pass
+
+    jobs = [GradeJob("/c", f"/c/.grading-x/job-{k}", "/c/t.db", student, "01_geometry", True, 3072)
+            for k, student in enumerate(["ada", "ben", "cy"])]
+    outcomes, reported = {}, []
+    lost = _submit_all(jobs, None, 2, outcomes, lambda assignment: 8.0, lambda job, outcome: reported.append(job.key),
+                       pool=BreaksAfterOneJob())
+    assert lost == jobs and outcomes == {} and reported == []
+    lost = _submit_all(jobs, None, 1, outcomes, lambda assignment: 8.0, lambda job, outcome: reported.append(job.key),
+                       last_try=True, pool=BreaksAfterOneJob())
+    assert lost == [] and sorted(reported) == [job.key for job in jobs]
+    assert all(outcomes[job.key].status == "failed" and "grading worker died" in outcomes[job.key].reason for job in jobs)

@@ -270,7 +270,17 @@ def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=
     pool = executor or pool or _new_pool(workers)
     lost, pending = [], {}
     try:
-        pending = {pool.submit(grade_job, job): job for job in jobs}
+        for position, job in enumerate(jobs):
+            try:
+                pending[pool.submit(grade_job, job)] = job
+            except BrokenProcessPool as error:  # a worker died before the rest were submitted: they are lost with it
+                for unsubmitted in jobs[position:]:
+                    if last_try:
+                        outcomes[unsubmitted.key] = worker_failure(unsubmitted, max_score(unsubmitted.assignment), error)
+                        on_done(unsubmitted, outcomes[unsubmitted.key])
+                    else:
+                        lost.append(unsubmitted)
+                break
         while pending:
             # Each future is dropped once read: a cluster (Dask) keeps the result of a future still
             # referenced, and computes it again when the worker holding it dies, after the batch is done.

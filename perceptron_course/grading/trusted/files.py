@@ -124,6 +124,13 @@ def read_capped(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
     return data
 
 
+def replace_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole: a new file (``<name>.tmp``) renamed over the old, so never half-written."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)
+
+
 def write_new(path: Path, data: bytes) -> None:
     """Create ``path`` (which must not exist) and write ``data``; a link in its place makes it fail."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .course import Course
+from .files import replace_text
 from .flags import Flag
 from .intake import take_in
 from .outcome import GRADED, Key, Outcome
@@ -93,10 +94,7 @@ def read_ledger(course: Course) -> dict[Key, Entry]:
 def write_ledger(course: Course, ledger: dict[Key, Entry]) -> None:
     """Write the whole ledger at once (a new file renamed over the old: never half-written)."""
     course.reports.mkdir(exist_ok=True)
-    path = ledger_path(course)
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps([asdict(ledger[key]) for key in sorted(ledger)]), encoding="utf-8")
-    temporary.replace(path)
+    replace_text(ledger_path(course), json.dumps([asdict(ledger[key]) for key in sorted(ledger)]))
 
 
 #: How often a batch writes its ledger while it grades (and once more at its end, Ctrl+C included).

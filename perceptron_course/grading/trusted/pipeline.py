@@ -28,6 +28,7 @@ from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
 from .batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding,
                     warm_pool)
 from .course import Course, CourseError, nbgrader_api
+from .files import replace_text
 from .nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from .ledger import Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
@@ -143,12 +144,8 @@ def _read_recorded_sources(course: Course) -> dict[str, list[str]]:
 
 
 def _write_recorded_sources(course: Course, recorded: dict[str, list[str]]) -> None:
-    """Written whole under a new name, then renamed (never half-written)."""
     course.reports.mkdir(exist_ok=True)
-    path = course.reports / RECORDED_SOURCES_FILE
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(recorded, sort_keys=True, indent=1), encoding="utf-8")
-    temporary.replace(path)
+    replace_text(course.reports / RECORDED_SOURCES_FILE, json.dumps(recorded, sort_keys=True, indent=1))
 
 
 def _check_writable(course: Course) -> None:

@@ -269,17 +269,22 @@ def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=
     """
     pool = executor or pool or _new_pool(workers)
     lost, pending = [], {}
+
+    def lose(job: GradeJob, error: BaseException) -> None:
+        """A job lost with its worker (the machine's doing, not the submission's): once more, or on the last try, failed."""
+        if last_try:
+            outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
+            on_done(job, outcomes[job.key])
+        else:
+            lost.append(job)
+
     try:
         for position, job in enumerate(jobs):
             try:
                 pending[pool.submit(grade_job, job)] = job
             except BrokenProcessPool as error:  # a worker died before the rest were submitted: they are lost with it
                 for unsubmitted in jobs[position:]:
-                    if last_try:
-                        outcomes[unsubmitted.key] = worker_failure(unsubmitted, max_score(unsubmitted.assignment), error)
-                        on_done(unsubmitted, outcomes[unsubmitted.key])
-                    else:
-                        lost.append(unsubmitted)
+                    lose(unsubmitted, error)
                 break
         while pending:
             # Each future is dropped once read: a cluster (Dask) keeps the result of a future still
@@ -289,11 +294,9 @@ def _submit_all(jobs, executor, workers, outcomes, max_score, on_done, last_try=
                 job = pending.pop(future)
                 try:
                     outcomes[job.key] = future.result()
-                except (BrokenProcessPool, ZygoteError) as error:  # the machine's doing, not the submission's: once more
-                    if not last_try:
-                        lost.append(job)
-                        continue
-                    outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
+                except (BrokenProcessPool, ZygoteError) as error:
+                    lose(job, error)
+                    continue
                 except Exception as error:  # noqa: BLE001 - a distributed executor's own failures
                     outcomes[job.key] = worker_failure(job, max_score(job.assignment), error)
                 on_done(job, outcomes[job.key])

@@ -24,7 +24,9 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: The batch's scratch folders are made with this prefix (``pipeline._grade_batch``).
 SCRATCH_PREFIX = ".grading-"
@@ -98,11 +100,17 @@ def _scratch_gradebooks_share_compiled_sql() -> None:
     nbgrader.api.create_engine = create_gradebook_engine
 
 
-#: The engine of each scratch gradebook opened in this process, by URL, until ``release_scratch_gradebooks``;
-#: beside it the session factory of each, and the courses already checked in each (``Gradebook.check_course``).
-_scratch_engines: dict = {}
-_scratch_sessions: dict = {}
-_scratch_courses_checked: set = set()
+@dataclass
+class _KeptGradebook:
+    """What one scratch gradebook's openings share until ``release_scratch_gradebooks``."""
+
+    engine: Any
+    sessions: Any  #: the session factory (each opening has a session of its own from it)
+    courses_checked: set = field(default_factory=set)  #: ``Gradebook.check_course`` done for these course ids
+
+
+#: Each scratch gradebook opened in this process, by URL.
+_scratch_gradebooks: dict[str, _KeptGradebook] = {}
 _scratch_engines_lock = threading.Lock()
 
 
@@ -118,28 +126,28 @@ def _scratch_gradebooks_open_without_creating_tables() -> None:
         if path == db_url or not is_scratch_gradebook(path):
             return original(self, db_url, course_id=course_id, authenticator=authenticator)
         with _scratch_engines_lock:
-            engine = _scratch_engines.get(db_url)
-        if engine is None:
+            kept = _scratch_gradebooks.get(db_url)
+        if kept is None:
             engine = nbgrader.api.create_engine(db_url, echo=False, future=True)
             if not inspect(engine).has_table("alembic_version"):  # not a copy of a course's gradebook after all
                 engine.dispose()
                 return original(self, db_url, course_id=course_id, authenticator=authenticator)
             with _scratch_engines_lock:
-                engine = _scratch_engines.setdefault(db_url, engine)
-                _scratch_sessions.setdefault(db_url, sessionmaker(autoflush=True, bind=engine, future=True))
-        self.engine = engine
+                kept = _scratch_gradebooks.setdefault(
+                    db_url, _KeptGradebook(engine, sessionmaker(autoflush=True, bind=engine, future=True)))
+        self.engine = kept.engine
         # As nbgrader's own __init__ does, without Base.metadata.create_all; a session of its own (of one factory
         # per gradebook: making one costs more than the queries of a short opening), the course checked once.
-        self.db = scoped_session(_scratch_sessions[db_url])
-        if (db_url, course_id) not in _scratch_courses_checked:
+        self.db = scoped_session(kept.sessions)
+        if course_id not in kept.courses_checked:
             self.check_course(course_id=course_id)
-            _scratch_courses_checked.add((db_url, course_id))
+            kept.courses_checked.add(course_id)
         self.course_id = course_id
         self.authenticator = authenticator
 
     def close(self) -> None:
         self.db.remove()
-        if self.engine not in _scratch_engines.values():  # a scratch gradebook's is kept for the next opening
+        if all(kept.engine is not self.engine for kept in list(_scratch_gradebooks.values())):  # a kept one stays
             self.engine.dispose()
 
     nbgrader.api.Gradebook.__init__ = open_gradebook
@@ -150,13 +158,10 @@ def release_scratch_gradebooks(folder: str | Path) -> None:
     """Dispose of the kept engines of the scratch gradebooks under ``folder`` (a job's area, once the job is done)."""
     inside = Path(folder).resolve()
     with _scratch_engines_lock:
-        released = [url for url in _scratch_engines if inside in Path(url.removeprefix("sqlite:///")).resolve().parents]
-        engines = [_scratch_engines.pop(url) for url in released]
-        for url in released:
-            _scratch_sessions.pop(url, None)
-        _scratch_courses_checked.difference_update({key for key in _scratch_courses_checked if key[0] in released})
-    for engine in engines:
-        engine.dispose()
+        released = [_scratch_gradebooks.pop(url) for url in list(_scratch_gradebooks)
+                    if inside in Path(url.removeprefix("sqlite:///")).resolve().parents]
+    for kept in released:
+        kept.engine.dispose()
 
 
 def tune_nbgrader() -> None:

@@ -86,7 +86,6 @@ def record_source_cells(course: Course, assignments: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="perceptron-release-") as scratch:
         api = nbgrader_api(course, release_directory=scratch)
         for assignment in changed:
-            recorded.pop(assignment, None)
             result = api.generate_assignment(assignment, force=True)
             if not result["success"]:
                 if nbgrader_error_line(result).startswith("KeyboardInterrupt"):  # nbgrader catches even Ctrl+C

@@ -1,7 +1,7 @@
 """Autograde throughput, measured side by side in one run.
 
 1. A synthetic class (``--students`` copies of the example class's correct and buggy
-   students, all six assignments) graded serially and with ``--jobs 2``: wall time,
+   students, all six assignments, each answer cell ending in a comment of its own) graded serially and with ``--jobs 2``: wall time,
    speed-up, and whether every score is identical.
 2. The serial cost per notebook against the floor of executing the same notebooks
    (as autograde runs them: hidden tests restored) once each with nbclient in a fresh kernel.
@@ -48,8 +48,24 @@ def synthetic_class(root: Path, n_students: int) -> Course:
     for k in range(n_students):
         recipe = recipes[TEMPLATES[k % len(TEMPLATES)]]
         for assignment in course.assignments():
-            build_submission(course, recipe, assignment, course.submitted / f"student{k:03d}" / assignment)
+            folder = course.submitted / f"student{k:03d}" / assignment
+            build_submission(course, recipe, assignment, folder)
+            sign_answers(folder, f"student{k:03d}")
     return course
+
+
+def sign_answers(folder: Path, student: str) -> None:
+    """End each answer cell with a comment of its own, as no two students' answers read the same.
+
+    Otherwise every copy of a template would hand in the same text, and whatever the grader
+    keeps by source (highlighted code, for one) would look cheaper than it is in a real class.
+    """
+    for path in folder.glob("*.ipynb"):
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+                cell.source = f"{cell.source.rstrip()}\n# {student}'s own version"
+        nbformat.write(notebook, path)
 
 
 def timed_grade(course: Course, jobs: int) -> tuple[float, list]:

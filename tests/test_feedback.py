@@ -588,3 +588,26 @@ def test_each_thread_keeps_one_template_environment_whose_filters_are_the_render
     worker.start()
     worker.join()
     assert in_thread[0][0].environment is not first.environment and in_thread[0][1] == first_page
+
+
+def test_a_cell_is_highlighted_once_whatever_its_metadata_unless_it_names_a_magics_language():
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    from perceptron_course.grading.trusted import feedback
+
+    calls = []
+
+    class Counted(Highlight2HTML):
+        def __call__(self, source, language=None, metadata=None):
+            calls.append(source)
+            return super().__call__(source, language, metadata)
+
+    feedback._HIGHLIGHTED.clear()
+    highlight = feedback.RememberedHighlight(Counted(pygments_lexer="ipython3"))
+    graded = {"nbgrader": {"grade": True, "grade_id": "test_radius", "points": 2}}
+    source = "%%bash\necho $((1 + 2))"
+    python_page = highlight(source, metadata=graded)
+    assert highlight(source, metadata={"nbgrader": {"grade_id": "another"}}) == python_page and calls == [source]
+    bash_page = highlight(source, metadata={**graded, "magics_language": "bash"})
+    assert bash_page != python_page and calls == [source, source]  # bash's lexer, not remembered Python
+    assert highlight(source, metadata={"magics_language": "bash"}) == bash_page and len(calls) == 2

@@ -483,15 +483,20 @@ MAX_REMEMBERED_SOURCE = 20_000
 
 
 class RememberedHighlight:
-    """nbconvert's ``Highlight2HTML`` whose results are kept (the same source gives the same HTML)."""
+    """nbconvert's ``Highlight2HTML`` whose results are kept (the same source gives the same HTML).
+
+    Of a cell's metadata, highlighting reads only ``magics_language`` (nbconvert's
+    ``_pygments_highlight``), so that, not the metadata, is part of what a result is kept under.
+    """
 
     def __init__(self, highlight: Highlight2HTML) -> None:
         self.highlight = highlight
 
     def __call__(self, source: str, language: str | None = None, metadata=None) -> str:
-        if metadata or len(source) > MAX_REMEMBERED_SOURCE:
+        if len(source) > MAX_REMEMBERED_SOURCE:
             return self.highlight(source, language, metadata)
-        key = (self.highlight.pygments_lexer, language, source)
+        magics_language = metadata.get("magics_language") if metadata else None
+        key = (self.highlight.pygments_lexer, language, magics_language, source)
         found = _HIGHLIGHTED.get(key)
         if found is None:
             if len(_HIGHLIGHTED) >= MAX_HIGHLIGHTED:

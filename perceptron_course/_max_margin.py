@@ -15,6 +15,10 @@ from ._validation import check_binary_labels, check_points
 SEPARABLE_TOLERANCE = 1e-7
 
 
+class NotSeparableError(ValueError):
+    """No hyperplane through the origin separates the data strictly (a ``ValueError``)."""
+
+
 def max_margin(X, y) -> tuple[np.ndarray, float]:
     """The unit-norm max-margin separator through the origin and its margin.
 
@@ -36,8 +40,8 @@ def max_margin(X, y) -> tuple[np.ndarray, float]:
 
     Raises
     ------
-    ValueError
-        If no hyperplane through the origin separates the data strictly.
+    NotSeparableError
+        A ``ValueError``: no hyperplane through the origin separates the data strictly.
     """
     from scipy.optimize import nnls  # imported here: scipy.optimize alone takes half a second
 
@@ -51,7 +55,7 @@ def max_margin(X, y) -> tuple[np.ndarray, float]:
     f[-1] = 1.0
     u, _ = nnls(E, f, maxiter=50 * max(n, d + 1))
     residual = E @ u - f
-    not_separable = ValueError(
+    not_separable = NotSeparableError(
         "the data are not linearly separable by a hyperplane through the origin "
         "(with a bias, pass augment(X))"
     )

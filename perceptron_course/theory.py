@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._max_margin import SEPARABLE_TOLERANCE, max_margin
+from ._max_margin import SEPARABLE_TOLERANCE, NotSeparableError, max_margin
 from ._validation import check_points, check_vector
 from .geometry import augment
 
-__all__ = ["SEPARABLE_TOLERANCE", "is_separable", "max_margin", "mistake_bound", "proof_quantities", "radius"]
+__all__ = ["SEPARABLE_TOLERANCE", "NotSeparableError", "is_separable", "max_margin", "mistake_bound", "proof_quantities",
+           "radius"]
 
 
 def radius(X) -> float:
@@ -31,10 +32,8 @@ def is_separable(X, y, *, bias: bool = True) -> bool:
     """Whether some hyperplane (with an offset when ``bias=True``) separates the classes strictly."""
     try:
         max_margin(augment(X) if bias else X, y)
-    except ValueError as error:
-        if "not linearly separable" in str(error):
-            return False
-        raise
+    except NotSeparableError:
+        return False
     return True
 
 

@@ -7,7 +7,7 @@ from scipy.optimize import nnls
 from perceptron_course.datasets import linearly_separable, six_point_example, two_point_example, xor
 from perceptron_course.geometry import augment
 from perceptron_course.perceptron import train
-from perceptron_course.theory import is_separable, max_margin, mistake_bound, proof_quantities, radius
+from perceptron_course.theory import NotSeparableError, is_separable, max_margin, mistake_bound, proof_quantities, radius
 
 
 def test_radius_is_measured_from_the_origin():
@@ -51,9 +51,16 @@ def test_max_margin_satisfies_the_optimality_conditions(seed):
 
 @pytest.mark.parametrize("data", [xor(), (np.array([[1.0], [2.0]]), np.array([1, -1]))])
 def test_not_separable_raises_a_clear_error(data):
-    with pytest.raises(ValueError, match="not linearly separable"):
+    with pytest.raises(NotSeparableError, match="not linearly separable") as raised:
         max_margin(*data)
+    assert isinstance(raised.value, ValueError)  # what callers caught before it had a class of its own
     assert not is_separable(*data, bias=False)
+
+
+def test_bad_input_is_an_error_not_a_verdict_of_separability():
+    with pytest.raises(ValueError, match="label") as raised:
+        is_separable(np.array([[1.0], [2.0]]), np.array([1, 2]))
+    assert not isinstance(raised.value, NotSeparableError)
 
 
 def test_separable_only_with_a_bias():

@@ -6,6 +6,7 @@ import numpy as np
 
 from .... import theory, variants
 from ....datasets import linearly_separable, xor
+from ....geometry import augment
 from ..wire import Reply, python_literal
 from .algorithm import boundary_cases
 from .framework import (
@@ -50,9 +51,10 @@ def _xor_feature_cases(rng: np.random.Generator) -> list[Case]:
 
 def _separator(features: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
     """The max-margin separator ``(b, w)`` of mapped points, or ``None`` if they are not separable."""
-    if not theory.is_separable(features, labels, bias=True):
+    try:
+        weights, _ = theory.max_margin(augment(features), labels)
+    except theory.NotSeparableError:
         return None
-    weights, _ = theory.max_margin(np.hstack([np.ones((len(features), 1)), features]), labels)
     return weights
 
 

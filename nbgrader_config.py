@@ -74,7 +74,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "perceptron_course.grading.trusted.preprocessors.LimitOutputSize",
     "perceptron_course.grading.trusted.preprocessors.StderrAsText",
-    "nbgrader.preprocessors.SaveAutoGrades",
+    "perceptron_course.grading.trusted.preprocessors.SaveAutoGradesAtOnce",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
     # Last, once the scores are saved: the autograded notebook keeps no script or active HTML, since

@@ -38,10 +38,12 @@ from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
+from nbgrader.api import Gradebook
 from nbgrader.preprocessors import GetGrades
 from traitlets import Bool, Unicode
 
 from ...intake_rules import INTAKE_METADATA
+from .gradebook_rows import comment_of, grade_of, submitted_notebook_rows
 from .lateness import late_sentence
 
 HIDDEN_PLACEHOLDER = "# (hidden tests: not shown)"
@@ -433,23 +435,42 @@ def feedback_notes(nb: NotebookNode, resources: dict) -> list[str]:
 
 
 class GetGradesAndWaiting(GetGrades):
-    """nbgrader's ``GetGrades``, which also says which cells wait for a TA.
+    """nbgrader's ``GetGrades``, which also says which cells wait for a TA, with the notebook's rows read at once.
 
     nbgrader scores a written answer 0 until a TA grades it; the page says "not graded yet" instead.
+    nbgrader looks up each cell's rows on their own; here they are read in one query each
+    (``gradebook_rows.py``), and the scores and comments put on the page are the same.
     """
 
     def preprocess(self, nb, resources):
-        nb, resources = super().preprocess(nb, resources)
-        from nbgrader.api import Gradebook
-
-        with Gradebook(self.db_url) as gradebook:  # lateness, as nbgrader computes it (due date, extension, timestamp.txt)
-            submission = gradebook.find_submission(self.assignment_id, self.student_id)
-            resources["nbgrader"]["seconds_late"] = float(submission.total_seconds_late or 0.0)
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = Gradebook(self.db_url)
+        with self.gradebook:
+            self._rows = submitted_notebook_rows(self.gradebook, self.notebook_id, self.assignment_id, self.student_id)
+            nb, resources = Preprocessor.preprocess(self, nb, resources)  # each cell, as GetGrades does
+            notebook = self._rows.submitted
+            late_penalty = notebook.late_submission_penalty
+            if late_penalty is None:
+                late_penalty = 0
+            else:
+                self.log.warning("Late submission penalty: %s", late_penalty)
+            resources["nbgrader"]["score"] = notebook.score - late_penalty
+            resources["nbgrader"]["max_score"] = notebook.max_score
+            resources["nbgrader"]["late_penalty"] = late_penalty
+            # lateness, as nbgrader computes it (due date, extension, timestamp.txt)
+            resources["nbgrader"]["seconds_late"] = float(notebook.assignment.total_seconds_late or 0.0)
         return nb, resources
 
+    def _get_comment(self, cell, resources) -> None:
+        cell.metadata.nbgrader["comment"] = comment_of(self.gradebook, self._rows, cell.metadata["nbgrader"]["grade_id"]).comment
+
     def _get_score(self, cell, resources) -> None:
-        super()._get_score(cell, resources)
-        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        grade = grade_of(self.gradebook, self._rows, cell.metadata["nbgrader"]["grade_id"])
+        cell.metadata.nbgrader["score"] = grade.score
+        cell.metadata.nbgrader["points"] = grade.max_score
         cell.metadata.nbgrader["needs_manual_grade"] = bool(grade.needs_manual_grade)
 
 

@@ -18,6 +18,8 @@ They are plugged into nbgrader's autograde by ``nbgrader_config.py``:
   ordinary output, so nbgrader does not score the cell 0 for it.
 - ``LimitOutputSize``: no output keeps more than ``max_chars`` characters of text,
   or a rich (image, HTML, ...) value bigger than ``max_rich_chars``.
+- ``SaveAutoGradesAtOnce``: nbgrader's ``SaveAutoGrades``, with one query and one commit
+  for the notebook's rows instead of one of each per cell.
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor
+from nbgrader import utils as nbgrader_utils
+from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Integer, Unicode
 
 from .case_sets import CASE_SETS_KEY, case_set_id, checker_id
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
+from .gradebook_rows import comment_of, grade_of, submitted_notebook_rows
 from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
@@ -586,6 +590,37 @@ class LimitOutputSize(NbGraderPreprocessor):
         for output in cell.get("outputs", []):
             limit_output(output, self.max_chars, self.max_rich_chars)
         return cell, resources
+
+
+class SaveAutoGradesAtOnce(SaveAutoGrades):
+    """nbgrader's ``SaveAutoGrades`` with the notebook's rows read in one query each and one commit.
+
+    nbgrader looks up and commits each cell's row on its own; the scores, comments and
+    "needs manual grade" marks it saves are the same (``gradebook_rows.py``).
+    """
+
+    def preprocess(self, nb, resources):
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = Gradebook(self.db_url)
+        with self.gradebook:
+            self._rows = submitted_notebook_rows(self.gradebook, self.notebook_id, self.assignment_id, self.student_id)
+            nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)  # each cell, as SaveAutoGrades does
+            self.gradebook.db.commit()
+        return nb, resources
+
+    def _add_score(self, cell, resources) -> None:
+        grade = grade_of(self.gradebook, self._rows, cell.metadata["nbgrader"]["grade_id"])
+        grade.auto_score, _ = nbgrader_utils.determine_grade(cell, self.log)
+        # A manual grade given before, or no automatic score, needs a TA's look (as nbgrader decides).
+        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+
+    def _add_comment(self, cell, resources) -> None:
+        comment = comment_of(self.gradebook, self._rows, cell.metadata["nbgrader"]["grade_id"])
+        untouched = cell.metadata.nbgrader.get("checksum", None) == nbgrader_utils.compute_checksum(cell)
+        comment.auto_comment = "No response." if untouched and not nbgrader_utils.is_task(cell) else None
 
 
 class NamedStubs(ClearSolutions):

@@ -1,0 +1,55 @@
+"""A submitted notebook's grades and comments, read from nbgrader's gradebook in one query each.
+
+nbgrader's preprocessors look up each cell's row on its own: ``Gradebook.find_grade`` and
+``find_comment`` join five tables for one row, and ``SaveAutoGrades`` commits after every cell.
+A submission's rows all exist once autograde has created the submission, so ``SaveAutoGradesAtOnce``
+(``preprocessors.py``) and ``GetGradesAndWaiting`` (``feedback.py``) read them all at once here,
+by the name of their cell, and fall back to nbgrader's lookup for a name not found (which
+raises ``MissingEntry`` as before).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nbgrader.api import BaseCell, Comment, Grade, Gradebook, SubmittedNotebook
+
+
+@dataclass(frozen=True)
+class NotebookRows:
+    """One submitted notebook's rows, each by its cell's ``grade_id``."""
+
+    notebook: str
+    assignment: str
+    student: str
+    submitted: SubmittedNotebook
+    grades: dict[str, Grade]
+    comments: dict[str, Comment]
+
+
+def submitted_notebook_rows(gradebook: Gradebook, notebook: str, assignment: str, student: str) -> NotebookRows:
+    """The rows of ``student``'s notebook ``notebook`` of ``assignment``, in the gradebook's session.
+
+    Raises ``MissingEntry`` (nbgrader's) when the submission has no such notebook.
+    """
+    submitted = gradebook.find_submission_notebook(notebook, assignment, student)
+    db = gradebook.db
+    grades = db.query(BaseCell.name, Grade).join(Grade.cell).filter(Grade.notebook_id == submitted.id)
+    comments = db.query(BaseCell.name, Comment).join(Comment.cell).filter(Comment.notebook_id == submitted.id)
+    return NotebookRows(notebook, assignment, student, submitted, dict(grades.all()), dict(comments.all()))
+
+
+def grade_of(gradebook: Gradebook, rows: NotebookRows, grade_id: str) -> Grade:
+    """The row of cell ``grade_id`` in ``rows``, or nbgrader's own lookup of it."""
+    found = rows.grades.get(grade_id)
+    if found is not None:
+        return found
+    return gradebook.find_grade(grade_id, rows.notebook, rows.assignment, rows.student)
+
+
+def comment_of(gradebook: Gradebook, rows: NotebookRows, grade_id: str) -> Comment:
+    """The comment row of cell ``grade_id`` in ``rows``, or nbgrader's own lookup of it."""
+    found = rows.comments.get(grade_id)
+    if found is not None:
+        return found
+    return gradebook.find_comment(grade_id, rows.notebook, rows.assignment, rows.student)

@@ -19,7 +19,7 @@ from sqlalchemy.exc import SAWarning
 
 from perceptron_course.grading.trusted.course import head_revision
 from perceptron_course.grading.trusted.feedback import GetGradesAndWaiting
-from perceptron_course.grading.trusted.gradebook_rows import grade_of, submitted_notebook_rows
+from perceptron_course.grading.trusted.gradebook_rows import grade_of, submission_scores, submitted_notebook_rows
 from perceptron_course.grading.trusted.preprocessors import SaveAutoGradesAtOnce
 
 ASSIGNMENT, NOTEBOOK, STUDENT = "a1", "nb", "ada"
@@ -146,3 +146,15 @@ def test_a_cell_the_notebook_has_no_row_for_is_nbgraders_missing_entry(gradebook
             grade_of(gradebook, rows, "pasted_from_elsewhere")
         with pytest.raises(MissingEntry):
             submitted_notebook_rows(gradebook, "another_notebook", ASSIGNMENT, STUDENT)
+
+
+def test_a_submissions_scores_are_those_its_notebooks_grades_hold(gradebook_file: Path):
+    SaveAutoGradesAtOnce().preprocess(graded_notebook(), _resources(gradebook_file))
+    with Gradebook(f"sqlite:///{gradebook_file}") as gradebook:
+        submission = gradebook.find_submission(ASSIGNMENT, STUDENT)
+        through_relationships = {grade.name: grade.score for notebook in submission.notebooks for grade in notebook.grades}
+        lookups, _ = _lookups_and_commits(gradebook_file, lambda: submission_scores(gradebook, ASSIGNMENT, STUDENT))
+        score, max_score, cells = submission_scores(gradebook, ASSIGNMENT, STUDENT)
+    assert cells == through_relationships == {"test_margin": 1.5, "test_radius": 0.0, "written": 0.0, "task_plot": 0.0}  # a TA's grade wins
+    # the submission, its score and its maximum (columns nbgrader loads when read), then every cell's score at once
+    assert (score, max_score) == (1.5, 10.0) and lookups == 4

@@ -28,10 +28,10 @@ def nbgrader_error_line(result: dict) -> str:
 
 def read_scores(api, student: str, assignment: str) -> tuple[float, float, dict[str, float]]:
     """Total score, maximum and per-cell scores of a graded submission, from the gradebook."""
+    from .gradebook_rows import submission_scores  # nbgrader's gradebook: imported by a grading job, not by every command
+
     with api.gradebook as gradebook:
-        submission = gradebook.find_submission(assignment, student)
-        cells = {grade.name: float(grade.score) for notebook in submission.notebooks for grade in notebook.grades}
-        return float(submission.score), float(submission.max_score), cells
+        return submission_scores(gradebook, assignment, student)
 
 
 def grade_submission(api, course: Course, student: str, assignment: str, *, kept_manual: Collection[str] = ()) -> Outcome:

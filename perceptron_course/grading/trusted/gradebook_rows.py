@@ -53,3 +53,15 @@ def comment_of(gradebook: Gradebook, rows: NotebookRows, grade_id: str) -> Comme
     if found is not None:
         return found
     return gradebook.find_comment(grade_id, rows.notebook, rows.assignment, rows.student)
+
+
+def submission_scores(gradebook: Gradebook, assignment: str, student: str) -> tuple[float, float, dict[str, float]]:
+    """Total score, maximum, and the score of each graded cell (by ``grade_id``) of a submission.
+
+    The cells' scores in one query (reading them through each notebook's grades loaded each
+    grade's cell on its own). Raises ``MissingEntry`` (nbgrader's) when there is no such submission.
+    """
+    submission = gradebook.find_submission(assignment, student)
+    scores = (gradebook.db.query(BaseCell.name, Grade.score).join(Grade.cell).join(Grade.notebook)
+              .filter(SubmittedNotebook.assignment_id == submission.id))
+    return float(submission.score), float(submission.max_score), {name: float(score) for name, score in scores.all()}

@@ -666,3 +666,27 @@ def test_messages_show_values_in_their_own_type():
     signs = compare_labels()(np.array([0.0, -1.0]), np.array([1, -1]))
     assert "np.sign(0) is 0" in signs.hint
     assert compare_count("one of the caps", noun="cap")(3, 5).what == "a wrong cap"
+
+
+@pytest.mark.parametrize("trainer_name", ["train_one_vs_rest", "train_multiclass"])
+def test_a_kept_multiclass_run_is_the_run_training_with_that_cap_gives(trainer_name):
+    from perceptron_course import multiclass
+    from perceptron_course.grading.trusted.checks.multiclass import KeptRuns, _class_data
+
+    trainer = getattr(multiclass, trainer_name)
+    trained = []
+    kept = KeptRuns(lambda X, y, max_epochs: trained.append(max_epochs) or trainer(X, y, max_epochs=max_epochs))
+    rng = np.random.default_rng(7)
+    reused = 0
+    for k in range(40):
+        X, y = _class_data(rng, integer=k % 2 == 1)
+        uncapped = kept.run(X, y, max_epochs=40)
+        stop = int(np.max(uncapped.epochs))
+        for cap in sorted({1, max(stop - 1, 1), stop, stop + 1, 30, 40}):
+            before = len(trained)
+            got = kept.run(X.tolist() if cap % 2 else X, y, max_epochs=cap)  # as a case passes them: sometimes as lists
+            reused += len(trained) == before
+            fresh = trainer(X, y, max_epochs=cap)
+            for field in ("W", "b", "n_mistakes", "epochs", "converged", "classes"):
+                assert np.array_equal(getattr(got, field), getattr(fresh, field)), (k, cap, field)
+    assert reused > 40  # what is given back rather than trained again: a run that converged, asked again at or after its end

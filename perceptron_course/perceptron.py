@@ -140,6 +140,23 @@ class PerceptronRun:
         start = np.zeros((1, self._increments.shape[1]))
         return _frozen(np.cumsum(np.vstack([start, self._increments]), axis=0))
 
+    def weights_after(self, epochs: int) -> tuple[np.ndarray, float]:
+        """``(w, b)`` at the end of pass ``epochs``, or of training if it converged sooner (copies).
+
+        Exactly what ``train`` returns with ``max_epochs=epochs`` and otherwise the same
+        arguments: the first passes of a longer run are that run.
+
+        Raises
+        ------
+        ValueError
+            If ``epochs`` goes past the last pass of a run that did not converge (not known).
+        """
+        epochs = check_positive_int(epochs, "epochs")
+        if epochs > self.epochs and not self.converged:
+            raise ValueError(f"the run stopped after {self.epochs} passes without converging; pass {epochs} is not known")
+        row = self.weight_history[int(np.searchsorted(self.update_epochs, epochs, side="right"))]
+        return (row[1:].copy(), float(row[0])) if self.bias else (row.copy(), 0.0)
+
     @property
     def history(self) -> list[tuple[np.ndarray, float]]:
         """``(w, b)`` pairs: the zero start, then the weights after every update (copies)."""

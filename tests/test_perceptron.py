@@ -218,3 +218,20 @@ def test_mistakes_are_invariant_to_scaling_without_bias(seed, n, d, scale):
     scaled = train(X * scale, y, bias=False, max_epochs=20)
     assert scaled.update_indices.tolist() == original.update_indices.tolist()
     assert scaled.converged == original.converged
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), d=st.integers(1, 4), bias=st.booleans(),
+       rule=st.sampled_from(["margin", "sign"]), shuffle=st.booleans(), integer=st.booleans())
+def test_the_weights_after_some_passes_are_what_training_with_that_cap_returns(seed, n, d, bias, rule, shuffle, integer):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-2, 3, size=(n, d)) if integer else np.round(rng.normal(size=(n, d)), 3)  # integers: scores of exactly 0
+    y = np.where(rng.random(n) < 0.5, -1, 1)
+    run = train(X, y, bias=bias, rule=rule, shuffle=shuffle, seed=seed, max_epochs=12)
+    for cap in range(1, 13 if not run.converged else run.epochs + 4):
+        w, b = run.weights_after(cap)
+        capped = train(X, y, bias=bias, rule=rule, shuffle=shuffle, seed=seed, max_epochs=cap)
+        assert np.array_equal(w, capped.w) and b == capped.b  # bit for bit
+    if not run.converged:
+        with pytest.raises(ValueError, match="without converging"):
+            run.weights_after(13)

@@ -153,16 +153,17 @@ TRAIN_PERCEPTRON = Check(
 
 def _reference_cap(X_train, y_train, X_dev, y_dev, caps):
     """The smallest cap among those with the best dev accuracy of the reference perceptron."""
-    runs = {cap: perceptron.train(X_train, y_train, max_epochs=cap) for cap in caps}
-    accuracy = {cap: perceptron.accuracy(run.w, run.b, X_dev, y_dev) for cap, run in runs.items()}
+    run = perceptron.train(X_train, y_train, max_epochs=max(caps))  # each cap's run is its first passes
+    accuracy = {cap: perceptron.accuracy(*run.weights_after(cap), X_dev, y_dev) for cap in caps}
     best = max(accuracy.values())
     return min(cap for cap, value in accuracy.items() if value == best)
 
 
 def _cap_by_np_sign(X_train, y_train, X_dev, y_dev, caps):
     """What ``_reference_cap`` gives when dev labels are predicted with ``np.sign`` (sign(0) = 0, never a label)."""
-    runs = {cap: perceptron.train(X_train, y_train, max_epochs=cap) for cap in caps}
-    accuracy = {cap: float(np.mean(np.sign(np.asarray(X_dev, float) @ run.w + run.b) == y_dev)) for cap, run in runs.items()}
+    run = perceptron.train(X_train, y_train, max_epochs=max(caps))
+    weights = {cap: run.weights_after(cap) for cap in caps}
+    accuracy = {cap: float(np.mean(np.sign(np.asarray(X_dev, float) @ w + b) == y_dev)) for cap, (w, b) in weights.items()}
     best = max(accuracy.values())
     return min(cap for cap, value in accuracy.items() if value == best)
 

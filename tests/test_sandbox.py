@@ -459,6 +459,27 @@ def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down(
         assert process.poll() is not None and preprocessors._STARTED_EARLY == {}
 
 
+def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_as_plain_python():
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from perceptron_course.grading.in_sandbox.kernel import HARNESS_CELL_START
+    from perceptron_course.grading.trusted import preprocessors
+
+    cells = ["def radius(X):\n    raise ValueError('raised in the cell that defines radius')",
+             "def margin(w):\n    return radius(w)",
+             "margin(1)",  # the traceback quotes both earlier cells, each from its own code
+             "here = %pwd\nprint(here)",
+             HARNESS_CELL_START + "    pass\nhere = %pwd"]  # the grader's cells are not transformed: no magic
+    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+        preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {"nbgrader": {"student": "s"}})
+    [error] = notebook.cells[2].outputs
+    traceback = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))  # without its colours
+    assert "raise ValueError('raised in the cell that defines radius')" in traceback and "return radius(w)" in traceback
+    assert notebook.cells[3].outputs[0].text.strip().startswith("/")
+    assert notebook.cells[4].outputs[0].ename == "SyntaxError"
+
+
 def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
     from nbformat.v4 import new_code_cell, new_notebook
 

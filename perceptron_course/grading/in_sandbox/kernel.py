@@ -48,6 +48,9 @@ DENIED_SYSCALLS = (
 DENIED_SOCKET_FAMILIES = (40,)
 
 
+#: How the grader's call cells begin (``trusted/verdicts.harness_code``): plain Python, no magics or prompts.
+HARNESS_CELL_START = "def __perceptron_course_harness(request):\n"
+
 #: clone's namespace flags: mount, cgroup, UTS, IPC, user, PID, network (time namespaces need clone3 or unshare).
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 
@@ -129,7 +132,33 @@ def run_kernel(connection_file: str | None, *, memory_mb: int, max_file_mb: int,
         return
     from ipykernel import kernelapp
 
+    spare_work_on_each_cell()
     kernelapp.launch_new_instance(argv=["-f", connection_file, *extra_arguments])
+
+
+def spare_work_on_each_cell() -> None:
+    """Two costs ipykernel and IPython pay on every cell that a grading kernel need not; what runs is the same.
+
+    - ipykernel names each cell's code file (shown in tracebacks) after a MurmurHash2 of its
+      source computed in Python, four bytes at a time; the grader's call cells carry their cases,
+      and hashing them was an eighth of a grading kernel's CPU time. Here a CRC-32 names it: only
+      those file names change.
+    - IPython tokenises every cell to apply its input transformations (``%magic``, ``!cmd``,
+      ``>>>`` prompts); the grader's call cells are plain Python and are compiled as they are.
+      A student's cell that begins the same way gains nothing but losing its magics.
+    """
+    import zlib
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from ipykernel import compiler
+
+    compiler.murmur2_x86 = lambda data, seed: zlib.crc32(data.encode("utf-8", "surrogatepass"), seed)
+    transform_cell = InteractiveShell.transform_cell
+
+    def transform_unless_the_graders(self, raw_cell: str) -> str:  # noqa: ANN001 - IPython's shell
+        return raw_cell if raw_cell.startswith(HARNESS_CELL_START) else transform_cell(self, raw_cell)
+
+    InteractiveShell.transform_cell = transform_unless_the_graders
 
 
 def main(argv: list[str] | None = None) -> None:

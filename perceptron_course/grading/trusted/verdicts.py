@@ -24,6 +24,7 @@ from pathlib import Path
 from nbformat.v4 import new_output
 
 from ..in_sandbox import harness
+from ..in_sandbox.kernel import HARNESS_CELL_START
 from .checks import CHECKS
 from .checks.framework import Check, Verdict
 
@@ -107,7 +108,7 @@ def harness_code(request: dict) -> str:
     """
     payload = json.dumps(request, allow_nan=True, separators=(",", ":"))  # compact: it travels twice, and is parsed in the kernel
     return (
-        "def __perceptron_course_harness(request):\n"
+        HARNESS_CELL_START +
         "    scope = {'__name__': 'perceptron_course_harness'}\n"
         f"    exec(compile({HARNESS_SOURCE!r}, '<grader harness>', 'exec'), scope)\n"
         "    scope['call_all'](globals(), request)\n"

@@ -469,7 +469,9 @@ def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_
              "def margin(w):\n    return radius(w)",
              "margin(1)",  # the traceback quotes both earlier cells, each from its own code
              "here = %pwd\nprint(here)",
-             HARNESS_CELL_START + "    pass\nhere = %pwd"]  # the grader's cells are not transformed: no magic
+             HARNESS_CELL_START + "    pass\nhere = %pwd",  # the grader's cells are not transformed: no magic
+             "import asyncio\nawait asyncio.sleep(0)\nprint('awaited')",
+             HARNESS_CELL_START + "    pass\nimport asyncio\nawait asyncio.sleep(0)"]  # nor run as coroutines
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
     with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
         preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {"nbgrader": {"student": "s"}})
@@ -478,6 +480,8 @@ def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_
     assert "raise ValueError('raised in the cell that defines radius')" in traceback and "return radius(w)" in traceback
     assert notebook.cells[3].outputs[0].text.strip().startswith("/")
     assert notebook.cells[4].outputs[0].ename == "SyntaxError"
+    assert notebook.cells[5].outputs[0].text == "awaited\n"
+    assert "needs a real async loop" in notebook.cells[6].outputs[0].evalue  # IPython's words: not run as a coroutine
 
 
 def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():

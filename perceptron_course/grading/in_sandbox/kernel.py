@@ -143,9 +143,10 @@ def spare_work_on_each_cell() -> None:
       source computed in Python, four bytes at a time; the grader's call cells carry their cases,
       and hashing them was an eighth of a grading kernel's CPU time. Here a CRC-32 names it: only
       those file names change.
-    - IPython tokenises every cell to apply its input transformations (``%magic``, ``!cmd``,
-      ``>>>`` prompts); the grader's call cells are plain Python and are compiled as they are.
-      A student's cell that begins the same way gains nothing but losing its magics.
+    - IPython tokenises every cell (twice) to apply its input transformations (``%magic``,
+      ``!cmd``, ``>>>`` prompts), and compiles it once more to see whether it awaits at top
+      level; the grader's call cells are plain Python that awaits nothing, and are compiled
+      once, as they are. A student's cell that begins the same way only loses its magics.
     """
     import zlib
 
@@ -159,6 +160,12 @@ def spare_work_on_each_cell() -> None:
         return raw_cell if raw_cell.startswith(HARNESS_CELL_START) else transform_cell(self, raw_cell)
 
     InteractiveShell.transform_cell = transform_unless_the_graders
+    should_run_async = InteractiveShell.should_run_async
+
+    def async_unless_the_graders(self, raw_cell: str, **kwargs) -> bool:  # noqa: ANN001, ANN003 - as IPython's
+        return False if raw_cell.startswith(HARNESS_CELL_START) else should_run_async(self, raw_cell, **kwargs)
+
+    InteractiveShell.should_run_async = async_unless_the_graders
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -611,3 +611,34 @@ def test_a_cell_is_highlighted_once_whatever_its_metadata_unless_it_names_a_magi
     bash_page = highlight(source, metadata={**graded, "magics_language": "bash"})
     assert bash_page != python_page and calls == [source, source]  # bash's lexer, not remembered Python
     assert highlight(source, metadata={"magics_language": "bash"}) == bash_page and len(calls) == 2
+
+
+def test_code_is_highlighted_as_ipythons_lexer_highlights_it_with_pythons_where_that_is_the_same():
+    import json
+
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    from perceptron_course.grading.trusted import feedback
+
+    class Counted(Highlight2HTML):
+        calls = 0
+
+        def __call__(self, source, language=None, metadata=None):
+            Counted.calls += 1
+            return super().__call__(source, language, metadata)
+
+    ipython = Counted(pygments_lexer="ipython3")
+    repository = Path(__file__).resolve().parents[1]
+    sources = [
+        "".join(cell["source"]) for path in sorted([*repository.glob("source/*/*.ipynb"), *repository.glob("notebooks/*.ipynb")])
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"
+    ]
+    assert len(sources) > 100
+    tricky = ["", "\n\n", "x = n%k", "r = a % b\n", "print('done!')", "a != b", "np.sum?", "%timeit f(1)",
+              "!ls -l\nx = 1", "x = 1\r\n%time y = 2\r\n", "\ufeffprint(1)", "f(x)\r", "s = '?'", "%%bash\necho hi",
+              "def f():\n    return 100%3\n\n\n", "w = 2 ** 3  # 100% sure?"]
+    for source in sources + tricky:
+        assert feedback.highlight_code_html(ipython, source) == Highlight2HTML(pygments_lexer="ipython3")(source), source
+    assert Counted.calls < len(sources) / 2  # most of the course's code takes Python's lexer
+    # a magic still gets IPython's lexer, so its page differs from Python's own
+    assert feedback.highlight_code_html(ipython, "%timeit f(1)") != Highlight2HTML(pygments_lexer="python")("%timeit f(1)")

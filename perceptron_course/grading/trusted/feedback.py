@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html
 import re
 import threading
 from dataclasses import dataclass
@@ -522,8 +523,46 @@ class RememberedHighlight:
         if found is None:
             if len(_HIGHLIGHTED) >= MAX_HIGHLIGHTED:
                 _HIGHLIGHTED.clear()
-            found = _HIGHLIGHTED[key] = self.highlight(source, language, metadata)
+            found = _HIGHLIGHTED[key] = highlight_code_html(self.highlight, source, language, metadata)
         return found
+
+
+def highlight_code_html(highlight: Highlight2HTML, source: str, language: str | None = None, metadata=None) -> str:
+    """``highlight(source, language, metadata)``, with Pygments' Python lexer where IPython's gives the same tokens.
+
+    IPython's lexer is Python's with 27 patterns for IPython's own syntax (magics, ``!cmd``,
+    ``?``) tried first at each token: three times slower. Each of them holds a ``%``, ``!``
+    or ``?``, and a lexer matches a pattern only where a search of the text it lexes finds it:
+    where none does, the tokens, and so the page, are Python's.
+    """
+    language = language or highlight.pygments_lexer
+    if language != "ipython3" or (metadata and "magics_language" in metadata) or _may_hold_ipython_syntax(source):
+        return highlight(source, language, metadata)
+    from pygments import highlight as pygments_highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    formatter = HtmlFormatter(cssclass=html.escape(f" highlight hl-{language}"), **highlight.extra_formatter_options)
+    return pygments_highlight(source if len(source) > 0 else " ", PythonLexer(), formatter)  # as nbconvert calls it
+
+
+_IPYTHON_SYNTAX: list = []  # IPython's lexer's own patterns, compiled as Pygments compiles them (on first use)
+
+
+def _may_hold_ipython_syntax(source: str) -> bool:
+    """Whether any pattern of IPython's lexer matches the text a Pygments lexer makes of ``source``."""
+    if not any(mark in source for mark in "%!?"):
+        return False
+    if not _IPYTHON_SYNTAX:
+        try:
+            from ipython_pygments_lexers import IPython3Lexer, ipython_tokens  # IPython 9's lexers
+        except ImportError:
+            return True  # another IPython: its own lexer, always
+        _IPYTHON_SYNTAX.extend(re.compile(token[0], IPython3Lexer.flags) for token in ipython_tokens)
+    # What Pygments lexes (Lexer._preprocess_lexer_input, default options): no BOM, \n line ends, no blank
+    # lines at either end, one final \n.
+    text = source.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").strip("\n") + "\n"
+    return any(pattern.search(text) for pattern in _IPYTHON_SYNTAX)
 
 
 class FeedbackHTMLExporter(HTMLExporter):

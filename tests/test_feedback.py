@@ -642,3 +642,39 @@ def test_code_is_highlighted_as_ipythons_lexer_highlights_it_with_pythons_where_
     assert Counted.calls < len(sources) / 2  # most of the course's code takes Python's lexer
     # a magic still gets IPython's lexer, so its page differs from Python's own
     assert feedback.highlight_code_html(ipython, "%timeit f(1)") != Highlight2HTML(pygments_lexer="python")("%timeit f(1)")
+
+
+def test_a_pasted_image_costs_an_honest_student_nothing_and_shows_on_the_page(tmp_path):
+    """An image pasted into a markdown cell, as JupyterLab stores it (the cell's attachments), round 11's ``attach``."""
+    from perceptron_course.grading.trusted.example_class import build_submission, copy_course
+    from perceptron_course.grading.trusted.pipeline import grade
+
+    def with_images(notebook):
+        pasted = new_markdown_cell("My sketch: ![sketch](attachment:sketch.png)")
+        pasted["attachments"] = {"sketch.png": {"image/png": PNG}}
+        notebook.cells.insert(2, pasted)
+        notebook.cells.insert(3, new_markdown_cell("A link to an image I never pasted: ![gone](attachment:gone.png)"))
+        for cell in notebook.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == "why_augmented":  # a written answer, graded by hand
+                cell.source += "\n\n![my drawing](attachment:drawing.png)"
+                cell["attachments"] = {"drawing.png": {"image/png": PNG}}
+        return notebook
+
+    course = copy_course(REPO, tmp_path / "course")
+    for assignment in ("01_geometry", "04_convergence"):
+        build_submission(course, {"BASE": "solutions"}, assignment, course.submitted / "plain" / assignment)
+        build_submission(course, {"BASE": "solutions", "EDITS": {assignment: with_images}}, assignment,
+                         course.submitted / "pasted" / assignment)
+    outcomes = {(o.student, o.assignment): o for o in grade(course, progress=False, jobs=1)}
+    for assignment in ("01_geometry", "04_convergence"):
+        plain, pasted = outcomes["plain", assignment], outcomes["pasted", assignment]
+        assert (pasted.status, pasted.score, pasted.cell_scores) == (plain.status, plain.score, plain.cell_scores), pasted.reason
+        assert plain.status == "graded" and all(plain.cell_scores[part] > 0 for part in plain.cell_scores if part.startswith("test"))
+    for assignment, name in (("01_geometry", "geometry"), ("04_convergence", "convergence")):
+        text = (course.feedback / "pasted" / assignment / f"{name}.html").read_text(encoding="utf-8")
+        page = Page(text)
+        assert active_content(page) == []
+        images = [element for element in page.find("img") if element.attrs.get("src", "").startswith("data:image/png;base64,")]
+        assert len(images) == (1 if assignment == "01_geometry" else 2)  # the pasted image; and the written answer's
+    geometry = Page((course.feedback / "pasted" / "01_geometry" / "geometry.html").read_text(encoding="utf-8"))
+    assert "![gone](attachment:gone.png)" in geometry.find("main")[0].text  # what cannot be rendered is shown as text

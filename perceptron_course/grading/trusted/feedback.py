@@ -282,11 +282,20 @@ def make_outputs_safe(nb: NotebookNode) -> NotebookNode:
     return nb
 
 
-def clean_markdown(source: str) -> str:
-    """Markdown rendered to HTML (a link's ``javascript:`` is markdown, not HTML), then cleaned of all but passive markup."""
-    from nbconvert.filters.markdown import markdown2html
+def clean_markdown(source: str, attachments=None) -> str:  # noqa: ANN001 - a cell's attachments, as the student left them
+    """Markdown rendered to HTML (a link's ``javascript:`` is markdown, not HTML), then cleaned of all but passive markup.
 
-    return NO_ID_CLEANER.clean(markdown2html(source))
+    ``attachments`` are the cell's (an image pasted into it is one): nbconvert embeds each image
+    it links to as a ``data:`` URL. Markdown nbconvert cannot render (a link to an attachment
+    the cell does not hold raises) is shown as text, rather than failing the whole notebook.
+    """
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    try:  # markdown2html_mistune, with the attachments
+        rendered = MarkdownWithMath(renderer=IPythonRenderer(escape=False, attachments=dict(attachments or {}))).render(source)
+    except Exception:  # noqa: BLE001 - nbconvert's InvalidNotebook, or whatever else a student's cell provokes
+        return "<pre>" + html.escape(source) + "</pre>"
+    return NO_ID_CLEANER.clean(rendered)
 
 
 def final_html_block(html: str) -> str:
@@ -331,7 +340,7 @@ class SafeToRender(Preprocessor):
         elif cell.get("metadata", {}).get("nbgrader", {}).get("locked"):
             pass  # restored from source/ by nbgrader: the instructor's text, its headings name the parts
         elif cell.cell_type == "markdown":
-            cell.source = final_html_block(clean_markdown(cell.source))
+            cell.source = final_html_block(clean_markdown(cell.source, cell.get("attachments")))
         else:
             cell.source = NO_ID_CLEANER.clean(cell.source)
         return cell, resources

@@ -1,6 +1,7 @@
 """The report and the exports cover the whole class, whatever subset was graded last."""
 
 import csv
+import os
 import shutil
 from pathlib import Path
 
@@ -268,3 +269,32 @@ def test_the_report_warns_while_any_graded_submission_ran_without_a_sandbox(clas
     write_exports(course, ISOLATION)  # as `perceptron-course refresh` later: the ledger still says how bo was graded
     report = (course.reports / "report.md").read_text(encoding="utf-8")
     assert "**WARNING: student code ran without a sandbox** (1 submission graded without one: bwrap is missing)" in report
+
+
+def test_matplotlib_is_prepared_for_the_report_while_the_comparison_of_code_imports_it():
+    """A batch prepares plotting in one thread while copydetect, in another, imports matplotlib.pyplot (round 11)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import threading
+        from perceptron_course.grading.trusted.report import prepare_plotting
+        errors = []
+        def run(step):
+            try:
+                step()
+            except Exception as error:
+                errors.append(repr(error))
+        threads = [threading.Thread(target=run, args=(prepare_plotting,)),
+                   threading.Thread(target=run, args=(lambda: __import__("copydetect"),))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        import matplotlib
+        print(errors, matplotlib.get_backend())
+    """)
+    environment = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}  # as a TA's shell has it
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=300)
+    assert result.returncode == 0 and result.stdout.lower().split() == ["[]", "agg"], result.stdout + result.stderr

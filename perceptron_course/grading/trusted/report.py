@@ -281,11 +281,16 @@ def cell_pass_rates(record: ClassRecord, course: Course) -> dict[str, float]:
 
 
 def prepare_plotting() -> None:
-    """Import matplotlib now (a second or more), so that writing the report later is quick: after Ctrl+C too."""
+    """Import matplotlib now (a second or more), so that writing the report later is quick: after Ctrl+C too.
+
+    Safe beside another thread importing ``matplotlib.pyplot`` (the comparison of code does, through
+    copydetect): the import waits for that thread's to finish, and only then is the backend chosen
+    (``matplotlib.use`` switches a pyplot it finds in ``sys.modules``, were it half imported).
+    """
     import matplotlib
+    import matplotlib.pyplot  # noqa: F401
 
     matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot  # noqa: F401
 
 
 def plot_report(record: ClassRecord, course: Course, path: Path) -> Path:

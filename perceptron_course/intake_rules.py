@@ -10,7 +10,7 @@ The rules, in the order they apply:
 1. **The file.** At most ``MAX_FILE_BYTES`` as handed in (stored outputs included), JSON of an
    nbformat 4 notebook. Stored outputs are dropped (the grader runs every cell anew), then
    what remains must fit the limits of what is run: ``MAX_NOTEBOOK_BYTES``, ``MAX_CELLS``,
-   ``MAX_TEXT_CELL`` and ``MAX_TEXT_TOTAL``.
+   ``MAX_TEXT_CELL`` and ``MAX_TEXT_TOTAL``, ``MAX_CODE_CELL`` and ``MAX_CODE_TOTAL``.
 2. **Which notebook.** The one notebook of a hand-in is graded whatever its name
    (``geometry-1.ipynb``, ``geometry (1).ipynb``, ``my work.ipynb``). With several, the one
    holding this assignment's cells; among copies of one name, the latest (``-2`` after ``-1``).
@@ -43,6 +43,11 @@ MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024
 MAX_CELLS = 500
 MAX_TEXT_CELL = 10_000
 MAX_TEXT_TOTAL = 60_000
+#: Most characters of code per cell and in all (an assignment's solutions: at most 1,400 per cell, 9,000 in all).
+#: Parsing code to look for imports takes about 1 KB of memory per character of the worst code ("a;a;a;..."),
+#: and it is parsed in the TA's process: 5 MiB of it took 15-26 s and 4.5 GB each time.
+MAX_CODE_CELL = 20_000
+MAX_CODE_TOTAL = 100_000
 
 #: Modules of ``perceptron_course`` the grading kernel can import (the sandbox's student view).
 STUDENT_MODULES = frozenset({"datasets", "plotting", "_validation"})
@@ -239,10 +244,11 @@ def size_problem(notebook: dict, file_name: str) -> str:
     cells = notebook["cells"]
     if len(cells) > MAX_CELLS:
         return f"{short(file_name, 60)} is refused: it has {len(cells):,} cells; a submission may have at most {MAX_CELLS}"
-    text = [_source(cell) for cell in cells if cell.get("cell_type") != "code"]
-    if max(map(len, text), default=0) > MAX_TEXT_CELL or sum(map(len, text)) > MAX_TEXT_TOTAL:
-        return (f"{short(file_name, 60)} is refused: its text cells are too long (at most {MAX_TEXT_CELL:,} characters each, "
-                f"{MAX_TEXT_TOTAL:,} in all)")
+    for kind, per_cell, in_all in (("text", MAX_TEXT_CELL, MAX_TEXT_TOTAL), ("code", MAX_CODE_CELL, MAX_CODE_TOTAL)):
+        sizes = [len(_source(cell)) for cell in cells if (cell.get("cell_type") == "code") == (kind == "code")]
+        if max(sizes, default=0) > per_cell or sum(sizes) > in_all:
+            return (f"{short(file_name, 60)} is refused: its {kind} cells are too long (at most {per_cell:,} characters each, "
+                    f"{in_all:,} in all)")
     return ""
 
 

@@ -104,6 +104,27 @@ def test_what_is_run_must_still_fit_the_limits():
     assert "larger than the grader reads (128 MiB, stored outputs included)" in examine({"g.ipynb": huge}, GEOMETRY, ASSIGNMENTS).refused
 
 
+@pytest.mark.parametrize("kind", ["markdown", "code"])
+def test_text_and_code_cells_have_limits_of_their_own(kind):
+    """Code too: 5 MiB of ``a;`` in one cell (round 11's ``astbomb``) took 15-26 s and 4.5 GB to parse for its imports."""
+    per_cell, in_all = ((intake_rules.MAX_TEXT_CELL, intake_rules.MAX_TEXT_TOTAL) if kind == "markdown"
+                        else (intake_rules.MAX_CODE_CELL, intake_rules.MAX_CODE_TOTAL))
+    filler = "a;" if kind == "code" else "ab"
+
+    def with_cells(*sizes: int) -> str:
+        notebook = released()
+        notebook["cells"] += [{"cell_type": kind, "metadata": {}, "source": (filler * size)[:size],
+                               **({"outputs": [], "execution_count": None} if kind == "code" else {})} for size in sizes]
+        return examine({"geometry.ipynb": as_bytes(notebook)}, GEOMETRY, ASSIGNMENTS).refused
+
+    what = "text" if kind == "markdown" else "code"
+    expected = (f"geometry.ipynb is refused: its {what} cells are too long (at most {per_cell:,} characters each, "
+                f"{in_all:,} in all)")
+    assert with_cells(per_cell) == ""
+    assert with_cells(per_cell + 1) == expected
+    assert with_cells(*[per_cell] * (in_all // per_cell + 1)) == expected
+
+
 def test_a_deleted_solution_cell_is_named_missing_and_put_back_empty_where_it_was():
     notebook = without(released(), "predict", "test_augment")
     intake = examine({"geometry.ipynb": as_bytes(notebook)}, GEOMETRY, ASSIGNMENTS)

@@ -678,3 +678,19 @@ def test_a_pasted_image_costs_an_honest_student_nothing_and_shows_on_the_page(tm
         assert len(images) == (1 if assignment == "01_geometry" else 2)  # the pasted image; and the written answer's
     geometry = Page((course.feedback / "pasted" / "01_geometry" / "geometry.html").read_text(encoding="utf-8"))
     assert "![gone](attachment:gone.png)" in geometry.find("main")[0].text  # what cannot be rendered is shown as text
+
+
+def test_html_nested_deeper_than_the_grader_parses_is_shown_as_text():
+    from perceptron_course.grading.trusted import feedback
+
+    assert feedback.html_depth("<table><tr><td>1<br>2</td></tr></table><img src='x'/><p>a<p>b</P>") == 3
+    shallow = "<div>" * (feedback.MAX_HTML_DEPTH - 1) + "<b>kept</b>" + "</div>" * (feedback.MAX_HTML_DEPTH - 1)  # 256 deep
+    assert "<b>kept</b>" in feedback.clean_student_html(shallow)
+    deep = "<dl>" * 5000 + "<b onclick='alert(1)'>deep</b>" + "</dl>" * 5000
+    for cleaned in (feedback.clean_student_html(deep), feedback.NO_ID_CLEANER.clean(deep)):
+        assert cleaned.startswith("<p>[HTML nested 5,001 levels deep (more than 256), shown as text:]</p><pre>&lt;dl&gt;")
+        assert feedback.html_depth(cleaned) == 1 and "onclick" not in cleaned.replace("&#x27;", "'").split("<pre>")[0]
+        assert len(cleaned) < 13_000  # the first 2,000 characters, escaped
+    [output] = feedback.SafeToRender().preprocess(new_notebook(cells=[new_code_cell("x", outputs=[
+        new_output("display_data", data={"text/html": deep, "text/plain": "<deep>"})])]), {})[0].cells[0].outputs
+    assert output.data["text/html"].startswith("<p>[HTML nested 5,001 levels deep")

@@ -28,7 +28,7 @@ import pytest
 
 from conftest import _command_line, descendants, sandboxes_left, tree_state
 
-from perceptron_course.grading.trusted import files, kernel_pool, sandbox
+from perceptron_course.grading.trusted import feedback, files, kernel_pool, sandbox
 from perceptron_course.grading.trusted.course import Course, CourseError
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
@@ -719,7 +719,7 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     for folder in ("autograded", "feedback"):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
         assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *FIRST_ROUND, *SECOND_ROUND,
-                          *THIRD_ROUND, *FIFTH_ROUND}, graded
+                          *THIRD_ROUND, *FIFTH_ROUND, "html_nesting"}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
 
@@ -890,6 +890,17 @@ def test_hostile_batch_third_round_evasions_are_flagged_and_run_no_program(hosti
 def _csv_cells(path: Path) -> list[list[str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.reader(handle))
+
+
+@pytest.mark.slow
+def test_hostile_batch_eleventh_round_deep_html_is_shown_as_text_and_a_code_bomb_is_refused(hostile_batch):
+    outcomes = hostile_batch["outcomes"]
+    nested = outcomes["html_nesting"]
+    assert (nested.status, nested.score) == ("graded", 8), nested.reason  # its code is correct: its HTML costs it nothing
+    page = (hostile_batch["course"].feedback / "html_nesting" / "01_geometry" / "geometry.html").read_text(encoding="utf-8")
+    assert "HTML nested 2,000 levels deep (more than 256), shown as text" in page and feedback.html_depth(page) < 100
+    bomb = outcomes["code_parse_bomb"]
+    assert bomb.status == "failed" and "its code cells are too long (at most 20,000 characters each" in bomb.reason
 
 
 @pytest.mark.slow

@@ -152,12 +152,49 @@ def _safe_student_attribute(element: str, attribute: str, value: str) -> str | N
     return _safe_attribute(element, attribute, value)
 
 
-def _cleaner(**settings) -> nh3.Cleaner:
+#: Deepest nesting of elements cleaned as HTML. nh3's parser (html5ever) takes time quadratic in the depth of
+#: nested block elements: 799 outputs each of ``<dl>`` nested 5,000 deep took 46 s a pass (round 11, ``htmlnest``).
+#: A page of the course nests about 20 deep, a pandas table about 6.
+MAX_HTML_DEPTH = 256
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)[^>]*>")
+_VOID_ELEMENTS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+                            "track", "wbr"})
+
+
+def html_depth(text: str) -> int:
+    """How deep the elements of the HTML ``text`` nest, counted in one pass over its tags (an unclosed tag counts as open)."""
+    depth = deepest = 0
+    for match in _TAG.finditer(text):
+        closing, name = match.group(1), match.group(2).lower()
+        if closing:
+            depth = max(depth - 1, 0)
+        elif name not in _VOID_ELEMENTS and not match.group(0).endswith("/>"):
+            depth += 1
+            deepest = max(deepest, depth)
+    return deepest
+
+
+class _Cleaner:
+    """An ``nh3.Cleaner`` that shows HTML nested deeper than ``MAX_HTML_DEPTH`` as text instead of parsing it."""
+
+    def __init__(self, cleaner: nh3.Cleaner) -> None:
+        self.cleaner = cleaner
+
+    def clean(self, text: str) -> str:
+        depth = html_depth(text)
+        if depth > MAX_HTML_DEPTH:
+            shown = text[:2000] + (f" ... [{len(text) - 2000:,} more characters]" if len(text) > 2000 else "")
+            return (f"<p>[HTML nested {depth:,} levels deep (more than {MAX_HTML_DEPTH}), shown as text:]</p>"
+                    f"<pre>{html.escape(shown)}</pre>")
+        return self.cleaner.clean(text)
+
+
+def _cleaner(**settings) -> _Cleaner:
     """An nh3 cleaner that keeps only ``STUDENT_TAGS`` (unless told otherwise), drops scripts and styles with
     their content and comments, and lets links and images through ``_safe_attribute``."""
     defaults = {"tags": STUDENT_TAGS, "clean_content_tags": DROPPED_WITH_CONTENT, "attribute_filter": _safe_attribute,
                 "url_schemes": {"http", "https", "mailto", "data"}, "strip_comments": True}
-    return nh3.Cleaner(**{**defaults, **settings})
+    return _Cleaner(nh3.Cleaner(**{**defaults, **settings}))
 
 
 #: What a student wrote: no classes (they could dress text as a passed part), ids only on headings.

@@ -69,7 +69,8 @@ def library_loop_copy() -> str:
             "    points, rule, shuffle, seed = labels, 'margin', False, None\n" + body[start:end] + "    return alpha")
 
 
-HOSTILE = "def augment(X):\n    return X  # </body><script>alert(1)</script> | `code` \x1b[31m\x00\n" + "    x = 1\n" * 5000
+# over the comparison's 400 lines, under the intake's 20,000 characters of a code cell
+HOSTILE = "def augment(X):\n    return X  # </body><script>alert(1)</script> | `code` \x1b[31m\x00\n" + "    x = 1\n" * 1500
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +212,9 @@ def test_three_hundred_students_are_compared_within_the_pair_budget(tmp_path):
 
     assert f"no lecture notebooks at {tmp_path / 'no-lectures'}: the lectures were not compared" in review.notes
 
-    assert [(m.student, m.other) for m in review.matches if m.part == "averaged_perceptron"] == [("s017", "student s230")]
+    # listed under both: which of the two copied is not known
+    assert [(m.student, m.other) for m in review.matches if m.part == "averaged_perceptron"] == [
+        ("s017", "student s230"), ("s230", "student s017")]
 
 
 @pytest.mark.slow
@@ -263,7 +266,8 @@ def test_a_class_that_all_hands_in_the_same_code_is_bounded_and_says_so(tmp_path
     review = find_similar(course, ["02_algorithm"], library=LIBRARY, notebooks=tmp_path / "none")
 
     train = [m for m in review.matches if m.part == "train_perceptron"]
-    assert 0 < len(train) <= 12 and len({m.student for m in train}) >= 2  # spread over students, not all on s0
+    # 12 pairs compared in detail, each listed under both students; spread over students, not all on s0
+    assert 0 < len(train) <= 2 * 12 and len({m.student for m in train}) >= 2
     assert any(note.startswith("02_algorithm/train_perceptron: 45 pairs share over 50%") for note in review.notes)
     markdown = markdown_section(review)
     assert markdown.count("\n### ") == 2 and f"{len(review.matches) - 2} more matches (their lines are not shown)" in markdown

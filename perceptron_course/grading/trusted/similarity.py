@@ -103,7 +103,7 @@ class Match:
     student: str
     other: str  #: what it was found in, e.g. ``student cy``, ``perceptron_course/geometry.py augment``
     kind: str  #: the other document's kind
-    score: float  #: fraction of the student's tokenised code found in the other (for two students: the larger)
+    score: float  #: fraction of the student's tokenised code found in the other (two students: each has a match of their own)
     student_lines: Lines  #: the student's matched lines (numbers within their cell)
     other_lines: Lines  #: the other's matched lines (numbers within its cell or file)
 
@@ -349,11 +349,17 @@ def compare_part(assignment: str, part: str, students: list[Document], reference
     for _, _, _, i, j in chosen[:MAX_DETAILED_PAIRS]:
         other_print = prints[j] if j < len(readable) else reference_prints[j - len(readable)]
         _, (mine, theirs), (my_slices, their_slices) = compare_files(prints[i], other_print)
-        score = max(mine, theirs) if j < len(readable) else mine
-        if score >= THRESHOLD:
-            match = Match(assignment, part, readable[i].owner, others[j].label, others[j].kind, round(float(score), 3),
-                          matched_lines(readable[i], my_slices), matched_lines(others[j], their_slices))
-            found.setdefault(readable[i].owner, []).append(match)
+        if j >= len(readable):  # a reference: the student's share decides
+            if mine >= THRESHOLD:
+                found.setdefault(readable[i].owner, []).append(Match(
+                    assignment, part, readable[i].owner, others[j].label, others[j].kind, round(float(mine), 3),
+                    matched_lines(readable[i], my_slices), matched_lines(others[j], their_slices)))
+        elif max(mine, theirs) >= THRESHOLD:  # two students: listed under both, each with their own share (who copied is not known)
+            for (me, share, my_lines), (other, their_lines) in (((i, mine, my_slices), (j, their_slices)),
+                                                                 ((j, theirs, their_slices), (i, my_slices))):
+                found.setdefault(readable[me].owner, []).append(Match(
+                    assignment, part, readable[me].owner, others[other].label, others[other].kind, round(float(share), 3),
+                    matched_lines(readable[me], my_lines), matched_lines(others[other], their_lines)))
     matches = []
     for student in sorted(found):
         ranked = sorted(found[student], key=lambda m: (-m.score, m.other))

@@ -811,6 +811,44 @@ def test_the_grader_refuses_messages_too_big_for_its_memory():
         manager.context.destroy()
 
 
+def test_a_restarted_kernel_s_endpoints_never_name_a_descriptor_the_kernel_before_it_had(tmp_path):
+    # A kernel's endpoints are /proc/<grader>/fd/<n>. The numbers of a dead kernel's descriptors went to the
+    # restarted kernel's, and the sockets of the dead kernel that ZMQ reconnected (its client; the control socket,
+    # lingering with an interrupt sent to the dead kernel) reached the new kernel: it then sometimes left a cell
+    # unanswered until its time limit. Until the manager's last kernel is shut down, no number is given again.
+    from jupyter_core.utils import run_sync
+
+    manager = sandbox.SandboxKernelManager()
+    manager.connection_file = str(tmp_path / "kernel.json")
+    for port, channel in enumerate(sandbox.CHANNELS, 1):
+        setattr(manager, f"{channel}_port", port)
+    manager._still_running = lambda: True
+    folder, listeners = tmp_path / sandbox.SOCKETS_FOLDER, []
+
+    def start_a_kernel() -> set[str]:
+        """Bind a socket per channel where the kernel binds them; the endpoints the grader then connects to."""
+        folder.mkdir(exist_ok=True)
+        folder.chmod(0o700)  # the manager closed it once the sockets were bound
+        for port in range(1, len(sandbox.CHANNELS) + 1):
+            (folder / f"kernel-{port}").unlink(missing_ok=True)
+            listeners.append(socket.socket(socket.AF_UNIX))
+            listeners[-1].bind(str(folder / f"kernel-{port}"))
+        return set(manager._socket_urls().values())
+
+    try:
+        first = start_a_kernel()
+        run_sync(manager._async_cleanup_resources)(restart=True)
+        second = start_a_kernel()
+        assert len(first) == len(second) == len(sandbox.CHANNELS) and first.isdisjoint(second)
+        run_sync(manager._async_cleanup_resources)(restart=False)  # the last kernel: every descriptor is closed
+        for url in first | second:
+            with pytest.raises(OSError):
+                os.fstat(int(url.rsplit("/", 1)[1]))
+    finally:
+        for listener in listeners:
+            listener.close()
+
+
 #: Recipes of the second attack round: cells each must keep (their own correct code) and, for the
 #: refused ones, what grades.csv must say.
 SECOND_ROUND = {

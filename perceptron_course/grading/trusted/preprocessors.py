@@ -363,9 +363,7 @@ class ResilientExecute(Execute):
             self._gave_up = (f"this cell was not run: the kernel died {self._restarts} times, and the grader gives up "
                              f"after {self.max_restarts} restarts")
             return
-        run_sync(self.km.restart_kernel)(now=True)
-        self.kc.stop_channels()
-        self.start_new_kernel_client()
+        self._restart_kernel()
         for earlier_index in sorted(self._worked):
             if earlier_index >= index or self._reason_to_skip():
                 break
@@ -373,12 +371,20 @@ class ResilientExecute(Execute):
             try:  # a copy: the notebook keeps the outputs of the first run
                 self.execute_cell(copy.deepcopy(original), earlier_index, store_history=False)
             except (DeadKernelError, CellTimeoutError):  # it failed again: go on without the rest of the state
-                run_sync(self.km.restart_kernel)(now=True)
-                self.kc.stop_channels()
-                self.start_new_kernel_client()
+                self._restart_kernel()
                 return
             finally:
                 self.nb.cells[earlier_index] = original
+
+    def _restart_kernel(self) -> None:
+        """A new kernel and a new client for it; the old client is closed first, before the new kernel exists.
+
+        A socket of the old kernel left open reconnects to its endpoint, which names a descriptor of this
+        process (``SandboxKernelManager._retire_socket_fds``): none is left open once the new kernel is up.
+        """
+        self.kc.stop_channels()
+        run_sync(self.km.restart_kernel)(now=True)
+        self.start_new_kernel_client()
 
     # ------------------------------------------------------------------ what the kernel sends
 

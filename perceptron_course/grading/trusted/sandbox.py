@@ -639,13 +639,16 @@ class VerifiedSocketsClient(AsyncKernelClient):
 
     def start_channels(self, shell: bool = True, iopub: bool = True, stdin: bool = True, hb: bool = True,
                        control: bool = True) -> None:
-        """Connect the shell, IOPub and heartbeat channels only: never stdin or control.
+        """Connect the shell and IOPub channels only: never stdin, control or the heartbeat.
 
-        Nothing reads them while grading (input is not allowed; interrupts go through the
-        manager), and what a kernel sends on a connected socket that nobody reads stays in the
-        grader's memory: a kernel filled gigabytes that way on stdin.
+        Nothing reads stdin or control while grading (input is not allowed; interrupts go
+        through the manager), and what a kernel sends on a connected socket that nobody reads
+        stays in the grader's memory: a kernel filled gigabytes that way on stdin. Whether the
+        kernel lives is the manager's to tell (its process); the heartbeat's thread, once its
+        kernel died, opens a new socket to the same endpoint every second, and after a restart
+        that endpoint can be the new kernel's (see ``SandboxKernelManager._socket_urls``).
         """
-        super().start_channels(shell=shell, iopub=iopub, stdin=False, hb=hb, control=False)
+        super().start_channels(shell=shell, iopub=iopub, stdin=False, hb=False, control=False)
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
         """Return once the kernel answers ``kernel_info`` on its shell socket and publishes on its IOPub socket.
@@ -698,6 +701,7 @@ class SandboxKernelManager(AsyncKernelManager):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._socket_fds: dict[str, int] = {}
+        self._retired_socket_fds: list[int] = []  #: those of the kernels restarted since (``_retire_socket_fds``)
         self._defer_post_start = False
         self._post_start_arguments: dict | None = None
 
@@ -789,6 +793,31 @@ class SandboxKernelManager(AsyncKernelManager):
             os.close(descriptor)
         self._socket_fds = {}
 
+    def _retire_socket_fds(self) -> None:
+        """Keep the descriptors of a kernel that is gone open, and its endpoints' numbers with them, until the last kernel.
+
+        A kernel's endpoints are ``/proc/<grader>/fd/<n>``, and ZMQ reconnects a socket whose peer
+        went away (every 0.1-0.2 s). Closed, these numbers went to the next descriptors the grader
+        opened: often the restarted kernel's, and the sockets of the dead kernel (its client,
+        replaced only once the new kernel was up; the control socket, lingering with the
+        interrupt sent to the dead kernel) reached the new kernel: a shell socket with the new
+        client's ZMQ identity, the stale interrupt on its control socket. The new kernel then
+        sometimes left a cell unanswered until its time limit. Kept open, they name the dead
+        kernel's sockets, where a reconnection is refused. (At most a few per notebook: restarts
+        are bounded by ``max_restarts`` and by the checks of the assignment.)
+        """
+        self._retired_socket_fds += self._socket_fds.values()
+        self._socket_fds = {}
+
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        if self._control_socket is not None:  # the kernel is gone or killed: what it was sent is dropped, not kept 0.1 s
+            self._control_socket.close(linger=0)
+            self._control_socket = None
         await super()._async_cleanup_resources(restart=restart)
+        if restart:
+            self._retire_socket_fds()
+            return
         self._close_socket_fds()
+        for descriptor in self._retired_socket_fds:
+            os.close(descriptor)
+        self._retired_socket_fds = []

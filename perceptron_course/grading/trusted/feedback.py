@@ -39,12 +39,11 @@ from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
-from nbgrader.api import Gradebook
 from nbgrader.preprocessors import GetGrades
 from traitlets import Bool, Unicode
 
 from ...intake_rules import INTAKE_METADATA
-from .gradebook_rows import comment_of, grade_of, submitted_notebook_rows
+from .gradebook_rows import comment_of, grade_of, opened_rows
 from .lateness import late_sentence
 
 HIDDEN_PLACEHOLDER = "# (hidden tests: not shown)"
@@ -490,13 +489,7 @@ class GetGradesAndWaiting(GetGrades):
     """
 
     def preprocess(self, nb, resources):
-        self.notebook_id = resources["nbgrader"]["notebook"]
-        self.assignment_id = resources["nbgrader"]["assignment"]
-        self.student_id = resources["nbgrader"]["student"]
-        self.db_url = resources["nbgrader"]["db_url"]
-        self.gradebook = Gradebook(self.db_url)
-        with self.gradebook:
-            self._rows = submitted_notebook_rows(self.gradebook, self.notebook_id, self.assignment_id, self.student_id)
+        with opened_rows(self, resources) as self._rows:
             nb, resources = Preprocessor.preprocess(self, nb, resources)  # each cell, as GetGrades does
             notebook = self._rows.submitted
             late_penalty = notebook.late_submission_penalty

@@ -10,7 +10,9 @@ raises ``MissingEntry`` as before).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 from nbgrader.api import BaseCell, Comment, Grade, Gradebook, SubmittedNotebook
 
@@ -37,6 +39,22 @@ def submitted_notebook_rows(gradebook: Gradebook, notebook: str, assignment: str
     grades = db.query(BaseCell.name, Grade).join(Grade.cell).filter(Grade.notebook_id == submitted.id)
     comments = db.query(BaseCell.name, Comment).join(Comment.cell).filter(Comment.notebook_id == submitted.id)
     return NotebookRows(notebook, assignment, student, submitted, dict(grades.all()), dict(comments.all()))
+
+
+@contextmanager
+def opened_rows(preprocessor, resources: dict) -> Iterator[NotebookRows]:  # noqa: ANN001 - an nbgrader preprocessor
+    """As nbgrader's gradebook preprocessors begin: their ids from ``resources``, their gradebook opened; then the rows.
+
+    Sets ``notebook_id``, ``assignment_id``, ``student_id``, ``db_url`` and ``gradebook`` on
+    ``preprocessor``; the gradebook is closed when the block ends.
+    """
+    ids = resources["nbgrader"]
+    preprocessor.notebook_id, preprocessor.assignment_id = ids["notebook"], ids["assignment"]
+    preprocessor.student_id, preprocessor.db_url = ids["student"], ids["db_url"]
+    preprocessor.gradebook = Gradebook(preprocessor.db_url)
+    with preprocessor.gradebook:
+        yield submitted_notebook_rows(preprocessor.gradebook, preprocessor.notebook_id, preprocessor.assignment_id,
+                                      preprocessor.student_id)
 
 
 def grade_of(gradebook: Gradebook, rows: NotebookRows, grade_id: str) -> Grade:

@@ -46,7 +46,7 @@ from traitlets import Bool, Integer, Unicode
 
 from .case_sets import CASE_SETS_KEY, case_set_id, checker_id
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
-from .gradebook_rows import comment_of, grade_of, submitted_notebook_rows
+from .gradebook_rows import comment_of, grade_of, opened_rows
 from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
@@ -606,13 +606,7 @@ class SaveAutoGradesAtOnce(SaveAutoGrades):
     """
 
     def preprocess(self, nb, resources):
-        self.notebook_id = resources["nbgrader"]["notebook"]
-        self.assignment_id = resources["nbgrader"]["assignment"]
-        self.student_id = resources["nbgrader"]["student"]
-        self.db_url = resources["nbgrader"]["db_url"]
-        self.gradebook = Gradebook(self.db_url)
-        with self.gradebook:
-            self._rows = submitted_notebook_rows(self.gradebook, self.notebook_id, self.assignment_id, self.student_id)
+        with opened_rows(self, resources) as self._rows:
             nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)  # each cell, as SaveAutoGrades does
             self.gradebook.db.commit()
         return nb, resources

@@ -646,7 +646,7 @@ class VerifiedSocketsClient(AsyncKernelClient):
         stays in the grader's memory: a kernel filled gigabytes that way on stdin. Whether the
         kernel lives is the manager's to tell (its process); the heartbeat's thread, once its
         kernel died, opens a new socket to the same endpoint every second, and after a restart
-        that endpoint can be the new kernel's (see ``SandboxKernelManager._socket_urls``).
+        that endpoint could be the new kernel's (see ``SandboxKernelManager._retire_socket_fds``).
         """
         super().start_channels(shell=shell, iopub=iopub, stdin=False, hb=False, control=False)
 

@@ -470,41 +470,45 @@ def _copy_scores(area_gradebook: Path, gradebook, job: GradeJob) -> None:
     """
     from nbgrader.api import Gradebook
 
+    from .gradebook_rows import grades_and_comments
+
     kept = set(job.kept_manual)
     with Gradebook(f"sqlite:///{area_gradebook}") as graded:
         submission = graded.find_submission(job.assignment, job.student)
         gradebook.update_or_create_student(job.student)
         target = gradebook.update_or_create_submission(job.assignment, job.student, timestamp=submission.timestamp)
-        # Through the relationships, not nbgrader's find_grade and find_comment: each of those is a query
-        # of five tables, and flushes every change before it (a fifth of a merge's time).
+        # Each notebook's rows by name in one query each, not nbgrader's find_grade and find_comment: each of
+        # those is a query of five tables, and flushes every change before it (a fifth of a merge's time).
         target_notebooks = {notebook.name: notebook for notebook in target.notebooks}
         for notebook in submission.notebooks:
             target_notebook = target_notebooks[notebook.name]
             target_notebook.flagged = notebook.flagged
             target_notebook.late_submission_penalty = notebook.late_submission_penalty
-            grades = {grade.name: grade for grade in target_notebook.grades}
-            for grade in notebook.grades:
-                copy = grades[grade.name]
+            grades, comments = grades_and_comments(graded, notebook)
+            target_grades, target_comments = grades_and_comments(gradebook, target_notebook)
+            for name, grade in grades.items():
+                copy = target_grades[name]
                 copy.auto_score = grade.auto_score
-                if not (f"{notebook.name}/{grade.name}" in kept and copy.manual_score is not None):
+                if not (f"{notebook.name}/{name}" in kept and copy.manual_score is not None):
                     copy.needs_manual_grade = grade.needs_manual_grade
-            comments = {comment.name: comment for comment in target_notebook.comments}
-            for comment in notebook.comments:
-                comments[comment.name].auto_comment = comment.auto_comment
+            for name, comment in comments.items():
+                target_comments[name].auto_comment = comment.auto_comment
         gradebook.db.commit()
 
 
 def manual_grades_to_keep(gradebook, student: str, assignment: str, unchanged: set[str]) -> tuple[str, ...]:
     """``notebook/grade_id`` of each answer a TA graded by hand (a manual score, no longer needing one) among ``unchanged``."""
+    from .gradebook_rows import grades_and_comments
+
     try:
         submission = gradebook.find_submission(assignment, student)
     except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: never graded
         return ()
     return tuple(sorted(
-        f"{notebook.name}/{grade.name}"
+        f"{notebook.name}/{name}"
         for notebook in submission.notebooks
-        for grade in notebook.grades
-        if grade.manual_score is not None and not grade.needs_manual_grade and f"{notebook.name}/{grade.name}" in unchanged
+        for name, grade in grades_and_comments(gradebook, notebook)[0].items()
+        if grade.manual_score is not None and not grade.needs_manual_grade and f"{notebook.name}/{name}" in unchanged
     ))
 
 

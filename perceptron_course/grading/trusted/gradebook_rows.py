@@ -5,7 +5,8 @@ nbgrader's preprocessors look up each cell's row on its own: ``Gradebook.find_gr
 A submission's rows all exist once autograde has created the submission, so ``SaveAutoGradesAtOnce``
 (``preprocessors.py``) and ``GetGradesAndWaiting`` (``feedback.py``) read them all at once here,
 by the name of their cell, and fall back to nbgrader's lookup for a name not found (which
-raises ``MissingEntry`` as before).
+raises ``MissingEntry`` as before). The grader's own readers of a submission's grades (its
+scores, the merge into the course's gradebook, the ledger's state, the replay record) do too.
 """
 
 from __future__ import annotations
@@ -35,10 +36,18 @@ def submitted_notebook_rows(gradebook: Gradebook, notebook: str, assignment: str
     Raises ``MissingEntry`` (nbgrader's) when the submission has no such notebook.
     """
     submitted = gradebook.find_submission_notebook(notebook, assignment, student)
+    return NotebookRows(notebook, assignment, student, submitted, *grades_and_comments(gradebook, submitted))
+
+
+def grades_and_comments(gradebook: Gradebook, submitted: SubmittedNotebook) -> tuple[dict[str, Grade], dict[str, Comment]]:
+    """A submitted notebook's grades and comments, each by its cell's ``grade_id``: one query each.
+
+    Through ``submitted.grades`` instead, each grade's ``name`` loads its cell on its own.
+    """
     db = gradebook.db
     grades = db.query(BaseCell.name, Grade).join(Grade.cell).filter(Grade.notebook_id == submitted.id)
     comments = db.query(BaseCell.name, Comment).join(Comment.cell).filter(Comment.notebook_id == submitted.id)
-    return NotebookRows(notebook, assignment, student, submitted, dict(grades.all()), dict(comments.all()))
+    return dict(grades.all()), dict(comments.all())
 
 
 @contextmanager

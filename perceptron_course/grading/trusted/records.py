@@ -155,6 +155,7 @@ def build_record(context: GradingContext, area: Path, outcome: Outcome, submitte
     """
     from nbgrader.api import Gradebook
 
+    from .gradebook_rows import grades_and_comments
     from .preprocessors import LIMITS_METADATA, limits_hit
 
     student, assignment = outcome.student, outcome.assignment
@@ -171,14 +172,14 @@ def build_record(context: GradingContext, area: Path, outcome: Outcome, submitte
             recorded = recorded_case_sets(ran.get("metadata", {}).get(LIMITS_METADATA))
             case_sets.update({function: ids["case_set"] for function, ids in recorded.items()})
             declared = _declared_functions(ran)
-            for grade in sorted(notebook.grades, key=lambda g: g.name):
-                by_hand = grade.name in written
-                parts[f"{notebook.name}/{grade.name}"] = {
+            for name, grade in sorted(grades_and_comments(gradebook, notebook)[0].items()):
+                by_hand = name in written
+                parts[f"{notebook.name}/{name}"] = {
                     "graded_by": "hand" if by_hand else "tests",
                     "score": None if by_hand else float(grade.auto_score or 0.0),
                     "max_score": float(grade.max_score),
                     "checks": {} if by_hand else {function: recorded.get(function, {"case_set": "", "checker": ""})
-                                                  for function in declared.get(grade.name, [])},
+                                                  for function in declared.get(name, [])},
                 }
     return {
         "format": RECORD_FORMAT,

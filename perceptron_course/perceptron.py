@@ -154,16 +154,16 @@ class PerceptronRun:
         epochs = check_positive_int(epochs, "epochs")
         if epochs > self.epochs and not self.converged:
             raise ValueError(f"the run stopped after {self.epochs} passes without converging; pass {epochs} is not known")
-        row = self.weight_history[int(np.searchsorted(self.update_epochs, epochs, side="right"))]
-        return (row[1:].copy(), float(row[0])) if self.bias else (row.copy(), 0.0)
+        return self._w_b(self.weight_history[int(np.searchsorted(self.update_epochs, epochs, side="right"))])
 
     @property
     def history(self) -> list[tuple[np.ndarray, float]]:
         """``(w, b)`` pairs: the zero start, then the weights after every update (copies)."""
-        rows = self.weight_history
-        if self.bias:
-            return [(row[1:].copy(), float(row[0])) for row in rows]
-        return [(row.copy(), 0.0) for row in rows]
+        return [self._w_b(row) for row in self.weight_history]
+
+    def _w_b(self, row: np.ndarray) -> tuple[np.ndarray, float]:
+        """A row of ``weight_history`` as ``(w, b)`` (copies; ``b`` is 0.0 without bias)."""
+        return (row[1:].copy(), float(row[0])) if self.bias else (row.copy(), 0.0)
 
 
 def train(

@@ -1,6 +1,6 @@
 """Cy starts from working code but makes twelve typical mistakes, one to three per assignment.
 
-Each bug costs exactly the test cell of the function it sits in (see tests/test_pipeline.py).
+Each bug costs exactly the test cell of the function it sits in (see tests/grader/test_pipeline.py).
 """
 
 BASE = "solutions"

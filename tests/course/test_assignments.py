@@ -12,7 +12,7 @@ from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.notebook_format import course_notebooks, normalise, normalised_text
 from perceptron_course.grading.trusted.pipeline import release
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 COURSE = Course.open(REPO)
 NOTEBOOKS = [(a, n) for a in COURSE.assignments() for n in COURSE.notebook_names(a)]

@@ -17,7 +17,7 @@ from perceptron_course.grading.trusted.bundle import build_bundle
 from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.course import Course, CourseError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECRET_PATHS = ("source/", "tests/", "example_class/", "perceptron_course/grading/", "gradebook")
 SECRET_TEXT = (b"BEGIN SOLUTION", b"BEGIN HIDDEN TESTS")
 

@@ -18,7 +18,7 @@ from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.checks import run_in_process
 from perceptron_course.grading.trusted.verdicts import declarations, split_hidden
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 COURSE = Course.open(REPO)
 BUGGY = runpy.run_path(str(REPO / "example_class" / "cy_buggy.py"))["CELLS"]
 ALTERNATIVE = runpy.run_path(str(REPO / "example_class" / "ben_alternative.py"))["CELLS"]

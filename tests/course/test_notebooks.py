@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPOSITORY / "notebooks").glob("*.ipynb"))
 SOURCES = sorted((REPOSITORY / "source").glob("*/*.ipynb"))
 CHECK_TAG = "nbval-check-output"
@@ -142,7 +142,7 @@ def test_nbval_compares_tagged_cells_and_only_those(tmp_path):
     code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     tagged = next(cell for cell in code_cells if CHECK_TAG in cell.metadata.get("tags", []) and cell.outputs)
     untagged = next(cell for cell in code_cells if CHECK_TAG not in cell.metadata.get("tags", []) and cell.outputs)
-    repository = Path(__file__).resolve().parents[1]
+    repository = Path(__file__).resolve().parents[2]
     shutil.copy(repository / "notebooks" / "sanitize.cfg", tmp_path / "sanitize.cfg")
 
     def nbval(name: str) -> subprocess.CompletedProcess:

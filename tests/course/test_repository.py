@@ -4,7 +4,7 @@ import ast
 import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 STUDENT_DATA = ["submitted/ada/01_geometry/geometry.ipynb", "autograded/ada/01_geometry/geometry.ipynb",
                 "feedback/ada/01_geometry/geometry.html", "gradebook.db", "grades.csv", "grades_by_student.csv", "reports/report.md",
                 "reports/report.html", "reports/records/ada/01_geometry.json", ".explain-x1/job/submitted/ada/01_geometry/geometry.ipynb",

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_geometry/geometry.ipynb"
 FUNCTION = "augment"
 # Typed on one line: the editor's auto-indent cannot change its meaning.

@@ -23,7 +23,7 @@ from perceptron_course.grading.trusted.pipeline import grade
 from perceptron_course.grading.trusted.preprocessors import LIMIT_LABELS, LIMITS_METADATA
 from perceptron_course.grading.trusted.secret import SECRET_FILE, read_secret
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_geometry"
 PARTS = {f"geometry/test_{name}": name for name in ("augment", "predict", "signed_distance", "set_margin")}
 #: sign(0) = 0: wrong on every point with a score of exactly 0 (the buggy example student's predict).

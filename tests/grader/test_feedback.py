@@ -29,7 +29,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from perceptron_course.grading.trusted.feedback import IMAGE_ALT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EVIL = "https://evil.example/"
 
 
@@ -498,7 +498,7 @@ def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
     from perceptron_course.grading.trusted.pipeline import grade
 
     course = copy_course(REPO, tmp_path / "course")
-    build_example_class(course, Path(__file__).resolve().parent / "fixtures" / "feedback_class")
+    build_example_class(course, Path(__file__).resolve().parents[1] / "fixtures" / "feedback_class")
     outcomes = {outcome.assignment: outcome for outcome in grade(course, progress=False, jobs=1)}
     assert set(outcomes) == {"01_geometry", "04_convergence"}
     outcome = outcomes["01_geometry"]
@@ -532,7 +532,7 @@ def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
     assert "bold output" in body and "a link" in body  # the harmless part of what the student wrote stays
 
 
-HOSTILE_ANSWER = (Path(__file__).resolve().parent / "fixtures" / "formgrader" / "hostile_answer.md").read_text(encoding="utf-8")
+HOSTILE_ANSWER = (Path(__file__).resolve().parents[1] / "fixtures" / "formgrader" / "hostile_answer.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("passes", [1, 2, 3])
@@ -628,7 +628,7 @@ def test_code_is_highlighted_as_ipythons_lexer_highlights_it_with_pythons_where_
             return super().__call__(source, language, metadata)
 
     ipython = Counted(pygments_lexer="ipython3")
-    repository = Path(__file__).resolve().parents[1]
+    repository = Path(__file__).resolve().parents[2]
     sources = [
         "".join(cell["source"]) for path in sorted([*repository.glob("source/*/*.ipynb"), *repository.glob("notebooks/*.ipynb")])
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"

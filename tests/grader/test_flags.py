@@ -11,7 +11,7 @@ from perceptron_course.grading.trusted.flags import (
     ALLOWED_IMPORTS, MAX_FLAGS, Flag, restored_cell_ids, review_notebook, summary,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 COURSE = Course.open(REPO)
 HONEST_STUDENTS = ["ada_reference", "ben_alternative", "cy_buggy"]  # cy's code is wrong, not suspicious
 

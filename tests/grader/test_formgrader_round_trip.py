@@ -30,7 +30,7 @@ pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is missing (/usr/bin/chromium): apt-get install chromium"),
 ]
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT, NOTEBOOK, ANSWER = "04_convergence", "convergence", "why_augmented"
 OTHER_ANSWER = "why_squeeze"  #: the assignment's other written answer
 STUDENT = "ada"

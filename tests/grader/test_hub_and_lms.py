@@ -26,7 +26,7 @@ from perceptron_course.grading.trusted.example_class import copy_course, solved_
 from perceptron_course.grading.trusted.exports import CANVAS_GRADES, CANVAS_ROSTER
 from perceptron_course.grading.trusted.pipeline import grade, record_source_cells
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 COURSE_ID = "perceptron"
 ASSIGNMENT = "01_geometry"

@@ -13,7 +13,7 @@ from perceptron_course import intake_rules
 from perceptron_course.grading.trusted import sandbox
 from perceptron_course.intake_rules import IntakeError, copy_number, examine, load_manifest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = load_manifest()
 GEOMETRY = ASSIGNMENTS["01_geometry"]
 
@@ -255,7 +255,7 @@ def test_an_assignment_as_released_is_parsed_once_and_again_when_its_file_change
     from perceptron_course.grading.trusted.example_class import copy_course
     from perceptron_course.grading.trusted.intake import expected_assignment
 
-    course = copy_course(Path(__file__).resolve().parents[1], tmp_path / "course")
+    course = copy_course(Path(__file__).resolve().parents[2], tmp_path / "course")
     first = expected_assignment(course, "01_geometry", "geometry")
     assert expected_assignment(course, "01_geometry", "geometry") is first  # not parsed again
     copy = copy_course(course.root, tmp_path / "copy")  # a job's copy of the course: the same bytes

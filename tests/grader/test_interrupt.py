@@ -17,7 +17,7 @@ from test_lab import SCRIPTS
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.report import INTERRUPTED_NOTE
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = ["02_algorithm", "03_worked_example"]  # 5 students: 10 submissions, one of them refused at intake
 WAIT_LIMIT_SECONDS = 600  # a cap on waiting for the first result, not a measurement
 

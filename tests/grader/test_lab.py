@@ -23,7 +23,7 @@ from sqlalchemy import create_engine
 from perceptron_course.grading.trusted.example_class import copy_course
 from perceptron_course.grading.trusted.lab import prepare_gradebook
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(sys.executable).parent
 #: A PATH as a TA's shell has it before activating anything: no alembic, jupyter or nbgrader.
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"

@@ -9,7 +9,7 @@ from perceptron_course.grading.trusted.example_class import copy_course, solved_
 from perceptron_course.grading.trusted.ledger import (WRITE_EVERY_SECONDS, Entry, LedgerWriter, fingerprint, read_ledger,
                                                        write_ledger)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def hand_in(course, student: str, edit=None) -> Path:

@@ -181,7 +181,7 @@ def test_the_course_validates_an_export_once_and_an_invalid_notebook_still_fails
 
     from perceptron_course.grading.trusted.course import Course, load_config
 
-    config = load_config(Course.open(Path(__file__).resolve().parents[1]))
+    config = load_config(Course.open(Path(__file__).resolve().parents[2]))
     checks = []
     original = nbformat.validate
     monkeypatch.setattr(nbformat, "validate", lambda *args, **kwargs: checks.append(1) or original(*args, **kwargs))

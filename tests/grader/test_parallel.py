@@ -14,7 +14,7 @@ from perceptron_course.grading.trusted.batch import FAULT_VARIABLE
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = ["01_geometry", "02_algorithm"]
 
 

@@ -15,7 +15,7 @@ from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REPO_COURSE = Course.open(REPO)
 ALL_CELLS = {a: set(REPO_COURSE.graded_cells(a)) for a in REPO_COURSE.assignments()}
 

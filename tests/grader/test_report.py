@@ -18,7 +18,7 @@ from perceptron_course.grading.trusted.outcome import FAILED, GRADED, Outcome
 from perceptron_course.grading.trusted.report import cell_pass_rates, read_class, write_exports
 from perceptron_course.grading.trusted.sandbox import Isolation
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ISOLATION = Isolation(sandbox=True, memory_mb=3072, note="")
 EVIL = "x<script>alert(1)</script>|y"
 # nbgrader's own SQLAlchemy use warns while it adds submissions (as in pipeline.quiet_nbgrader_warnings)

@@ -27,7 +27,7 @@ from perceptron_course.grading.trusted.reveal import (
 from perceptron_course.grading.trusted.verdicts import FAILED_BEHAVIOURS, VERDICT_ERROR, verdict_output
 from perceptron_course.grading.trusted.wire import Reply
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_geometry"
 #: 17:00 in Paris is 16:00 UTC: the gradebook keeps UTC.
 DUE = dt.datetime(2026, 11, 27, 16, 0, tzinfo=dt.timezone.utc)

@@ -20,8 +20,8 @@ from perceptron_course.grading.trusted.example_class import build_example_class,
 from perceptron_course.grading.trusted.pipeline import grade
 from perceptron_course.grading.trusted.sandbox import sandbox_problem
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bad_class"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bad_class"
 ALL = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 
 CELLS_LOST = {
@@ -196,7 +196,7 @@ def test_without_a_sandbox_grading_says_so_loudly(monkeypatch, capsys):
     from perceptron_course.grading.trusted.report import isolation_line
 
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # as root it refuses instead (tests/test_sandbox.py)
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # as root it refuses instead (tests/grader/test_sandbox.py)
     isolation = sandbox.choose_isolation()
     assert not isolation.sandbox and "bubblewrap is not installed" in isolation.note
     assert "WARNING: student code will run WITHOUT a sandbox" in capsys.readouterr().err

@@ -34,8 +34,8 @@ from perceptron_course.grading.trusted.example_class import build_example_class,
 from perceptron_course.grading.trusted.pipeline import grade
 from perceptron_course.grading.trusted.secret import load_or_create_secret
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sandbox_class"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox_class"
 REAL_PACKAGE = REPO / "perceptron_course"
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
@@ -1244,7 +1244,7 @@ def test_a_kernel_flooding_the_graders_sockets_fails_its_own_job_only(tmp_path, 
 
     monkeypatch.setattr(resources, "JOB_DATA_BUDGET_BYTES", 1024**3)
     course = copy_course(REPO, tmp_path / "course")
-    build_example_class(course, Path(__file__).resolve().parent / "fixtures" / "flood_class")
+    build_example_class(course, Path(__file__).resolve().parents[1] / "fixtures" / "flood_class")
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=2)}
     # the largest worker's peak (workers are this process's children; a kernel holds one 60 MiB frame)
     largest_worker_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

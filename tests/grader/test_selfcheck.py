@@ -10,7 +10,7 @@ import pytest
 
 from perceptron_course import intake_rules, selfcheck
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GEOMETRY = ROOT / "release" / "01_geometry" / "geometry.ipynb"
 
 CORRECT_AUGMENT = '''def augment(X):

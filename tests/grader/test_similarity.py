@@ -11,7 +11,7 @@ from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import build_submission, copy_course, load_recipes
 from perceptron_course.grading.trusted.similarity import THRESHOLD, find_similar, html_section, markdown_section
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "perceptron_course"
 
 # The plain perceptron as a lecture shows it.

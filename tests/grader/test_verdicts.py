@@ -18,8 +18,8 @@ from perceptron_course.grading.trusted.example_class import build_example_class,
 from perceptron_course.grading.trusted.pipeline import grade
 from perceptron_course.grading.trusted.secret import SECRET_FILE
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "verdict_class"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "verdict_class"
 GEOMETRY = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 
 ATTACKERS = ["wrong_only", "noop_checks", "import_hook", "input_transformer", "ast_transformer", "settrace_skip",

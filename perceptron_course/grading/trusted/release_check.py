@@ -3,7 +3,7 @@
 ``stale_assignments`` regenerates the student versions with nbgrader into a temporary copy of
 the course (its own gradebook; nothing of the course is written) and compares each notebook
 with the committed one, both in their stored form (``notebook_format.normalise``: outputs and
-run-time metadata do not count), as ``tests/test_assignments.py`` does.
+run-time metadata do not count), as ``tests/course/test_assignments.py`` does.
 
 ``snapshot`` and ``changed_since`` tell, around ``perceptron-course release``, which assignments
 it changed and which were already up to date.

@@ -122,7 +122,7 @@ export MPLBACKEND=Agg PYTHONHASHSEED=0 PYTHONPATH="$adopt/course"
 failed=()
 for file in tests/*/test_*.py; do
     echo "=== $file"
-    "$python" -m pytest -p no:xdist -q -m "not slow" --basetemp "$adopt/tmp" "$file" "$@" || failed+=("$file")
+    "$python" -m pytest -q -m "not slow" --basetemp "$adopt/tmp" "$file" "$@" || failed+=("$file")
 done
 if [ "${#failed[@]}" -eq 0 ]; then echo "adopt_check: every test file passes on the edited course"; exit 0; fi
 printf 'adopt_check: failing on the edited course: %s\n' "${failed[@]}" >&2

@@ -1,11 +1,11 @@
 """The assignments: source passes every test, release fails them, release is nbgrader's output, nothing leaks."""
 
 import re
-import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import copy_course_to, course_files
 from nbgrader.validator import Validator
 
 from perceptron_course.grading.trusted.course import Course
@@ -19,12 +19,16 @@ NOTEBOOKS = [(a, n) for a in COURSE.assignments() for n in COURSE.notebook_names
 DELIMITERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
 
-def test_six_assignments_with_three_to_six_graded_parts():
-    assert COURSE.assignments() == [
-        "01_geometry", "02_algorithm", "03_worked_example", "04_convergence", "05_multiclass", "06_limitations",
-    ]
+def test_every_assignment_is_released_and_has_autograded_parts():
+    released = sorted(p.name for p in COURSE.release.iterdir() if p.is_dir() and not p.name.startswith("."))
+    for assignment in sorted(set(released) - set(COURSE.assignments())):
+        pytest.fail(f"release/{assignment} has no source/{assignment}: delete release/{assignment} (an assignment "
+                    f"dropped from source/ goes from release/ too), or restore its source")
     for assignment in COURSE.assignments():
-        assert 2 <= len(COURSE.graded_cells(assignment)) <= 6, assignment
+        assert assignment in released, f"source/{assignment} is not released: run `perceptron-course release --assignment {assignment}`"
+        assert COURSE.notebook_names(assignment), f"source/{assignment} has no notebook"
+        autograded = set(COURSE.graded_cells(assignment)) - set(COURSE.manually_graded_cells(assignment))
+        assert autograded, f"source/{assignment} has no autograded test cell (an nbgrader 'Autograder tests' cell with points)"
 
 
 @pytest.mark.slow
@@ -58,8 +62,9 @@ def saved_by_jupyterlab(notebook):
     return notebook
 
 
-def test_a_jupyterlab_save_is_undone_by_the_normaliser():
-    path = COURSE.source / "01_geometry" / "geometry.ipynb"
+@pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
+def test_a_jupyterlab_save_is_undone_by_the_normaliser(assignment, name):
+    path = COURSE.source / assignment / f"{name}.ipynb"
     stored = nbformat.read(path, as_version=4)
     saved = saved_by_jupyterlab(nbformat.read(path, as_version=4))
     assert saved != stored
@@ -74,10 +79,7 @@ def test_committed_notebooks_are_stored_without_run_time_metadata(path):
 
 @pytest.mark.slow
 def test_committed_release_is_exactly_what_nbgrader_generates(tmp_path):
-    for item in ("nbgrader_config.py", "source"):
-        target = tmp_path / item
-        (shutil.copytree if (REPO / item).is_dir() else shutil.copy2)(REPO / item, target)
-    fresh = Course.open(tmp_path)
+    fresh = Course.open(copy_course_to(tmp_path, REPO, [name for name in course_files(REPO) if name != "release"]))
     for assignment, name in NOTEBOOKS:  # a TA opened, ran and saved every source notebook
         path = fresh.source / assignment / f"{name}.ipynb"
         nbformat.write(saved_by_jupyterlab(nbformat.read(path, as_version=4)), path)
@@ -87,7 +89,8 @@ def test_committed_release_is_exactly_what_nbgrader_generates(tmp_path):
         assert (fresh.source / relative).read_bytes() == (COURSE.source / relative).read_bytes(), f"source/{relative}: a save shows as a change"
         committed = nbformat.read(COURSE.release / relative, as_version=4)
         regenerated = nbformat.read(fresh.release / relative, as_version=4)
-        assert committed == regenerated, f"release/{relative} is stale (cells or metadata): run `perceptron-course release`"
+        assert committed == regenerated, (f"release/{assignment} is out of date with source/{assignment} (cells or metadata): "
+                                          f"run `perceptron-course release --assignment {assignment}`")
         assert (COURSE.release / relative).read_bytes() == (fresh.release / relative).read_bytes()
     assert sorted(p.name for p in COURSE.release.iterdir()) == COURSE.assignments()
 

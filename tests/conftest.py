@@ -159,7 +159,7 @@ def cell_of(notebook, grade_id: str):
     return found[0]
 
 
-def tested_solutions(course, assignment: str) -> dict[str, list[str]]:
+def solutions_by_test_cell(course, assignment: str) -> dict[str, list[str]]:
     """``grade_id`` of every autograded test cell of ``assignment``, with the solution code cells it tests.
 
     The course's convention: a test cell tests the solution code cells between it and the previous test cell.
@@ -215,7 +215,7 @@ def expected_example_grades(course, recipes_folder: Path = REPO / "example_class
                                f"source/{assignment} has no graded cell of: update the recipe")
             if recipe["BASE"] == "release":
                 written = recipe.get("CELLS", {}).get(assignment, {})
-                lost |= {test for test, solutions in tested_solutions(course, assignment).items()
+                lost |= {test for test, solutions in solutions_by_test_cell(course, assignment).items()
                          if any(solution not in written for solution in solutions)}
             lost |= set(course.manually_graded_cells(assignment))
             expected[student, assignment] = ExpectedGrade({cell: 0.0 if cell in lost else value for cell, value in points.items()})

@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import solutions_by_test_cell
 
 from perceptron_course.grading.trusted.bundle import build_bundle
 from perceptron_course.grading.trusted.cli import main
@@ -20,6 +21,11 @@ from perceptron_course.grading.trusted.course import Course, CourseError
 ROOT = Path(__file__).resolve().parents[2]
 SECRET_PATHS = ("source/", "tests/", "example_class/", "perceptron_course/grading/", "gradebook")
 SECRET_TEXT = (b"BEGIN SOLUTION", b"BEGIN HIDDEN TESTS")
+COURSE = Course.open(ROOT)
+# Any assignment serves; its first notebook, and the number of visible (autograded) tests in it, come from source/.
+ASSIGNMENT, OTHER = COURSE.assignments()[0], COURSE.assignments()[-1]
+NOTEBOOK = f"{COURSE.notebook_names(ASSIGNMENT)[0]}.ipynb"
+N_VISIBLE = len(solutions_by_test_cell(COURSE, ASSIGNMENT))
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +44,8 @@ def test_bundle_holds_the_release_the_lectures_and_the_student_package(bundle):
 
     release = {f"assignments/{p.relative_to(ROOT / 'release')}": p.read_bytes() for p in (ROOT / "release").glob("*/*.ipynb")}
     lectures = {f"notebooks/{p.name}": p.read_bytes() for p in (ROOT / "notebooks").glob("*.ipynb")}
-    assert len(release) == 6 and len(lectures) == 6
+    assert sorted(release) == sorted(f"assignments/{a}/{n}.ipynb" for a in COURSE.assignments() for n in COURSE.notebook_names(a))
+    assert lectures
     assert {name: files[name] for name in release} == release
     assert {name: files[name] for name in lectures} == lectures
     assert "package/pyproject.toml" in files and "package/perceptron_course/selfcheck.py" in files
@@ -82,12 +89,13 @@ def copy_course(tmp_path: Path) -> Path:
 
 def test_a_solution_left_in_release_stops_the_build_and_leaves_no_bundle(tmp_path):
     course = copy_course(tmp_path)
-    notebook = course / "release" / "01_geometry" / "geometry.ipynb"
+    notebook = course / "release" / ASSIGNMENT / NOTEBOOK
     cells = json.loads(notebook.read_text(encoding="utf-8"))
-    cells["cells"][3]["source"] = ["### BEGIN SOLUTION\n", "def augment(X): ...\n", "### END SOLUTION\n"]
+    stub = next(cell for cell in cells["cells"] if cell["metadata"].get("nbgrader", {}).get("solution"))
+    stub["source"] = ["### BEGIN SOLUTION\n", "def augment(X): ...\n", "### END SOLUTION\n"]
     notebook.write_text(json.dumps(cells), encoding="utf-8")
 
-    with pytest.raises(CourseError, match="geometry.ipynb: contains 'BEGIN SOLUTION'"):
+    with pytest.raises(CourseError, match=f"{NOTEBOOK}: contains 'BEGIN SOLUTION'"):
         build_bundle(Course.open(course), tmp_path / "dist", check_release=False)  # the scan, behind the release check
     assert not (tmp_path / "dist" / "perceptron-course-student").exists()
     assert not (tmp_path / "dist" / "perceptron-course-student.zip").exists()
@@ -95,13 +103,14 @@ def test_a_solution_left_in_release_stops_the_build_and_leaves_no_bundle(tmp_pat
 
 def test_editor_leftovers_are_not_copied(tmp_path):
     course = copy_course(tmp_path)
-    checkpoints = course / "release" / "01_geometry" / ".ipynb_checkpoints"
+    checkpoints = course / "release" / ASSIGNMENT / ".ipynb_checkpoints"
     checkpoints.mkdir()
-    (checkpoints / "geometry-checkpoint.ipynb").write_text("{}", encoding="utf-8")
+    (checkpoints / NOTEBOOK.replace(".ipynb", "-checkpoint.ipynb")).write_text("{}", encoding="utf-8")
 
     folder, _ = build_bundle(Course.open(course), tmp_path / "dist", check_release=False)
 
-    assert sorted(p.name for p in (folder / "assignments" / "01_geometry").iterdir()) == ["geometry.ipynb"]
+    assert sorted(p.name for p in (folder / "assignments" / ASSIGNMENT).iterdir()) == sorted(
+        f"{name}.ipynb" for name in COURSE.notebook_names(ASSIGNMENT))
 
 
 def test_bundle_never_deletes_a_folder_it_did_not_make(tmp_path, capsys):
@@ -129,8 +138,9 @@ def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_p
     fresh_site = Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
     (fresh_site / "zz_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
 
-    lecture = tmp_path / "01_geometry.ipynb"
-    shutil.copyfile(folder / "notebooks" / "01_geometry.ipynb", lecture)
+    first_lecture = sorted((folder / "notebooks").glob("*.ipynb"))[0]
+    lecture = tmp_path / first_lecture.name
+    shutil.copyfile(first_lecture, lecture)
     script = (
         "import nbformat, sys\n"
         "from nbclient import NotebookClient\n"
@@ -146,11 +156,11 @@ def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_p
     assert "ModuleNotFoundError" in no_grading.stderr
 
     selfcheck = subprocess.run(
-        [str(fresh / "bin" / "perceptron-selfcheck"), str(folder / "assignments" / "01_geometry" / "geometry.ipynb")],
+        [str(fresh / "bin" / "perceptron-selfcheck"), str(folder / "assignments" / ASSIGNMENT / NOTEBOOK)],
         capture_output=True, text=True, cwd=tmp_path,
     )
     assert selfcheck.returncode == 1, selfcheck.stderr
-    assert "0 of 4 visible tests pass; 0 fail; 4 not implemented yet." in selfcheck.stdout
+    assert f"0 of {N_VISIBLE} visible tests pass; 0 fail; {N_VISIBLE} not implemented yet." in selfcheck.stdout
 
 
 def test_building_twice_gives_the_same_zip_byte_for_byte(tmp_path):
@@ -194,28 +204,30 @@ def test_the_student_readme_says_copying_is_detected(bundle):
 def test_bundle_refuses_a_release_that_source_no_longer_generates(tmp_path, capsys):
     course = copy_course(tmp_path)
     assert main(["bundle", "--root", str(course), "--out", str(tmp_path / "dist")]) == 0  # up to date: bundled
-    notebook = course / "release" / "02_algorithm" / "algorithm.ipynb"
+    notebook = course / "release" / OTHER / f"{COURSE.notebook_names(OTHER)[0]}.ipynb"
     cells = json.loads(notebook.read_text(encoding="utf-8"))
     cells["cells"][0]["source"] = ["# An old title a TA fixed in source/ only\n"]
     notebook.write_text(json.dumps(cells), encoding="utf-8")
 
     assert main(["bundle", "--root", str(course), "--out", str(tmp_path / "dist")]) == 2
     error = capsys.readouterr().err
-    assert "release/ is not what source/ generates for 02_algorithm:" in error and "perceptron-course release" in error
-    assert "01_geometry" not in error
+    assert f"release/ is not what source/ generates for {OTHER}:" in error and "perceptron-course release" in error
+    assert ASSIGNMENT not in error
 
 
 @pytest.mark.slow
 def test_release_says_which_assignments_changed_and_which_were_up_to_date(tmp_path, capsys):
     course = copy_course(tmp_path)
-    notebook = course / "release" / "04_convergence" / "convergence.ipynb"
-    notebook.write_text(notebook.read_text(encoding="utf-8").replace("the convergence theorem in numbers", "the convergense theorem", 1), encoding="utf-8")
+    notebook = course / "release" / OTHER / f"{COURSE.notebook_names(OTHER)[0]}.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))
+    cells["cells"][0]["source"] = ["# A typo a TA fixed in release/ by hand\n"]
+    notebook.write_text(json.dumps(cells), encoding="utf-8")
 
     assert main(["release", "--root", str(course)]) == 0
 
     out = capsys.readouterr().out
-    assert "regenerated in" in out and out.splitlines()[0].endswith(": 04_convergence")
-    assert "already up to date: 01_geometry, 02_algorithm, 03_worked_example, 05_multiclass, 06_limitations" in out
+    assert "regenerated in" in out and out.splitlines()[0].endswith(f": {OTHER}")
+    assert f"already up to date: {', '.join(a for a in COURSE.assignments() if a != OTHER)}" in out
 
 
 @pytest.mark.slow
@@ -228,13 +240,13 @@ def test_the_bundle_carries_the_gradebooks_due_dates_and_the_self_check_shows_th
     course = Course.open(copy_course(tmp_path))
     with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SQLAlchemy's notes on nbgrader's session use
-        gradebook.update_or_create_assignment("01_geometry", duedate="2026-11-27 17:00:00 Europe/Paris")
-        gradebook.update_or_create_assignment("02_algorithm")  # no due date
+        gradebook.update_or_create_assignment(ASSIGNMENT, duedate="2026-11-27 17:00:00 Europe/Paris")
+        gradebook.update_or_create_assignment(OTHER)  # no due date
 
     folder, archive = build_bundle(course, tmp_path / "dist", check_release=False)
 
     module = folder / "package" / "perceptron_course" / "_due_dates.py"
-    assert runpy.run_path(str(module))["DUE_DATES"] == {"01_geometry": "2026-11-27T16:00:00+00:00"}
+    assert runpy.run_path(str(module))["DUE_DATES"] == {ASSIGNMENT: "2026-11-27T16:00:00+00:00"}
     with zipfile.ZipFile(archive) as bundle_zip:
         assert bundle_zip.read("perceptron-course-student/package/perceptron_course/_due_dates.py") == module.read_bytes()
     # The bundled self-check (the student package on the path, not this repository's) on the bundled notebook.
@@ -244,20 +256,20 @@ def test_the_bundle_carries_the_gradebooks_due_dates_and_the_self_check_shows_th
         "from perceptron_course import selfcheck\n"
         "print(selfcheck.__file__)\n"
         "utc = dt.timezone.utc\n"
-        "print(selfcheck.due_date_notice('01_geometry', dt.datetime(2026, 11, 27, 15, 0, tzinfo=utc)))\n"
+        f"print(selfcheck.due_date_notice({ASSIGNMENT!r}, dt.datetime(2026, 11, 27, 15, 0, tzinfo=utc)))\n"
         "report = selfcheck.check_notebook(Path(sys.argv[1]), now=dt.datetime(2026, 11, 30, 16, 0, tzinfo=utc))\n"
         "print(selfcheck.format_report(report))\n"
     )
-    notebook = folder / "assignments" / "01_geometry" / "geometry.ipynb"
+    notebook = folder / "assignments" / ASSIGNMENT / NOTEBOOK
     result = subprocess.run([sys.executable, "-c", script, str(notebook)], capture_output=True, text=True, cwd=tmp_path,
                             env={**os.environ, "PYTHONPATH": str(folder / "package"), "TZ": "UTC"}, timeout=300)
     lines = result.stdout.splitlines()
     assert Path(lines[0]).is_relative_to(folder / "package"), result.stderr
-    assert lines[1] == ("Due date of 01_geometry: 2026-11-27 16:00 UTC, in 1 h 0 min "
+    assert lines[1] == (f"Due date of {ASSIGNMENT}: 2026-11-27 16:00 UTC, in 1 h 0 min "
                         "(an extension your TA gave you is not known here).")
-    assert ("WARNING: the due date of 01_geometry, 2026-11-27 16:00 UTC, passed 3 d 0 h ago: a hand-in now is late, unless "
+    assert (f"WARNING: the due date of {ASSIGNMENT}, 2026-11-27 16:00 UTC, passed 3 d 0 h ago: a hand-in now is late, unless "
             "your TA gave you an extension (extensions are per student and not known to this check).") in lines
-    assert "0 of 4 visible tests pass; 0 fail; 4 not implemented yet." in result.stdout
+    assert f"0 of {N_VISIBLE} visible tests pass; 0 fail; {N_VISIBLE} not implemented yet." in result.stdout
 
 
 def test_without_a_gradebook_the_bundle_carries_no_due_date(tmp_path):

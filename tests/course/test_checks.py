@@ -63,7 +63,7 @@ def test_every_graded_code_cell_declares_exactly_its_own_check():
                    if cell.startswith("test_")}
     assert {(a, cell) for a, cell, _ in declared} == graded_code
     assert all(cell == f"test_{function}" for _, cell, function in declared)
-    assert sorted(function for _, _, function in declared) == sorted(CHECKS)
+    assert set(function for _, _, function in declared) <= set(CHECKS), "a hidden-test region declares a check that does not exist"
 
 
 @pytest.mark.parametrize(("assignment", "function"), PARTS, ids=[p[1] for p in PARTS])
@@ -73,7 +73,7 @@ def test_source_solution_passes(assignment, function):
 
 @pytest.mark.parametrize(("assignment", "function"), PARTS, ids=[p[1] for p in PARTS])
 def test_alternative_correct_solution_passes(assignment, function):
-    check(function, solution_namespace(assignment, ALTERNATIVE[assignment])[function])
+    check(function, solution_namespace(assignment, ALTERNATIVE.get(assignment, {}))[function])
 
 
 @pytest.mark.parametrize(("assignment", "function"), PARTS, ids=[p[1] for p in PARTS])
@@ -98,10 +98,10 @@ BUG_MESSAGES = {
 }
 
 
-@pytest.mark.parametrize("function", sorted(BUG_MESSAGES))
+@pytest.mark.parametrize("function", sorted(set(BUG_MESSAGES) & {f for _, f in PARTS}))
 def test_each_typical_bug_is_caught_and_named(function):
     assignment = next(a for a, f in PARTS if f == function)
-    namespace = solution_namespace(assignment, BUGGY[assignment])
+    namespace = solution_namespace(assignment, BUGGY.get(assignment, {}))
     with pytest.raises(AssertionError, match=BUG_MESSAGES[function]):
         check(function, namespace[function])
 
@@ -112,8 +112,8 @@ CALLS = {"choose_epoch_cap": "train_perceptron"}
 
 def test_buggy_student_keeps_every_correct_part():
     for assignment, function in PARTS:
-        if function not in BUGGY[assignment] and CALLS.get(function) not in BUGGY[assignment]:
-            check(function, solution_namespace(assignment, BUGGY[assignment])[function])
+        if function not in BUGGY.get(assignment, {}) and CALLS.get(function) not in BUGGY.get(assignment, {}):
+            check(function, solution_namespace(assignment, BUGGY.get(assignment, {}))[function])
 
 
 def test_more_near_misses_are_caught():
@@ -347,7 +347,7 @@ NEW_BUGS = {  # cy_buggy's bug in each new part, and the boundary (drawn afresh 
 @pytest.mark.parametrize("function", sorted(NEW_BUGS))
 def test_each_new_bug_is_caught_on_its_random_boundary_for_every_student(function):
     assignment = next(a for a, f in PARTS if f == function)
-    buggy = solution_namespace(assignment, BUGGY[assignment])[function]
+    buggy = solution_namespace(assignment, BUGGY.get(assignment, {}))[function]
     for student in ("ann", "bob", "cat", "dan", "eva"):
         failures = run_in_process(CHECKS[function], buggy, secret=b"another secret", student=student).failures
         on_boundary = [message for message in failures if NEW_BUGS[function] in message]
@@ -595,42 +595,42 @@ def test_every_stated_boundary_is_drawn_at_random():
         assert any("Python lists" in behaviour for behaviour in behaviours[name]), name
 
 
-def test_table_lookups_of_the_public_cases_fail():
+def _strict_predict(w, b, X):
+    return np.where(np.asarray(X, float) @ np.asarray(w, float) + b > 0, 1, -1)
+
+
+def _strict_step(w, b, x, y):
+    if y * (np.dot(w, x) + b) < 0:
+        return w + y * x, b + y, True
+    return np.asarray(w, float), float(b), False
+
+
+def _last_of_ties(W, b, classes, X):
+    scores = np.asarray(X, float) @ np.asarray(W, float).T + b
+    return np.asarray(classes)[len(b) - 1 - np.argmax(scores[:, ::-1], axis=1)]
+
+
+#: A wrong convention a student could hide behind a table of the public cases, and what the check then reports.
+TABLE_LOOKUPS = {
+    "predict": (_strict_predict, "exactly 0"),
+    "perceptron_step": (_strict_step, "exactly 0"),
+    "ovr_predict": (_last_of_ties, "tie"),
+    "is_mistake": (lambda score, label, rule: bool(score < 0), ""),
+}
+
+
+@pytest.mark.parametrize("function", [f for _, f in PARTS if f in TABLE_LOOKUPS])
+def test_table_lookups_of_the_public_cases_fail(function):
     """Students who answer the named cases from a table and use the wrong convention elsewhere lose the part."""
-    named = {}
+    wrong, behaviour = TABLE_LOOKUPS[function]
+    right = solution_namespace(dict((f, a) for a, f in PARTS)[function])[function]
+    keys = {repr(case.args) for case in CHECKS[function].cases(case_generator(b"t", "x", "y")) if not case.is_random}
 
-    def table(function_name, right, wrong):
-        keys = {repr(case.args) for case in CHECKS[function_name].cases(case_generator(b"t", "x", "y")) if not case.is_random}
+    def student(*args):
+        return (right if repr(args) in keys else wrong)(*args)
 
-        def student(*args):
-            return (right if repr(args) in keys else wrong)(*args)
-        named[function_name] = student
-        return student
-
-    def strict_predict(w, b, X):
-        return np.where(np.asarray(X, float) @ np.asarray(w, float) + b > 0, 1, -1)
-
-    def right_predict(w, b, X):
-        return np.where(np.asarray(X, float) @ np.asarray(w, float) + b >= 0, 1, -1)
-
-    assert "exactly 0" in failed_behaviours("predict", table("predict", right_predict, strict_predict))
-    step = solution_namespace("02_algorithm")["perceptron_step"]
-
-    def strict_step(w, b, x, y):
-        if y * (np.dot(w, x) + b) < 0:
-            return w + y * x, b + y, True
-        return np.asarray(w, float), float(b), False
-
-    assert "exactly 0" in failed_behaviours("perceptron_step", table("perceptron_step", step, strict_step))
-
-    def last_of_ties(W, b, classes, X):
-        scores = np.asarray(X, float) @ np.asarray(W, float).T + b
-        return np.asarray(classes)[len(b) - 1 - np.argmax(scores[:, ::-1], axis=1)]
-
-    right = solution_namespace("05_multiclass")["ovr_predict"]
-    assert "tie" in failed_behaviours("ovr_predict", table("ovr_predict", right, last_of_ties))
-    assert failed_behaviours("is_mistake", table("is_mistake", solution_namespace("03_worked_example")["is_mistake"],
-                                                 lambda score, label, rule: bool(score < 0)))
+    failed = failed_behaviours(function, student)
+    assert failed and behaviour in failed
 
 
 def test_np_sign_in_choose_epoch_cap_loses_the_part():

@@ -28,8 +28,21 @@ mkdir -p "$adopt/course"
 (cd "$repo" && git ls-files -z | xargs -0 cp --parents -t "$adopt/course")
 cd "$adopt/course"
 
-# 1. Drop an assignment.
+# 1. Drop an assignment. Its lecture stays (the topic is still taught), without its pointer to the assignment.
 rm -rf source/05_multiclass release/05_multiclass
+"$python" - <<'PY'
+import re
+from pathlib import Path
+
+import nbformat
+
+path = Path("notebooks/05_multiclass.ipynb")
+notebook = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
+last = notebook.cells[-1]
+last.source, count = re.subn(r"\*\*Assignment 5\*\*.*", "There is no graded assignment on this lecture this term.", last.source, flags=re.S)
+assert count == 1, "the lecture 05_multiclass no longer ends with its assignment's pointer: update scripts/adopt_check.sh"
+path.write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
+PY
 
 # 2-4. nbgrader_config.py: header, late policy, timeout, course id (the lines an instructor edits).
 "$python" - <<'EOF'
@@ -112,8 +125,9 @@ CHECKS = (AUGMENT, PREDICT, SIGNED_DISTANCE, SET_MARGIN, SCORES)
 checks.write_text(text, encoding="utf-8")
 EOF
 
-# 7. release/ regenerated the documented way.
+# 7. release/ regenerated the documented way, and the term's edits committed (the tests read git).
 PYTHONPATH="$adopt/course" "$python" -m perceptron_course.grading.trusted.cli release --root .
+git init -q && git add -A && git -c user.name=adopter -c user.email=adopter@example.org commit -qm "The next term's edits"
 echo "edited course: $adopt/course"
 [ "$edit_only" -eq 1 ] && exit 0
 

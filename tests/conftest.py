@@ -1,9 +1,12 @@
 """Helpers shared by the test files."""
 
+import atexit
+import functools
 import hashlib
 import os
 import shutil
 import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -220,3 +223,31 @@ def expected_example_grades(course, recipes_folder: Path = REPO / "example_class
             lost |= set(course.manually_graded_cells(assignment))
             expected[student, assignment] = ExpectedGrade({cell: 0.0 if cell in lost else value for cell, value in points.items()})
     return expected
+
+
+# ------------------------------------------------------------------ the grader's own course (tests/grader/)
+
+FIXTURE_COURSE = Path(__file__).resolve().parent / "fixtures" / "course"
+
+
+@functools.lru_cache(maxsize=None)
+def fixture_course() -> Path:
+    """The root of the grader's own small course, built and released once per test process (in a temporary folder).
+
+    ``tests/fixtures/course/``: its ``source/`` and ``example_class/``, and a ``nbgrader_config.py`` made of this
+    repository's configuration (the grader's wiring) followed by the fixture's own term settings (``settings.py``).
+    Tests copy it (``copy_course(fixture_course(), ...)``) before they grade anything.
+    """
+    from perceptron_course.grading.trusted.course import Course
+    from perceptron_course.grading.trusted.pipeline import release
+
+    scratch = Path(tempfile.mkdtemp(prefix="perceptron-fixture-course-"))
+    atexit.register(shutil.rmtree, scratch, True)
+    root = scratch / "course"
+    for folder in ("source", "example_class"):
+        shutil.copytree(FIXTURE_COURSE / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    wiring = (REPO / "nbgrader_config.py").read_text(encoding="utf-8")
+    settings = (FIXTURE_COURSE / "settings.py").read_text(encoding="utf-8")
+    (root / "nbgrader_config.py").write_text(f"{wiring}\n\n# tests/fixtures/course/settings.py\n{settings}", encoding="utf-8")
+    release(Course.open(root))
+    return root

@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import fixture_course
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,7 @@ def wait_for_server(url: str, server: subprocess.Popen, deadline_seconds: float 
 def lab(tmp_path):
     """JupyterLab on 127.0.0.1 (a free port, a token) serving a copy of release/; yields (url, token, folder)."""
     course = tmp_path / "student"
-    shutil.copytree(ROOT / "release", course)
+    shutil.copytree(fixture_course() / "release", course)
     settings = tmp_path / "lab-settings"
     for name, values in LAB_SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)

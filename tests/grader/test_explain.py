@@ -10,7 +10,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from conftest import tree_state
+from conftest import fixture_course, tree_state
 
 from perceptron_course.grading.trusted import records
 from perceptron_course.grading.trusted.case_sets import case_set_id, checker_id, secret_id
@@ -23,7 +23,6 @@ from perceptron_course.grading.trusted.pipeline import grade
 from perceptron_course.grading.trusted.preprocessors import LIMIT_LABELS, LIMITS_METADATA
 from perceptron_course.grading.trusted.secret import SECRET_FILE, read_secret
 
-REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_geometry"
 PARTS = {f"geometry/test_{name}": name for name in ("augment", "predict", "signed_distance", "set_margin")}
 #: sign(0) = 0: wrong on every point with a score of exactly 0 (the buggy example student's predict).
@@ -50,7 +49,7 @@ FORGED_METADATA = {LIMITS_METADATA: {"limits_hit": list(LIMIT_LABELS),
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """One student's 01_geometry (every part right, with forged grading metadata), graded once: the cheapest real grade."""
-    course = copy_course(REPO, tmp_path_factory.mktemp("explain") / "course")
+    course = copy_course(fixture_course(), tmp_path_factory.mktemp("explain") / "course")
     path = hand_in(course, "ada")
     notebook = nbformat.read(path, as_version=4)
     notebook.metadata.update(FORGED_METADATA)
@@ -124,7 +123,7 @@ def test_case_set_ids_follow_the_secret_and_the_cases_and_hide_the_secret():
 
 
 def test_the_course_commit_is_git_s_or_says_why_not(tmp_path, monkeypatch):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     assert records.course_commit(course.root) == "not a git checkout"
     git = ["git", "-C", str(course.root), "-c", "user.name=TA", "-c", "user.email=ta@example.org"]
     subprocess.run([*git, "init", "-q"], check=True)
@@ -193,7 +192,7 @@ def test_explain_notices_a_changed_submission(graded, capsys):
 
 
 def test_explain_refuses_an_unknown_student_or_assignment(capsys, tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     hand_in(course, "ada")
     status, _, error = explain_cli(capsys, course, "zed", ASSIGNMENT)
     assert status == 2 and "no submission from student zed" in error and "ada" in error
@@ -227,7 +226,7 @@ def test_without_a_record_explain_compares_with_the_gradebook_only(graded, capsy
 
 @pytest.mark.slow
 def test_a_failed_grading_leaves_no_record_and_explain_says_the_regrade_failed(tmp_path, capsys):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     folder = course.submitted / "bo" / ASSIGNMENT
     folder.mkdir(parents=True)
     (folder / "geometry.ipynb").write_text("{not a notebook", encoding="utf-8")
@@ -240,7 +239,7 @@ def test_a_failed_grading_leaves_no_record_and_explain_says_the_regrade_failed(t
 
 
 def test_explain_needs_the_course_secret_and_creates_nothing(capsys, tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     hand_in(course, "ada")
     before = tree_state(course.root)
     status, _, error = explain_cli(capsys, course, "ada", ASSIGNMENT)

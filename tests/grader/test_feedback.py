@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import fixture_course
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
@@ -497,7 +498,7 @@ def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
     from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
     from perceptron_course.grading.trusted.pipeline import grade
 
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     build_example_class(course, Path(__file__).resolve().parents[1] / "fixtures" / "feedback_class")
     outcomes = {outcome.assignment: outcome for outcome in grade(course, progress=False, jobs=1)}
     assert set(outcomes) == {"01_geometry", "04_convergence"}
@@ -660,7 +661,7 @@ def test_a_pasted_image_costs_an_honest_student_nothing_and_shows_on_the_page(tm
                 cell["attachments"] = {"drawing.png": {"image/png": PNG}}
         return notebook
 
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     for assignment in ("01_geometry", "04_convergence"):
         build_submission(course, {"BASE": "solutions"}, assignment, course.submitted / "plain" / assignment)
         build_submission(course, {"BASE": "solutions", "EDITS": {assignment: with_images}}, assignment,

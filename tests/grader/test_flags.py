@@ -4,6 +4,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import fixture_course
 
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import load_recipes, solved_notebook
@@ -44,7 +45,7 @@ def test_the_import_table_names_exactly_the_assignments_of_source():
 @pytest.mark.parametrize("assignment", COURSE.assignments())
 @pytest.mark.parametrize("student", HONEST_STUDENTS)
 def test_honest_solutions_raise_no_flag(student, assignment):
-    recipe = load_recipes(REPO / "example_class")[student]
+    recipe = load_recipes(fixture_course() / "example_class")[student]
     restored = restored_cell_ids(COURSE, assignment)
     for name in COURSE.notebook_names(assignment):
         notebook = solved_notebook(COURSE, assignment, name)
@@ -291,7 +292,7 @@ def test_the_review_stops_at_its_budget_and_flags_what_it_did_not_read():
 def test_honest_notebooks_are_far_within_the_budget(student):
     from perceptron_course.grading.trusted.flags import MAX_REVIEW_WORK, escape_lines, review_work
 
-    recipe = load_recipes(REPO / "example_class")[student]
+    recipe = load_recipes(fixture_course() / "example_class")[student]
     for assignment in COURSE.assignments():
         for name in COURSE.notebook_names(assignment):
             notebook = solved_notebook(COURSE, assignment, name)
@@ -336,7 +337,7 @@ def verdict_class_reviews(tmp_path_factory):
     from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
     from perceptron_course.grading.trusted.flags import review_submission
 
-    course = copy_course(REPO, tmp_path_factory.mktemp("verdict_class"))
+    course = copy_course(fixture_course(), tmp_path_factory.mktemp("verdict_class"))
     written = build_example_class(course, REPO / "tests" / "fixtures" / "verdict_class")
     return {(student, assignment): review_submission(course, course.submitted / student / assignment, assignment)
             for student, assignment in written}

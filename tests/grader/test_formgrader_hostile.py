@@ -14,13 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import fixture_course
 
 from test_browser import CHROMIUM, CHROMIUM_ARGS, sync_api
 from test_lab import serving_lab
 
 from perceptron_course.grading.trusted.example_class import build_submission, copy_course
 
-REPO = Path(__file__).resolve().parents[2]
 HOSTILE_ANSWER = (Path(__file__).resolve().parents[1] / "fixtures" / "formgrader" / "hostile_answer.md").read_text(encoding="utf-8")
 ASSIGNMENT, NOTEBOOK, STUDENT = "04_convergence", "convergence", "writer"
 ANSWER = "why_augmented"  #: the written answer's grade id
@@ -38,7 +38,7 @@ def graded_course(tmp_path):
     """A course whose one submission (solutions, and the hostile written answer) is graded by ``grade``."""
     from perceptron_course.grading.trusted.pipeline import grade
 
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     recipe = {"BASE": "solutions", "CELLS": {ASSIGNMENT: {ANSWER: HOSTILE_ANSWER}}}
     build_submission(course, recipe, ASSIGNMENT, course.submitted / STUDENT / ASSIGNMENT)
     [outcome] = grade(course, progress=False, jobs=1)

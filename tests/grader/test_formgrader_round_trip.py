@@ -13,10 +13,10 @@ the test's tmp dir and its path printed.
 import csv
 import re
 import subprocess
-from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import fixture_course
 from nbgrader.api import Gradebook
 
 from test_browser import CHROMIUM, CHROMIUM_ARGS, sync_api
@@ -30,7 +30,6 @@ pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is missing (/usr/bin/chromium): apt-get install chromium"),
 ]
 
-REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT, NOTEBOOK, ANSWER = "04_convergence", "convergence", "why_augmented"
 OTHER_ANSWER = "why_squeeze"  #: the assignment's other written answer
 STUDENT = "ada"
@@ -49,7 +48,7 @@ def perceptron_course(course: Course, *arguments: str) -> subprocess.CompletedPr
 @pytest.fixture
 def graded_course(tmp_path) -> Course:
     """A course where ``ada`` handed in a solved 04_convergence, graded by ``perceptron-course grade``."""
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     (course.submitted / STUDENT / ASSIGNMENT).mkdir(parents=True)
     nbformat.write(solved_notebook(course, ASSIGNMENT, NOTEBOOK), course.submitted / STUDENT / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
     perceptron_course(course, "grade", "--quiet", "--jobs", "1")

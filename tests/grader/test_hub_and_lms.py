@@ -20,8 +20,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import fixture_course
 
-from perceptron_course.grading.trusted.course import Course, nbgrader_api
+from perceptron_course.grading.trusted.course import nbgrader_api
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.exports import CANVAS_GRADES, CANVAS_ROSTER
 from perceptron_course.grading.trusted.pipeline import grade, record_source_cells
@@ -57,7 +58,7 @@ HUB_FILES = {"ada": "geometry.ipynb", "bob": "geometry.ipynb", "cy": "geometry (
 def hub_week(tmp_path_factory):
     """Release, two students fetch and submit, collect, grade (ada late, bob with an extension), release feedback."""
     root = tmp_path_factory.mktemp("hub")
-    course = copy_course(REPO, root / "course")
+    course = copy_course(fixture_course(), root / "course")
     exchange = root / "exchange"
     exchange.mkdir()
     (root / "course" / "nbgrader_config.py").write_text(
@@ -159,7 +160,7 @@ def _notebook_bytes(notebook) -> bytes:
 def canvas_week(tmp_path_factory):
     """A Canvas "download submissions" zip, collected by the real zip_collect, graded, exported for Canvas."""
     root = tmp_path_factory.mktemp("canvas")
-    course = copy_course(REPO, root / "course")
+    course = copy_course(fixture_course(), root / "course")
     solved = solved_notebook(course, ASSIGNMENT, "geometry")
     untouched = nbformat.read(course.release / ASSIGNMENT / "geometry.ipynb", as_version=4)
     archive = course.root / "downloaded" / ASSIGNMENT / "archive"
@@ -211,10 +212,9 @@ def test_the_canvas_export_imports_as_canvas_reads_it(canvas_week):
     with (course.root / CANVAS_GRADES).open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "01_geometry (4567)", "02_algorithm",
-                       "03_worked_example", "04_convergence", "05_multiclass", "06_limitations"]
+                       "04_convergence"]
     assert rows[1][0].strip() == "Points Possible" and rows[1][1:5] == ["", "", "", ""]
-    assert rows[1][5:] == [f"{points:g}" for points in (8, *[sum(Course.open(REPO).graded_cells(a).values())
-                                                             for a in Course.open(REPO).assignments()[1:]])]
+    assert rows[1][5:] == [f"{points:g}" for points in (8, *[sum(course.graded_cells(a).values()) for a in course.assignments()[1:]])]
     by_id = {row[1]: row for row in rows[2:]}
     assert by_id["12345"][:6] == ["Lovelace, Ada", "12345", "S001", "ada.l", "Section A", "8"]
     assert by_id["23456"][:6] == ["Babbage, Carl", "23456", "S002", "carl.b", "Section B", "8"]
@@ -226,7 +226,7 @@ def test_the_canvas_export_imports_as_canvas_reads_it(canvas_week):
 
 @pytest.mark.slow
 def test_written_answers_awaiting_a_ta_are_left_blank_in_the_canvas_export(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     assignment = next(a for a in course.assignments() if course.manually_graded_cells(a))
     name = course.notebook_names(assignment)[0]
     folder = course.submitted / "ada" / assignment
@@ -295,7 +295,7 @@ def test_each_lms_pattern_reads_its_file_names_as_zip_collect_applies_it(lms, pa
 
 @pytest.mark.slow
 def test_blackboard_attempts_are_collected_with_their_time_and_the_later_one_wins(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     config = course.root / "nbgrader_config.py"
     config.write_text(config.read_text() + f"\nc.FileNameCollectorPlugin.named_regexp = {readme_pattern('Blackboard')!r}\n")
     solved = _notebook_bytes(solved_notebook(course, ASSIGNMENT, "geometry"))

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import fixture_course
 
 from perceptron_course import intake_rules
 from perceptron_course.grading.trusted import sandbox
@@ -191,7 +192,7 @@ def _course_with(tmp_path, notebook: dict, *, release: bool = True, extra: dict[
 
     from perceptron_course.grading.trusted.example_class import copy_course
 
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     if not release:
         shutil.rmtree(course.release)
     folder = course.submitted / "ada" / "01_geometry"
@@ -255,7 +256,7 @@ def test_an_assignment_as_released_is_parsed_once_and_again_when_its_file_change
     from perceptron_course.grading.trusted.example_class import copy_course
     from perceptron_course.grading.trusted.intake import expected_assignment
 
-    course = copy_course(Path(__file__).resolve().parents[2], tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     first = expected_assignment(course, "01_geometry", "geometry")
     assert expected_assignment(course, "01_geometry", "geometry") is first  # not parsed again
     copy = copy_course(course.root, tmp_path / "copy")  # a job's copy of the course: the same bytes

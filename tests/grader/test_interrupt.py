@@ -7,9 +7,9 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
+from conftest import fixture_course
 from nbgrader.api import Gradebook
 
 from test_lab import SCRIPTS
@@ -17,7 +17,6 @@ from test_lab import SCRIPTS
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.report import INTERRUPTED_NOTE
 
-REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = ["02_algorithm", "03_worked_example"]  # 5 students: 10 submissions, one of them refused at intake
 WAIT_LIMIT_SECONDS = 600  # a cap on waiting for the first result, not a measurement
 
@@ -40,8 +39,8 @@ def graded_in_gradebook(course) -> set[tuple[str, str]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_ends_a_batch_with_one_line_keeps_what_was_graded_and_the_next_run_resumes(tmp_path, jobs):
-    course = copy_course(REPO, tmp_path / "course")
-    written = [key for key in build_example_class(course, REPO / "example_class") if key[1] in ASSIGNMENTS]
+    course = copy_course(fixture_course(), tmp_path / "course")
+    written = [key for key in build_example_class(course, fixture_course() / "example_class") if key[1] in ASSIGNMENTS]
     ledger = course.reports / "grading.json"
     grading = start_grading(course, "--jobs", jobs)
     deadline = time.monotonic() + WAIT_LIMIT_SECONDS

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from conftest import fixture_course
 from alembic.script import ScriptDirectory
 from nbgrader.api import Base
 from nbgrader.dbutil import ALEMBIC_DIR
@@ -23,7 +24,6 @@ from sqlalchemy import create_engine
 from perceptron_course.grading.trusted.example_class import copy_course
 from perceptron_course.grading.trusted.lab import prepare_gradebook
 
-REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(sys.executable).parent
 #: A PATH as a TA's shell has it before activating anything: no alembic, jupyter or nbgrader.
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -95,7 +95,7 @@ def serving_lab(course_root: Path, tmp_path: Path, *, system_path: bool = True) 
 @pytest.mark.slow
 def test_formgrader_works_on_a_fresh_course_without_the_environment_on_path(tmp_path):
     assert not any((Path(folder) / "alembic").exists() for folder in SYSTEM_PATH.split(":")), "the premise: no alembic on PATH"
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     runtime = tmp_path / "runtime"
     with serving_lab(course.root, tmp_path) as (base, token, log_path):
         status, page = get(f"{base}/formgrader", token)
@@ -119,7 +119,7 @@ def test_formgrader_works_on_a_fresh_course_without_the_environment_on_path(tmp_
 
 
 def test_a_gradebook_left_without_its_migration_table_is_stamped(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     engine = create_engine(f"sqlite:///{course.root / 'gradebook.db'}")
     Base.metadata.create_all(bind=engine)  # what a formgrader visit that could not run alembic leaves
     engine.dispose()
@@ -136,7 +136,7 @@ def test_a_new_gradebook_is_stamped_with_what_the_alembic_program_answers(tmp_pa
     write_alembic_ini(str(tmp_path / "alembic.ini"), f"sqlite:///{tmp_path / 'unused.db'}")
     heads = subprocess.run([str(SCRIPTS / "alembic"), "-c", str(tmp_path / "alembic.ini"), "heads"],
                            capture_output=True, text=True, check=True).stdout
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     with nbgrader_api(course).gradebook:  # nbgrader creates and stamps it, asking this process, not the program
         pass
     assert tables_and_revision(course.root / "gradebook.db")[1] == [heads.split()[0]]

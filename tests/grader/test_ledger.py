@@ -4,12 +4,12 @@ import os
 from pathlib import Path
 
 import nbformat
+from conftest import fixture_course
 
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.ledger import (WRITE_EVERY_SECONDS, Entry, LedgerWriter, fingerprint, read_ledger,
                                                        write_ledger)
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 def hand_in(course, student: str, edit=None) -> Path:
@@ -31,7 +31,7 @@ def edit_cell(grade_id: str, text: str):
 
 
 def test_a_fingerprint_tells_what_changed(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     hand_in(course, "ada")
     first = fingerprint(course, "ada", "04_convergence")
     assert first.submitted and first == fingerprint(course, "ada", "04_convergence")  # by content, every time
@@ -48,7 +48,7 @@ def test_a_fingerprint_tells_what_changed(tmp_path):
 
 
 def test_a_new_timestamp_is_a_new_hand_in(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     hand_in(course, "ada")
     before = fingerprint(course, "ada", "04_convergence").submitted
     (course.submitted / "ada" / "04_convergence" / "timestamp.txt").write_text("2026-11-23 10:00:00 UTC")
@@ -56,7 +56,7 @@ def test_a_new_timestamp_is_a_new_hand_in(tmp_path):
 
 
 def test_a_renamed_resubmission_is_a_new_hand_in_and_stored_outputs_are_not(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     first = hand_in(course, "ada")
     before = fingerprint(course, "ada", "04_convergence")
     notebook = nbformat.read(first, as_version=4)
@@ -73,14 +73,14 @@ def test_a_renamed_resubmission_is_a_new_hand_in_and_stored_outputs_are_not(tmp_
 
 
 def test_a_submission_the_intake_refuses_has_no_fingerprint(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     notebook = hand_in(course, "ada")
     os.link(notebook, tmp_path / "elsewhere.ipynb")  # a hard link: refused at intake, so always graded (and refused)
     assert fingerprint(course, "ada", "04_convergence").submitted == ""
 
 
 def test_a_damaged_ledger_reads_as_empty_and_bad_entries_are_dropped(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     course.reports.mkdir()
     (course.reports / "grading.json").write_text("{not json", encoding="utf-8")
     assert read_ledger(course) == {}
@@ -91,7 +91,7 @@ def test_a_damaged_ledger_reads_as_empty_and_bad_entries_are_dropped(tmp_path):
 
 
 def test_a_batch_writes_its_ledger_at_most_every_interval_and_at_its_end(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     ledger = {}
     now = [100.0]
     writer = LedgerWriter(course, ledger, clock=lambda: now[0])

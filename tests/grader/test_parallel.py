@@ -14,7 +14,6 @@ from perceptron_course.grading.trusted.batch import FAULT_VARIABLE
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
 
-REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = ["01_geometry", "02_algorithm"]
 
 
@@ -39,8 +38,8 @@ def everything(course, outcomes) -> dict:
 
 
 def fresh_class(tmp_path, name):
-    course = copy_course(REPO, tmp_path / name)
-    build_example_class(course, REPO / "example_class")
+    course = copy_course(fixture_course(), tmp_path / name)
+    build_example_class(course, fixture_course() / "example_class")
     return course
 
 
@@ -135,7 +134,7 @@ def test_a_worker_failure_names_what_failed_and_how_to_grade_again():
 def test_a_batch_pool_starts_each_workers_zygote_before_its_first_job():
     # While the main process records the source cells and copies the gradebook (about a second), each worker
     # starts its zygote (about a second too): the first jobs find them warm.
-    from conftest import _command_line, descendants
+    from conftest import _command_line, descendants, fixture_course
 
     from perceptron_course.grading.trusted.batch import warm_pool
     from perceptron_course.grading.trusted.sandbox import choose_isolation
@@ -163,8 +162,8 @@ def test_a_batch_with_a_submission_never_graded_starts_its_pool_before_the_finge
     from perceptron_course.grading.trusted import pipeline
     from perceptron_course.grading.trusted.example_class import build_submission
 
-    course = copy_course(REPO, tmp_path / "course")
-    recipe = runpy.run_path(str(REPO / "example_class" / "ada_reference.py"))
+    course = copy_course(fixture_course(), tmp_path / "course")
+    recipe = runpy.run_path(str(fixture_course() / "example_class" / "ada_reference.py"))
     build_submission(course, recipe, "01_geometry", course.submitted / "ada" / "01_geometry")
     processes_at_fingerprint = []
     real_fingerprint = pipeline.fingerprint

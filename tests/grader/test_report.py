@@ -7,6 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import fixture_course
 from nbgrader.api import Gradebook
 
 from perceptron_course.grading.trusted.cli import main
@@ -18,7 +19,6 @@ from perceptron_course.grading.trusted.outcome import FAILED, GRADED, Outcome
 from perceptron_course.grading.trusted.report import cell_pass_rates, read_class, write_exports
 from perceptron_course.grading.trusted.sandbox import Isolation
 
-REPO = Path(__file__).resolve().parents[2]
 ISOLATION = Isolation(sandbox=True, memory_mb=3072, note="")
 EVIL = "x<script>alert(1)</script>|y"
 # nbgrader's own SQLAlchemy use warns while it adds submissions (as in pipeline.quiet_nbgrader_warnings)
@@ -54,7 +54,7 @@ def class_template(tmp_path_factory):
     bo: only 01_geometry, 1 point (test_augment); EVIL: only 01_geometry, 0 points;
     dan: on the roster, nothing submitted; cy: 02_algorithm failed (only in grades.csv).
     """
-    course = copy_course(REPO, tmp_path_factory.mktemp("class"))
+    course = copy_course(fixture_course(), tmp_path_factory.mktemp("class"))
     with nbgrader_api(course).gradebook as gradebook:  # it finds the alembic executable nbgrader runs
         for assignment in course.assignments():
             gradebook.add_assignment(assignment)
@@ -170,7 +170,7 @@ EXEC_AUGMENT = '''def augment(X):
 
 @pytest.mark.slow
 def test_grading_students_one_at_a_time_reports_the_whole_class(tmp_path, capsys):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     for student, augment in (("honest", None), ("sneaky", EXEC_AUGMENT)):
         notebook = solved_notebook(course, "01_geometry", "geometry")
         for cell in notebook.cells:

@@ -11,10 +11,10 @@ import datetime as dt
 import html
 import re
 import warnings
-from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import fixture_course
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from perceptron_course.grading.trusted.checks.framework import Case, Check, Difference, Verdict, judge_replies
@@ -27,7 +27,6 @@ from perceptron_course.grading.trusted.reveal import (
 from perceptron_course.grading.trusted.verdicts import FAILED_BEHAVIOURS, VERDICT_ERROR, verdict_output
 from perceptron_course.grading.trusted.wire import Reply
 
-REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_geometry"
 #: 17:00 in Paris is 16:00 UTC: the gradebook keeps UTC.
 DUE = dt.datetime(2026, 11, 27, 16, 0, tzinfo=dt.timezone.utc)
@@ -68,7 +67,7 @@ def details(message: str) -> list[str]:
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     """The class graded the day before the due date, with the schedule "after_due_date"."""
-    course = copy_course(REPO, tmp_path_factory.mktemp("reveal") / "course")
+    course = copy_course(fixture_course(), tmp_path_factory.mktemp("reveal") / "course")
     set_schedule(course, "after_due_date")
     for student in ("ada", "bob"):
         notebook = solved_notebook(course, ASSIGNMENT, "geometry")
@@ -206,7 +205,7 @@ def test_details_are_shown_at_and_after_the_due_date_and_always_without_one():
 
 
 def test_the_due_date_comes_from_the_gradebook_with_the_extension_and_marks_the_state(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     set_schedule(course, "after_due_date")
     with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -225,7 +224,7 @@ def test_the_due_date_comes_from_the_gradebook_with_the_extension_and_marks_the_
 
 
 def test_an_unknown_schedule_is_a_clear_error(tmp_path):
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     set_schedule(course, "tomorrow")
     with pytest.raises(CourseError, match="show_details .* must be one of 'now', 'after_due_date'"):
         course_schedule(course)

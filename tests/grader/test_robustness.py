@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sandboxes_left, tree_digest
+from conftest import fixture_course, sandboxes_left, tree_digest
 
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
@@ -92,7 +92,7 @@ class ConnectionCounter:
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     assert sandbox_problem() == "", f"these tests need the grading sandbox: {sandbox_problem()}"
-    course = copy_course(REPO, tmp_path_factory.mktemp("bad"))  # the course's own config, timeouts included
+    course = copy_course(fixture_course(), tmp_path_factory.mktemp("bad"))  # the course's own config, timeouts included
     build_example_class(course, FIXTURES)
     submitted_before, release_before = tree_digest(course.submitted), tree_digest(course.release)
     counter = ConnectionCounter()

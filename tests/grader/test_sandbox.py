@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import _command_line, descendants, sandboxes_left, tree_state
+from conftest import _command_line, descendants, fixture_course, sandboxes_left, tree_state
 
 from perceptron_course.grading.trusted import feedback, files, kernel_pool, sandbox
 from perceptron_course.grading.trusted.course import Course, CourseError
@@ -657,7 +657,7 @@ def _make_name_attacks(course) -> None:
 
 @pytest.fixture(scope="module")
 def hostile_batch(tmp_path_factory):
-    course = copy_course(REPO, tmp_path_factory.mktemp("hostile"))
+    course = copy_course(fixture_course(), tmp_path_factory.mktemp("hostile"))
     build_example_class(course, FIXTURES)
     file_attacks = _make_file_attacks(course)
     _make_name_attacks(course)
@@ -1124,8 +1124,8 @@ def test_as_root_the_zygote_can_fork_kernels():
 def test_a_grader_whose_zygote_cannot_fork_grades_with_cold_kernels_and_the_same_scores(tmp_path, monkeypatch):
     # A grader that is not root gets a zygote without capabilities (bubblewrap drops them): its kernels start cold,
     # each in a sandbox of its own. Simulated here by the answer the zygote would give.
-    warm_course = copy_course(REPO, tmp_path / "warm")
-    build_example_class(warm_course, REPO / "example_class")
+    warm_course = copy_course(fixture_course(), tmp_path / "warm")
+    build_example_class(warm_course, fixture_course() / "example_class")
     cold_course = Course.open(shutil.copytree(warm_course.root, tmp_path / "cold"))
     chosen = {"assignments": ["01_geometry"], "students": ["ada_reference", "cy_buggy"], "progress": False, "jobs": 1}
     warm = {(o.student, o.score, tuple(sorted(o.cell_scores.items()))) for o in grade(warm_course, **chosen)}
@@ -1243,7 +1243,7 @@ def test_a_kernel_flooding_the_graders_sockets_fails_its_own_job_only(tmp_path, 
     from perceptron_course.grading.trusted import resources
 
     monkeypatch.setattr(resources, "JOB_DATA_BUDGET_BYTES", 1024**3)
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     build_example_class(course, Path(__file__).resolve().parents[1] / "fixtures" / "flood_class")
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=2)}
     # the largest worker's peak (workers are this process's children; a kernel holds one 60 MiB frame)

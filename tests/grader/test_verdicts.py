@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import fixture_course
 
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
@@ -97,7 +98,7 @@ HIDDEN_CODE = ["BEGIN HIDDEN TESTS", "check_augment(augment)", "call_all", "__pe
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    course = copy_course(REPO, tmp_path_factory.mktemp("verdicts"))
+    course = copy_course(fixture_course(), tmp_path_factory.mktemp("verdicts"))
     build_example_class(course, FIXTURES)
     first = grade(course, progress=False, jobs=1)
     second = grade(course, progress=False, jobs=1, force=True)  # the same submissions, regraded

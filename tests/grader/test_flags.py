@@ -38,14 +38,18 @@ def constructs(source: str, assignment: str = "01_geometry") -> list[tuple[int, 
     return [(flag.line, flag.construct) for flag in flags_of(source, assignment)]
 
 
-def test_the_import_table_names_exactly_the_assignments_of_source():
-    assert sorted(ALLOWED_IMPORTS) == COURSE.assignments()
+def test_an_assignment_the_import_table_does_not_name_allows_the_common_imports():
+    # An assignment added to source/ needs no entry unless it allows more; an entry of a dropped one is never read.
+    assert "99_new_this_term" not in ALLOWED_IMPORTS
+    assert constructs("import numpy as np\nimport math", "99_new_this_term") == []
+    assert constructs("import os", "99_new_this_term") == [(1, "import os (not allowed in 99_new_this_term)")]
+    assert constructs("from perceptron_course.theory import max_margin", "99_new_this_term") != []
 
 
 @pytest.mark.parametrize("assignment", COURSE.assignments())
 @pytest.mark.parametrize("student", HONEST_STUDENTS)
 def test_honest_solutions_raise_no_flag(student, assignment):
-    recipe = load_recipes(fixture_course() / "example_class")[student]
+    recipe = load_recipes(REPO / "example_class")[student]
     restored = restored_cell_ids(COURSE, assignment)
     for name in COURSE.notebook_names(assignment):
         notebook = solved_notebook(COURSE, assignment, name)
@@ -292,7 +296,7 @@ def test_the_review_stops_at_its_budget_and_flags_what_it_did_not_read():
 def test_honest_notebooks_are_far_within_the_budget(student):
     from perceptron_course.grading.trusted.flags import MAX_REVIEW_WORK, escape_lines, review_work
 
-    recipe = load_recipes(fixture_course() / "example_class")[student]
+    recipe = load_recipes(REPO / "example_class")[student]
     for assignment in COURSE.assignments():
         for name in COURSE.notebook_names(assignment):
             notebook = solved_notebook(COURSE, assignment, name)

@@ -11,7 +11,7 @@
 #   - drop the assignment 05_multiclass (source/ and release/; its lecture notebook stays: a lecture is
 #     still taught when its graded assignment is dropped);
 #   - a header notebook on top of every released notebook (nbgrader's IncludeHeaderFooter);
-#   - the late policy "zero", the per-cell timeout 20 s, and the course id;
+#   - the late policy "zero", the per-cell timeout 20 s, and the course id (in term.toml where the course has one);
 #   - one part's points changed (01_geometry test_augment: 2 -> 3);
 #   - a new autograded part in 01_geometry (scores(w, b, X), with its hidden check);
 #   - release/ regenerated with `perceptron-course release`.
@@ -44,7 +44,8 @@ assert count == 1, "the lecture 05_multiclass no longer ends with its assignment
 path.write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
 PY
 
-# 2-4. nbgrader_config.py: header, late policy, timeout, course id (the lines an instructor edits).
+# 2-4. The term settings: header, late policy, timeout, course id (the lines an instructor edits), in term.toml
+# where the course has one (and the dropped assignment's [[assignments]] block), else in nbgrader_config.py.
 "$python" - <<'EOF'
 import re
 from pathlib import Path
@@ -55,15 +56,22 @@ from nbformat.v4 import new_markdown_cell, new_notebook
 header = new_notebook(cells=[new_markdown_cell("**Course: Machine learning, Spring 2027.** Instructor: A. Adopter. "
                                                "Hand in through the hub before each due date.")])
 nbformat.write(header, "header.ipynb")
-config = Path("nbgrader_config.py")
-text = config.read_text(encoding="utf-8")
-for old, new in ((r'c\.LateSubmissionPlugin\.penalty_method = "none"', 'c.LateSubmissionPlugin.penalty_method = "zero"'),
-                 (r"c\.Execute\.timeout = 15", "c.Execute.timeout = 20"),
-                 (r'c\.CourseDirectory\.course_id = "perceptron"', 'c.CourseDirectory.course_id = "ml-spring-2027"')):
+if Path("term.toml").is_file():
+    settings = Path("term.toml")
+    edits = ((r'(?m)^policy = "none"', 'policy = "zero"'), (r"(?m)^cell_seconds = 15", "cell_seconds = 20"),
+             (r'(?m)^id = "perceptron"', 'id = "ml-spring-2027"'), (r'(?m)^header = ""', 'header = "header.ipynb"'),
+             (r'(?m)^\[\[assignments\]\]\nname = "05_multiclass"\n(?:(?!\[)[^\n]*\n)*', ""))
+else:
+    settings = Path("nbgrader_config.py")
+    edits = ((r'c\.LateSubmissionPlugin\.penalty_method = "none"', 'c.LateSubmissionPlugin.penalty_method = "zero"'),
+             (r"c\.Execute\.timeout = 15", "c.Execute.timeout = 20"),
+             (r'c\.CourseDirectory\.course_id = "perceptron"', 'c.CourseDirectory.course_id = "ml-spring-2027"'),
+             (r"\Z", '\nc.IncludeHeaderFooter.header = "header.ipynb"\n'))
+text = settings.read_text(encoding="utf-8")
+for old, new in edits:
     text, count = re.subn(old, new, text)
-    assert count == 1, f"nbgrader_config.py no longer has {old!r}: update scripts/adopt_check.sh"
-text += '\nc.IncludeHeaderFooter.header = "header.ipynb"\n'
-config.write_text(text, encoding="utf-8")
+    assert count == 1, f"{settings} no longer has {old!r}: update scripts/adopt_check.sh"
+settings.write_text(text, encoding="utf-8")
 EOF
 
 # 5-6. One part's points, and a new part with its hidden check (README, "Add an exercise").

@@ -120,11 +120,17 @@ class TermSettings:
 def term_settings(root: Path = REPO) -> TermSettings:
     """The term settings of the course at ``root``.
 
-    Read from ``nbgrader_config.py`` through the grader's own loader. When the term file lands, this one function
-    reads ``load_term(root)`` instead (perceptron_course/grading/trusted/term.py), and every test follows.
+    From the term file (``term.toml``, read by ``perceptron_course/grading/trusted/term.py``'s ``load_term``) where
+    the course has one; otherwise from ``nbgrader_config.py``, through the grader's own loader.
     """
     from perceptron_course.grading.trusted.course import Course, load_config
 
+    if (root / "term.toml").is_file():
+        from perceptron_course.grading.trusted.term import load_term
+
+        term = load_term(root)
+        return TermSettings(course_id=term.course.id, late_policy=term.late.policy, cell_seconds=float(term.limits.cell_seconds),
+                            header=term.course.header)
     config = load_config(Course.open(root))
     return TermSettings(course_id=config.CourseDirectory.get("course_id", ""),
                         late_policy=config.LateSubmissionPlugin.get("penalty_method", "none"),
@@ -246,6 +252,7 @@ def fixture_course() -> Path:
     root = scratch / "course"
     for folder in ("source", "example_class"):
         shutil.copytree(FIXTURE_COURSE / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(FIXTURE_COURSE / "term.toml", root / "term.toml")  # its own term (read once the configuration reads it)
     wiring = (REPO / "nbgrader_config.py").read_text(encoding="utf-8")
     settings = (FIXTURE_COURSE / "settings.py").read_text(encoding="utf-8")
     (root / "nbgrader_config.py").write_text(f"{wiring}\n\n# tests/fixtures/course/settings.py\n{settings}", encoding="utf-8")

@@ -7,11 +7,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import solutions_by_test_cell, this_course
 
 from perceptron_course import intake_rules, selfcheck
 
 ROOT = Path(__file__).resolve().parents[2]
 GEOMETRY = ROOT / "release" / "01_geometry" / "geometry.ipynb"
+# The self-check judges a notebook against the shipped release (its manifest): what 01_geometry's parts are, and
+# how many points each is worth, comes from this course's source/.
+GEOMETRY_TESTS = list(solutions_by_test_cell(this_course(), "01_geometry"))
 
 CORRECT_AUGMENT = '''def augment(X):
     X = np.asarray(X, dtype=float)
@@ -51,12 +55,11 @@ def test_reports_pass_fail_and_missing_parts_with_their_messages(tmp_path):
 
     report = selfcheck.check_notebook(path)
 
-    assert [(part.title, part.status) for part in report.parts] == [
-        ("1. The augmentation trick (2 points)", "passes"),
-        ("2. Prediction (2 points)", "fails"),
-        ("3. Signed distance (2 points)", "not implemented"),
-        ("4. Margin of a data set with respect to a separator (2 points)", "not implemented"),
+    assert [(part.grade_id, part.status) for part in report.parts] == [
+        ("test_augment", "passes"), ("test_predict", "fails"),
+        *[(grade_id, "not implemented") for grade_id in GEOMETRY_TESTS if grade_id not in ("test_augment", "test_predict")],
     ]
+    assert [part.title.split(" ", 1)[0] for part in report.parts] == [f"{n}." for n in range(1, len(report.parts) + 1)]
     assert report.parts[1].message.startswith("AssertionError: expected [1, -1, 1]")
     assert "signed_distance" in report.parts[2].message
     assert report.other_errors == []
@@ -71,7 +74,7 @@ def test_command_prints_one_screen_and_exits_1_until_every_test_passes(tmp_path)
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
     assert len(lines) <= 24, result.stdout
-    assert "1 of 4 visible tests pass; 1 fail; 2 not implemented yet." in lines
+    assert f"1 of {len(GEOMETRY_TESTS)} visible tests pass; 1 fail; {len(GEOMETRY_TESTS) - 2} not implemented yet." in lines
     assert any(line.strip().startswith("FAILS") and "Prediction" in line for line in lines)
     assert result.stderr == "", "kernel noise on stderr would clutter the student's screen"
 
@@ -287,7 +290,8 @@ def test_a_green_self_check_means_the_grader_runs_the_notebook_as_it_is(tmp_path
         assert outcome.status == "graded", (student, outcome.reason)
         assert report.ready == (lost is None) == (outcome.score == outcome.max_score), (student, report, outcome)
         for part in report.parts:  # the same parts pass, and the same fail
-            assert (part.status == "passes") == (outcome.cell_scores[part.grade_id] == 2), (student, part, outcome.cell_scores)
+            full = course.graded_cells("01_geometry")[part.grade_id]
+            assert (part.status == "passes") == (outcome.cell_scores[part.grade_id] == full), (student, part, outcome.cell_scores)
         assert {grade_id for grade_id, score in outcome.cell_scores.items() if score == 0} == ({lost} if lost else set())
         # what the self-check says of the file is what the grader says: the same notes, word for word
         assert all(note in outcome.reason for note in report.intake_notes), (student, report.intake_notes, outcome.reason)

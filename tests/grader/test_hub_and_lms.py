@@ -29,7 +29,7 @@ from perceptron_course.grading.trusted.pipeline import grade, record_source_cell
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-COURSE_ID = "perceptron"
+COURSE_ID = "fixture"  # the fixture course's id (tests/fixtures/course/settings.py and term.toml)
 ASSIGNMENT = "01_geometry"
 
 

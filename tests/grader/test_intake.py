@@ -19,8 +19,9 @@ ASSIGNMENTS = load_manifest()
 GEOMETRY = ASSIGNMENTS["01_geometry"]
 
 
-def released(assignment: str = "01_geometry", name: str = "geometry") -> dict:
-    return json.loads((ROOT / "release" / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
+def released(assignment: str = "01_geometry", name: str = "geometry", course_root: Path = ROOT) -> dict:
+    """A notebook as released: this course's (which the shipped manifest describes), or ``course_root``'s."""
+    return json.loads((course_root / "release" / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
 
 
 def as_bytes(notebook: dict) -> bytes:
@@ -207,7 +208,7 @@ def _course_with(tmp_path, notebook: dict, *, release: bool = True, extra: dict[
 def test_the_grader_takes_in_a_renamed_hand_in_with_its_times(tmp_path):
     from perceptron_course.grading.trusted.intake import take_in
 
-    course = _course_with(tmp_path, released(), extra={"timestamp.txt": b"2026-11-27 16:59:01.000001 UTC",
+    course = _course_with(tmp_path, released(course_root=fixture_course()), extra={"timestamp.txt": b"2026-11-27 16:59:01.000001 UTC",
                                                        "submission_secret.txt": b"0a1b2c3d\n"})
     taken = take_in(course, "ada", "01_geometry")
     assert taken.refused == "" and list(taken.notebooks) == ["geometry.ipynb"]
@@ -221,7 +222,7 @@ def test_the_grader_takes_in_a_renamed_hand_in_with_its_times(tmp_path):
 def test_a_timestamp_that_is_no_date_and_a_secret_that_is_not_plain_are_left_behind(tmp_path, timestamp, secret):
     from perceptron_course.grading.trusted.intake import take_in
 
-    course = _course_with(tmp_path, released(), extra={"timestamp.txt": timestamp, "submission_secret.txt": secret})
+    course = _course_with(tmp_path, released(course_root=fixture_course()), extra={"timestamp.txt": timestamp, "submission_secret.txt": secret})
     taken = take_in(course, "ada", "01_geometry")
     assert taken.timestamp is None and taken.submission_secret is None
     assert "timestamp.txt does not hold a date: ignored, so lateness is not known" in taken.notes
@@ -230,7 +231,7 @@ def test_a_timestamp_that_is_no_date_and_a_secret_that_is_not_plain_are_left_beh
 def test_without_release_no_solution_or_hidden_test_is_put_back(tmp_path):
     from perceptron_course.grading.trusted.intake import take_in
 
-    course = _course_with(tmp_path, without(released(), "predict", "test_predict"), release=False)
+    course = _course_with(tmp_path, without(released(course_root=fixture_course()), "predict", "test_predict"), release=False)
     taken = take_in(course, "ada", "01_geometry")
     text = taken.notebooks["geometry.ipynb"].decode()
     assert "BEGIN" not in text and "check_predict" not in text and "np.where" not in text

@@ -10,6 +10,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+# Fixtures are data, not tests: the fixture course's notebooks would otherwise run under nbval (--nbval-lax).
+collect_ignore = ["fixtures"]
+
 
 def tree_digest(folder: Path) -> str:
     """A hash of every path and file content under ``folder`` (to prove nothing changed)."""

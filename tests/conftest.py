@@ -164,13 +164,6 @@ def copy_course_to(destination: Path, root: Path = REPO, names: list[str] | None
     return destination
 
 
-def cell_of(notebook, grade_id: str):
-    """The cell of ``notebook`` whose nbgrader ``grade_id`` is ``grade_id`` (cells are found by id, never by place)."""
-    found = [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
-    assert len(found) == 1, f"{len(found)} cells with grade_id {grade_id!r}"
-    return found[0]
-
-
 def solutions_by_test_cell(course, assignment: str) -> dict[str, list[str]]:
     """``grade_id`` of every autograded test cell of ``assignment``, with the solution code cells it tests.
 

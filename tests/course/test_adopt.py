@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import TermSettings, term_settings
 
 REPO = Path(__file__).resolve().parents[2]
 CONTENT_TESTS = ["tests/course/test_assignments.py", "tests/course/test_notebooks.py"]
@@ -25,6 +26,8 @@ def test_a_terms_edits_keep_the_course_tests_green(tmp_path):
     assert edited.returncode == 0, edited.stdout[-3000:] + edited.stderr[-3000:]
     course = tmp_path / "course"
     assert not (course / "source" / "05_multiclass").exists() and (course / "header.ipynb").is_file()
+    assert term_settings(course) == TermSettings(course_id="ml-spring-2027", late_policy="zero", cell_seconds=20.0,
+                                                 header="header.ipynb"), "the edits reach the settings the grader reads"
 
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider",
                           "--basetemp", str(tmp_path / "tmp"), *CONTENT_TESTS],

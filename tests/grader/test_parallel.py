@@ -7,6 +7,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import fixture_course
 from nbgrader.api import Gradebook
 
 from perceptron_course.grading.trusted import kernel_pool, sandbox
@@ -134,7 +135,7 @@ def test_a_worker_failure_names_what_failed_and_how_to_grade_again():
 def test_a_batch_pool_starts_each_workers_zygote_before_its_first_job():
     # While the main process records the source cells and copies the gradebook (about a second), each worker
     # starts its zygote (about a second too): the first jobs find them warm.
-    from conftest import _command_line, descendants, fixture_course
+    from conftest import _command_line, descendants
 
     from perceptron_course.grading.trusted.batch import warm_pool
     from perceptron_course.grading.trusted.sandbox import choose_isolation

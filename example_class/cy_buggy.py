@@ -1,6 +1,6 @@
 """Cy starts from working code but makes twelve typical mistakes, one to three per assignment.
 
-Each bug costs exactly the test cell of the function it sits in (see tests/test_pipeline.py).
+Each bug costs exactly the test cell of the function it sits in (see tests/grader/test_pipeline.py).
 """
 
 BASE = "solutions"
@@ -126,4 +126,16 @@ CELLS = {
     scores = hidden @ np.asarray(v, dtype=float) + d
     return hidden, scores, np.sign(scores).astype(int)''',
     },
+}
+
+# What Cy should get: every autograded cell's points except these (tests/conftest.py, expected_example_grades).
+LOSES = {
+    "01_geometry": ["test_predict"],  # np.sign(0) == 0
+    # updates correct points; no bias (so its choose_epoch_cap, the source's, trains without a bias too)
+    "02_algorithm": ["test_perceptron_step", "test_train_perceptron", "test_choose_epoch_cap"],
+    "03_worked_example": ["test_is_mistake", "test_perceptron_trace"],  # strict < 0; history of views
+    "04_convergence": ["test_mistake_bound", "test_proof_squeeze"],  # bound from raw, centred data; w_star not made unit
+    "05_multiclass": ["test_ovr_train", "test_ovr_predict"],  # 0/1 labels; thresholding
+    # alpha grows on correct points; no hinge step at z = 1 exactly; np.sign(0) == 0 in the forward pass
+    "06_limitations": ["test_kernel_perceptron", "test_hinge_sgd", "test_mlp_forward"],
 }

@@ -32,3 +32,8 @@ def _swap_for_the_algorithm_notebook(notebook):
 
 
 EDITS = {"03_worked_example": _swap_for_the_algorithm_notebook}
+
+# What Eve should get (tests/conftest.py, expected_example_grades): two hand-ins reported as failed, with this
+# in the reason; in 02, the syntax error costs its cell's test and choose_epoch_cap's, which calls train_perceptron.
+FAILS = {"01_geometry": "not a valid notebook", "03_worked_example": "looks like the notebook of 02_algorithm"}
+LOSES = {"02_algorithm": ["test_train_perceptron", "test_choose_epoch_cap"]}

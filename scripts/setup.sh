@@ -19,7 +19,7 @@ if ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep -q 'li
         echo "note: bubblewrap (bwrap) or libseccomp2 is missing: grading kernels will run without a sandbox (see README)" >&2
     fi
 fi
-# The browser test (tests/test_browser.py) drives Debian's Chromium; it is skipped where missing.
+# The browser test (tests/grader/test_browser.py) drives Debian's Chromium; it is skipped where missing.
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     { apt-get update -qq && apt-get install -y -qq chromium; } >/dev/null 2>&1 \
         || echo "note: could not install chromium; the browser test will be skipped" >&2

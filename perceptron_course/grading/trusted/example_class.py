@@ -10,7 +10,17 @@ matches the current ``release/``. It defines:
 - ``FILES`` (optional): ``{assignment: {file name: text}}``, raw files written
   as they are (a broken notebook, a stray file);
 - ``EDITS`` (optional): ``{assignment: function(notebook) -> notebook}``, for
-  edits the other keys cannot express (deleting or duplicating cells).
+  edits the other keys cannot express (deleting or duplicating cells);
+- ``ASSIGNMENTS`` (optional): the assignments handed in (default: all; one the
+  course no longer has is skipped).
+
+and what the student should get, which the tests check after a real autograde:
+
+- ``LOSES`` (optional): ``{assignment: [test cell grade_id, ...]}``, the cells
+  the student's bugs fail (a ``"release"`` base also loses every test of a
+  function it leaves a stub, and written answers wait for a TA);
+- ``FAILS`` (optional): ``{assignment: reason}``, hand-ins the grader reports as
+  failed, with ``reason`` in its message.
 """
 
 from __future__ import annotations
@@ -79,20 +89,25 @@ def load_recipes(folder: Path) -> dict[str, dict]:
 def build_example_class(course: Course, recipes_folder: Path) -> list[tuple[str, str]]:
     """Fill ``course.submitted`` from the recipes; returns the ``(student, assignment)`` pairs written.
 
-    A recipe may list ``ASSIGNMENTS`` to submit only some assignments.
+    A recipe may list ``ASSIGNMENTS`` to submit only some assignments (those the course has).
     """
     written = []
     for student, recipe in load_recipes(recipes_folder).items():
-        for assignment in recipe.get("ASSIGNMENTS", course.assignments()):
+        for assignment in [a for a in recipe.get("ASSIGNMENTS", course.assignments()) if a in course.assignments()]:
             build_submission(course, recipe, assignment, course.submitted / student / assignment)
             written.append((student, assignment))
     return written
 
 
 def copy_course(course_root: Path, destination: Path) -> Course:
-    """Copy what grading needs (config, source, release) into a fresh course root."""
+    """Copy what grading needs (config, source, release, the header and footer notebooks) into a fresh course root."""
+    from .release_check import header_and_footer
+
     destination.mkdir(parents=True, exist_ok=True)
     shutil.copy2(course_root / "nbgrader_config.py", destination / "nbgrader_config.py")
     for folder in ("source", "release"):
         shutil.copytree(course_root / folder, destination / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    for relative in header_and_footer(Course.open(course_root)):
+        (destination / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(course_root / relative, destination / relative)
     return Course.open(destination)

@@ -3,7 +3,7 @@
 ``stale_assignments`` regenerates the student versions with nbgrader into a temporary copy of
 the course (its own gradebook; nothing of the course is written) and compares each notebook
 with the committed one, both in their stored form (``notebook_format.normalise``: outputs and
-run-time metadata do not count), as ``tests/test_assignments.py`` does.
+run-time metadata do not count), as ``tests/course/test_assignments.py`` does.
 
 ``snapshot`` and ``changed_since`` tell, around ``perceptron-course release``, which assignments
 it changed and which were already up to date.
@@ -49,6 +49,16 @@ def _differs(committed: Path, generated: Path) -> bool:
     return False
 
 
+def header_and_footer(course: Course) -> list[Path]:
+    """The header and footer notebooks the configuration puts around every released notebook (nbgrader's
+    ``IncludeHeaderFooter``), relative to the course root, where they are files of the course."""
+    from .course import load_config
+
+    config = load_config(course).IncludeHeaderFooter
+    named = [Path(config.get(which, "")) for which in ("header", "footer") if config.get(which, "")]
+    return [path for path in named if not path.is_absolute() and (course.root / path).is_file()]
+
+
 def stale_assignments(course: Course, assignments: list[str] | None = None) -> list[str]:
     """The assignments whose ``release/`` folder is not what nbgrader generates from ``source/`` now.
 
@@ -65,6 +75,9 @@ def stale_assignments(course: Course, assignments: list[str] | None = None) -> l
         copy = Path(scratch) / "course"
         copy.mkdir()
         shutil.copy2(course.root / CONFIG_FILE, copy / CONFIG_FILE)
+        for relative in header_and_footer(course):
+            (copy / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(course.root / relative, copy / relative)
         for assignment in chosen:
             shutil.copytree(course.source / assignment, copy / "source" / assignment,
                             ignore=shutil.ignore_patterns(".ipynb_checkpoints"))

@@ -1,0 +1,279 @@
+"""The student bundle: what students receive, nothing they must not see, and it installs."""
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import time
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import solutions_by_test_cell
+
+from perceptron_course.grading.trusted.bundle import build_bundle
+from perceptron_course.grading.trusted.cli import main
+from perceptron_course.grading.trusted.course import Course, CourseError
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET_PATHS = ("source/", "tests/", "example_class/", "perceptron_course/grading/", "gradebook")
+SECRET_TEXT = (b"BEGIN SOLUTION", b"BEGIN HIDDEN TESTS")
+COURSE = Course.open(ROOT)
+# Any assignment serves; its first notebook, and the number of visible (autograded) tests in it, come from source/.
+ASSIGNMENT, OTHER = COURSE.assignments()[0], COURSE.assignments()[-1]
+NOTEBOOK = f"{COURSE.notebook_names(ASSIGNMENT)[0]}.ipynb"
+N_VISIBLE = len(solutions_by_test_cell(COURSE, ASSIGNMENT))
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> tuple[Path, Path]:
+    """The bundle of this repository (the release check, which runs nbgrader, is tested apart)."""
+    return build_bundle(Course.open(ROOT), tmp_path_factory.mktemp("dist"), check_release=False)
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_bundle_holds_the_release_the_lectures_and_the_student_package(bundle):
+    folder, _ = bundle
+    files = files_under(folder)
+
+    release = {f"assignments/{p.relative_to(ROOT / 'release')}": p.read_bytes() for p in (ROOT / "release").glob("*/*.ipynb")}
+    lectures = {f"notebooks/{p.name}": p.read_bytes() for p in (ROOT / "notebooks").glob("*.ipynb")}
+    assert sorted(release) == sorted(f"assignments/{a}/{n}.ipynb" for a in COURSE.assignments() for n in COURSE.notebook_names(a))
+    assert lectures
+    assert {name: files[name] for name in release} == release
+    assert {name: files[name] for name in lectures} == lectures
+    assert "package/pyproject.toml" in files and "package/perceptron_course/selfcheck.py" in files
+    assert "package/perceptron_course/geometry.py" in files
+    assert files["README.md"].startswith(b"## For students")
+    others = set(files) - set(release) - set(lectures) - {"README.md", "package/pyproject.toml"}
+    assert all(name.startswith("package/perceptron_course/") and name.endswith(".py") for name in others), others
+
+
+def test_no_file_of_the_folder_or_the_zip_holds_solutions_tests_or_grading_code(bundle):
+    folder, archive = bundle
+    with zipfile.ZipFile(archive) as bundle_zip:
+        zipped = {info.filename: bundle_zip.read(info) for info in bundle_zip.infolist() if not info.is_dir()}
+    on_disk = {f"perceptron-course-student/{name}": content for name, content in files_under(folder).items()}
+
+    assert zipped == on_disk
+    for name, content in zipped.items():
+        assert not any(secret in f"/{name}" for secret in SECRET_PATHS), name
+        assert not any(secret in content for secret in SECRET_TEXT), name
+    assert not any(p.is_symlink() for p in folder.rglob("*"))
+
+
+def test_student_package_depends_on_the_student_libraries_only(bundle):
+    folder, _ = bundle
+    pyproject = (folder / "package" / "pyproject.toml").read_text(encoding="utf-8")
+
+    for needed in ("numpy", "scipy", "scikit-learn", "matplotlib", "jupyterlab", "ipykernel"):
+        assert f'"{needed}>=' in pyproject, needed
+    assert "nbgrader" not in pyproject and "grading" not in pyproject
+    assert 'perceptron-selfcheck = "perceptron_course.selfcheck:main"' in pyproject
+
+
+def copy_course(tmp_path: Path) -> Path:
+    course = tmp_path / "course"
+    for name in ("release", "notebooks", "perceptron_course", "source"):
+        shutil.copytree(ROOT / name, course / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("nbgrader_config.py", "pyproject.toml", "README.md"):
+        shutil.copyfile(ROOT / name, course / name)
+    return course
+
+
+def test_a_solution_left_in_release_stops_the_build_and_leaves_no_bundle(tmp_path):
+    course = copy_course(tmp_path)
+    notebook = course / "release" / ASSIGNMENT / NOTEBOOK
+    cells = json.loads(notebook.read_text(encoding="utf-8"))
+    stub = next(cell for cell in cells["cells"] if cell["metadata"].get("nbgrader", {}).get("solution"))
+    stub["source"] = ["### BEGIN SOLUTION\n", "def augment(X): ...\n", "### END SOLUTION\n"]
+    notebook.write_text(json.dumps(cells), encoding="utf-8")
+
+    with pytest.raises(CourseError, match=f"{NOTEBOOK}: contains 'BEGIN SOLUTION'"):
+        build_bundle(Course.open(course), tmp_path / "dist", check_release=False)  # the scan, behind the release check
+    assert not (tmp_path / "dist" / "perceptron-course-student").exists()
+    assert not (tmp_path / "dist" / "perceptron-course-student.zip").exists()
+
+
+def test_editor_leftovers_are_not_copied(tmp_path):
+    course = copy_course(tmp_path)
+    checkpoints = course / "release" / ASSIGNMENT / ".ipynb_checkpoints"
+    checkpoints.mkdir()
+    (checkpoints / NOTEBOOK.replace(".ipynb", "-checkpoint.ipynb")).write_text("{}", encoding="utf-8")
+
+    folder, _ = build_bundle(Course.open(course), tmp_path / "dist", check_release=False)
+
+    assert sorted(p.name for p in (folder / "assignments" / ASSIGNMENT).iterdir()) == sorted(
+        f"{name}.ipynb" for name in COURSE.notebook_names(ASSIGNMENT))
+
+
+def test_bundle_never_deletes_a_folder_it_did_not_make(tmp_path, capsys):
+    precious = tmp_path / "perceptron-course-student"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work", encoding="utf-8")
+
+    assert main(["bundle", "--root", str(ROOT), "--out", str(tmp_path)]) == 2
+    assert "is not a student bundle" in capsys.readouterr().err
+    assert (precious / "thesis.tex").read_text(encoding="utf-8") == "years of work"
+
+
+@pytest.mark.slow
+def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_path):
+    folder, _ = bundle
+    student_folder, fresh = tmp_path / "perceptron-course-student", tmp_path / "fresh"
+    shutil.copytree(folder, student_folder)
+    before = sorted(str(p.relative_to(student_folder)) for p in student_folder.rglob("*"))
+    venv.EnvBuilder(with_pip=True).create(fresh)
+    python = fresh / "bin" / "python"
+    # as a student does, from the unpacked folder (the build backend comes from the package index)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "./package"], check=True, cwd=student_folder)
+    assert sorted(str(p.relative_to(student_folder)) for p in student_folder.rglob("*")) == before, "pip left files behind"
+    # The dependencies are already installed here: let the fresh venv see them, after its own packages.
+    fresh_site = Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
+    (fresh_site / "zz_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
+
+    first_lecture = sorted((folder / "notebooks").glob("*.ipynb"))[0]
+    lecture = tmp_path / first_lecture.name
+    shutil.copyfile(first_lecture, lecture)
+    script = (
+        "import nbformat, sys\n"
+        "from nbclient import NotebookClient\n"
+        f"nb = nbformat.read({str(lecture)!r}, as_version=4)\n"
+        "nb.cells.append(nbformat.v4.new_code_cell('import perceptron_course; print(perceptron_course.__file__)'))\n"
+        "NotebookClient(nb, timeout=60, kernel_name='python3').execute()\n"
+        "print(nb.cells[-1].outputs[0]['text'].strip())\n"
+    )
+    imported_from = subprocess.run([str(python), "-c", script], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert Path(imported_from.stdout.strip().splitlines()[-1]).is_relative_to(fresh_site / "perceptron_course")
+
+    no_grading = subprocess.run([str(python), "-c", "import perceptron_course.grading"], capture_output=True, text=True, cwd=tmp_path)
+    assert "ModuleNotFoundError" in no_grading.stderr
+
+    selfcheck = subprocess.run(
+        [str(fresh / "bin" / "perceptron-selfcheck"), str(folder / "assignments" / ASSIGNMENT / NOTEBOOK)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert selfcheck.returncode == 1, selfcheck.stderr
+    assert f"0 of {N_VISIBLE} visible tests pass; 0 fail; {N_VISIBLE} not implemented yet." in selfcheck.stdout
+
+
+def test_building_twice_gives_the_same_zip_byte_for_byte(tmp_path):
+    _, first = build_bundle(Course.open(ROOT), tmp_path / "first", check_release=False)
+    _, second = build_bundle(Course.open(ROOT), tmp_path / "second", check_release=False)
+
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_the_zip_is_dated_by_the_course_commit(bundle):
+    _, archive = bundle
+    committed = int(subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%ct"], capture_output=True, text=True,
+                                   check=True).stdout)
+
+    with zipfile.ZipFile(archive) as bundle_zip:
+        dates = {info.date_time for info in bundle_zip.infolist()}
+
+    # zip dates have a resolution of two seconds
+    assert dates == {time.gmtime(committed - committed % 2)[:6]} or dates == {time.gmtime(committed)[:6]}
+    assert min(dates)[0] > 1980
+
+
+def test_source_date_epoch_dates_every_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14 22:13:20 UTC
+
+    _, archive = build_bundle(Course.open(ROOT), tmp_path / "dist", check_release=False)
+
+    with zipfile.ZipFile(archive) as bundle_zip:
+        assert {info.date_time for info in bundle_zip.infolist()} == {(2023, 11, 14, 22, 13, 20)}
+
+
+def test_the_student_readme_says_copying_is_detected(bundle):
+    folder, _ = bundle
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+
+    assert "copying is detected" in readme.lower()
+    assert "inspect.getsource" in readme
+
+
+@pytest.mark.slow
+def test_bundle_refuses_a_release_that_source_no_longer_generates(tmp_path, capsys):
+    course = copy_course(tmp_path)
+    assert main(["bundle", "--root", str(course), "--out", str(tmp_path / "dist")]) == 0  # up to date: bundled
+    notebook = course / "release" / OTHER / f"{COURSE.notebook_names(OTHER)[0]}.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))
+    cells["cells"][0]["source"] = ["# An old title a TA fixed in source/ only\n"]
+    notebook.write_text(json.dumps(cells), encoding="utf-8")
+
+    assert main(["bundle", "--root", str(course), "--out", str(tmp_path / "dist")]) == 2
+    error = capsys.readouterr().err
+    assert f"release/ is not what source/ generates for {OTHER}:" in error and "perceptron-course release" in error
+    assert ASSIGNMENT not in error
+
+
+@pytest.mark.slow
+def test_release_says_which_assignments_changed_and_which_were_up_to_date(tmp_path, capsys):
+    course = copy_course(tmp_path)
+    notebook = course / "release" / OTHER / f"{COURSE.notebook_names(OTHER)[0]}.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))
+    cells["cells"][0]["source"] = ["# A typo a TA fixed in release/ by hand\n"]
+    notebook.write_text(json.dumps(cells), encoding="utf-8")
+
+    assert main(["release", "--root", str(course)]) == 0
+
+    out = capsys.readouterr().out
+    assert "regenerated in" in out and out.splitlines()[0].endswith(f": {OTHER}")
+    assert f"already up to date: {', '.join(a for a in COURSE.assignments() if a != OTHER)}" in out
+
+
+@pytest.mark.slow
+def test_the_bundle_carries_the_gradebooks_due_dates_and_the_self_check_shows_them(tmp_path):
+    import runpy
+    import warnings
+
+    from perceptron_course.grading.trusted.course import nbgrader_api
+
+    course = Course.open(copy_course(tmp_path))
+    with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SQLAlchemy's notes on nbgrader's session use
+        gradebook.update_or_create_assignment(ASSIGNMENT, duedate="2026-11-27 17:00:00 Europe/Paris")
+        gradebook.update_or_create_assignment(OTHER)  # no due date
+
+    folder, archive = build_bundle(course, tmp_path / "dist", check_release=False)
+
+    module = folder / "package" / "perceptron_course" / "_due_dates.py"
+    assert runpy.run_path(str(module))["DUE_DATES"] == {ASSIGNMENT: "2026-11-27T16:00:00+00:00"}
+    with zipfile.ZipFile(archive) as bundle_zip:
+        assert bundle_zip.read("perceptron-course-student/package/perceptron_course/_due_dates.py") == module.read_bytes()
+    # The bundled self-check (the student package on the path, not this repository's) on the bundled notebook.
+    script = (
+        "import datetime as dt, sys\n"
+        "from pathlib import Path\n"
+        "from perceptron_course import selfcheck\n"
+        "print(selfcheck.__file__)\n"
+        "utc = dt.timezone.utc\n"
+        f"print(selfcheck.due_date_notice({ASSIGNMENT!r}, dt.datetime(2026, 11, 27, 15, 0, tzinfo=utc)))\n"
+        "report = selfcheck.check_notebook(Path(sys.argv[1]), now=dt.datetime(2026, 11, 30, 16, 0, tzinfo=utc))\n"
+        "print(selfcheck.format_report(report))\n"
+    )
+    notebook = folder / "assignments" / ASSIGNMENT / NOTEBOOK
+    result = subprocess.run([sys.executable, "-c", script, str(notebook)], capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(folder / "package"), "TZ": "UTC"}, timeout=300)
+    lines = result.stdout.splitlines()
+    assert Path(lines[0]).is_relative_to(folder / "package"), result.stderr
+    assert lines[1] == (f"Due date of {ASSIGNMENT}: 2026-11-27 16:00 UTC, in 1 h 0 min "
+                        "(an extension your TA gave you is not known here).")
+    assert (f"WARNING: the due date of {ASSIGNMENT}, 2026-11-27 16:00 UTC, passed 3 d 0 h ago: a hand-in now is late, unless "
+            "your TA gave you an extension (extensions are per student and not known to this check).") in lines
+    assert f"0 of {N_VISIBLE} visible tests pass; 0 fail; {N_VISIBLE} not implemented yet." in result.stdout
+
+
+def test_without_a_gradebook_the_bundle_carries_no_due_date(tmp_path):
+    import runpy
+
+    folder, _ = build_bundle(Course.open(copy_course(tmp_path)), tmp_path / "dist", check_release=False)
+    assert runpy.run_path(str(folder / "package" / "perceptron_course" / "_due_dates.py"))["DUE_DATES"] == {}

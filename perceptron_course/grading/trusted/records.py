@@ -210,7 +210,7 @@ def _read_notebook(path: Path) -> dict:
 
 def _declared_functions(notebook: dict) -> dict[str, list[str]]:
     """``grade_id`` -> the functions its hidden-test region checks, for each test cell of a graded notebook."""
-    from .verdicts import DeclarationError, declared_in
+    from .verdicts import DeclarationError, declared_names, hidden_region
 
     found: dict[str, list[str]] = {}
     for cell in notebook.get("cells", []):
@@ -218,7 +218,7 @@ def _declared_functions(notebook: dict) -> dict[str, list[str]]:
         if cell.get("cell_type") != "code" or not meta.get("grade") or meta.get("solution"):
             continue
         try:
-            found[str(meta.get("grade_id"))] = [d.check.function for d in declared_in(cell.get("source", ""))]
+            found[str(meta.get("grade_id"))] = [name for name, _, _ in declared_names(hidden_region(cell.get("source", "")))]
         except DeclarationError:
             found[str(meta.get("grade_id"))] = []
     return found

@@ -8,6 +8,7 @@ import nbformat
 import pytest
 from nbgrader.validator import Validator
 
+from perceptron_course.grading.trusted.check_registry import hidden_checks_leaks
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.notebook_format import course_notebooks, normalise, normalised_text
 from perceptron_course.grading.trusted.pipeline import release
@@ -90,6 +91,10 @@ def test_committed_release_is_exactly_what_nbgrader_generates(tmp_path):
         assert committed == regenerated, f"release/{relative} is stale (cells or metadata): run `perceptron-course release`"
         assert (COURSE.release / relative).read_bytes() == (fresh.release / relative).read_bytes()
     assert sorted(p.name for p in COURSE.release.iterdir()) == COURSE.assignments()
+    # an assignment's hidden checks stay in source/ (CourseDirectory.ignore): neither regenerated nor committed
+    # release/ holds the file or any text of it
+    assert list((fresh.source).glob("*/hidden_checks.py")), "the course has hidden_checks.py files to keep out"
+    assert hidden_checks_leaks(REPO, fresh.release) == [] and hidden_checks_leaks(REPO, COURSE.release) == []
 
 
 def hidden_lines(source_text: str) -> set[str]:
@@ -119,6 +124,7 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment, name):
     leaked = [line for line in released_text.split("\n") if line.strip() in only_secret]
     assert leaked == []
     assert "from perceptron_course.grading.trusted.checks import" not in released_text
+    assert "from perceptron_course.grading.checks_api import" not in released_text
 
 
 @pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)

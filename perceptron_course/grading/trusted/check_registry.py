@@ -231,3 +231,57 @@ def checks_beside(file: str | Path, assignment: str) -> ModuleType:
     if loaded.module is None:
         raise ChecksError(f"{Path(file)} uses the hidden checks of {assignment}, but {path} does not exist")
     return loaded.module
+
+
+# ----------------------------------------------------------------------------- never released
+
+
+#: A line of a hidden_checks.py this long or longer is looked for in what students receive.
+DISTINCTIVE_CHARS = 40
+
+
+def _long_lines(path: Path) -> set[str]:
+    return {line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+            if len(line.strip()) >= DISTINCTIVE_CHARS}
+
+
+def distinctive_lines(course_root: Path) -> set[str]:
+    """Stripped lines of every hidden_checks.py of the course long enough to say the file leaked if found elsewhere.
+
+    Imports, and lines the public library holds too (a dataset's points, say), say nothing.
+    """
+    lines: set[str] = set()
+    for path in sorted((Path(course_root) / "source").glob(f"*/{HIDDEN_CHECKS_FILE}")):
+        lines |= {line for line in _long_lines(path) if not line.startswith(("from ", "import "))}
+    library = Path(__file__).resolve().parents[2]
+    for module in library.glob("*.py"):
+        lines -= _long_lines(module)
+    return lines
+
+
+def hidden_checks_leaks(course_root: Path, folder: Path) -> list[str]:
+    """Every file under ``folder`` (a release, a bundle) that is a hidden_checks.py or quotes one, with the reason.
+
+    Notebooks are read cell by cell (their JSON escapes quotes); other files as text.
+    """
+    import json
+
+    wanted = distinctive_lines(course_root)
+    leaks = []
+    for path in sorted(Path(folder).rglob("*")):
+        relative = path.relative_to(folder)
+        if path.name == HIDDEN_CHECKS_FILE:
+            leaks.append(f"{relative}: an assignment's hidden checks")
+            continue
+        if path.is_symlink() or not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        if path.suffix == ".ipynb":
+            try:
+                text = "\n".join("".join(cell.get("source", "")) for cell in json.loads(text).get("cells", []))
+            except (ValueError, AttributeError, TypeError):
+                pass
+        quoted = sorted(line for line in {line.strip() for line in text.splitlines()} if line in wanted)
+        if quoted:
+            leaks.append(f"{relative}: quotes a hidden_checks.py ({quoted[0][:60]!r})")
+    return leaks

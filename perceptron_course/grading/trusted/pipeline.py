@@ -47,6 +47,18 @@ __all__ = ["BatchInterrupted", "GradingRun", "grade", "record_source_cells", "re
 PACKAGE_COURSE = Path(__file__).resolve().parents[3]
 
 
+def refuse_released_hidden_checks(course: Course, assignments: list[str]) -> None:
+    """Raise ``CourseError`` (after deleting the copies) if nbgrader copied a hidden_checks.py into ``release/``."""
+    from .check_registry import HIDDEN_CHECKS_FILE
+
+    leaked = [path for assignment in assignments for path in (course.release / assignment).rglob(HIDDEN_CHECKS_FILE)]
+    for path in leaked:
+        path.unlink()
+    if leaked:
+        raise CourseError(f"nbgrader copied {', '.join(str(p.relative_to(course.root)) for p in leaked)} into release/ "
+                          f"(deleted again): add {HIDDEN_CHECKS_FILE!r} to c.CourseDirectory.ignore in nbgrader_config.py")
+
+
 def release(course: Course, assignments: list[str] | None = None) -> list[str]:
     """Regenerate ``release/<assignment>/`` from ``source/`` with ``nbgrader generate_assignment``.
 
@@ -64,6 +76,7 @@ def release(course: Course, assignments: list[str] | None = None) -> list[str]:
         result = api.generate_assignment(assignment, force=True)
         if not result["success"]:
             raise CourseError(f"generate_assignment {assignment} failed: {nbgrader_error_line(result)}")
+    refuse_released_hidden_checks(course, chosen)
     normalise_files([path for path in course_notebooks(course.root, chosen) if course.release in path.parents])
     if course.root == PACKAGE_COURSE:  # the self-check's copy of the released cells ships with this package
         write_manifest(course.release)

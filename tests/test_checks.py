@@ -488,6 +488,7 @@ from hypothesis import strategies as st  # noqa: E402
 from perceptron_course.grading.trusted.checks.framework import (  # noqa: E402
     Case, Check, compare_arrays, compare_bool, compare_count, compare_labels, compare_number, judge_replies, prepare_cases,
 )
+from perceptron_course.grading.checks_api import compare_history  # noqa: E402
 from perceptron_course.grading.trusted.wire import Reply  # noqa: E402
 from wire_strategies import KNOWN_HOSTILE, wire_values  # noqa: E402
 
@@ -533,7 +534,7 @@ def test_replies_that_once_crashed_the_comparison_are_failed_cases(function_name
 
 
 COMPARATORS = [compare_arrays(exact=True, what="x"), compare_arrays(exact=False, what="x"), compare_number(),
-               compare_count(), compare_bool(), compare_labels()]
+               compare_count(), compare_bool(), compare_labels(), compare_history(), compare_history(exact=True)]
 EXPECTED = [np.array([1.0, -1.0]), np.array([[0.5]]), 3, 2.5, True, np.array([1, -1, 1]), np.zeros((0, 2))]
 
 

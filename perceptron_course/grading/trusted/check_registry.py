@@ -285,3 +285,111 @@ def hidden_checks_leaks(course_root: Path, folder: Path) -> list[str]:
         if quoted:
             leaks.append(f"{relative}: quotes a hidden_checks.py ({quoted[0][:60]!r})")
     return leaks
+
+
+# ----------------------------------------------------------------------------- consistency (``perceptron-course check``)
+#
+# Each returns what an instructor must fix, one sentence per problem naming the file, ``[]`` when all is well.
+
+
+def _test_cells(course_root: Path, assignment: str) -> list[tuple[str, str, str]]:
+    """``(notebook file, grade_id, source)`` of every graded test code cell of an assignment's source."""
+    import json
+
+    found = []
+    for path in sorted((Path(course_root) / "source" / assignment).glob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        except (OSError, ValueError, AttributeError):
+            continue  # an unreadable notebook is reported by the checks of notebooks
+        for cell in cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell, dict) else {}
+            if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+                source = cell.get("source", "")
+                found.append((path.name, str(meta.get("grade_id")), "".join(source) if isinstance(source, list) else str(source)))
+    return found
+
+
+def _loaded_or_problem(course_root: Path, assignment: str) -> tuple[AssignmentChecks | None, str]:
+    try:
+        return load_assignment_checks(course_root, assignment), ""
+    except ChecksError as error:
+        return None, str(error)
+
+
+def parts_without_check(course_root: Path) -> list[str]:
+    """Graded test cells of ``source/`` that declare no hidden check, or one their assignment's hidden_checks.py lacks."""
+    from .verdicts import DeclarationError, declared_names, hidden_region
+
+    problems = []
+    for assignment in course_assignments(course_root):
+        loaded, problem = _loaded_or_problem(course_root, assignment)
+        if problem:
+            problems.append(problem)
+            continue
+        assert loaded is not None
+        for notebook, grade_id, source in _test_cells(course_root, assignment):
+            where = f"source/{assignment}/{notebook}, cell {grade_id}"
+            try:
+                names = declared_names(hidden_region(source))
+            except DeclarationError as error:
+                problems.append(f"{where}: the hidden-test region is not a list of check_<function>(<function>) calls "
+                                f"({error})")
+                continue
+            if not names:
+                problems.append(f"{where}: a graded test cell without a hidden check (add a ### BEGIN HIDDEN TESTS region "
+                                f"calling check_<function>(<function>), and its Check in {HIDDEN_CHECKS_FILE})")
+            problems += [f"{where}: declares check_{name}, but source/{assignment}/{HIDDEN_CHECKS_FILE} has no check of "
+                         f"{name} in CHECKS" for name, _, _ in names if name not in loaded.checks]
+    return problems
+
+
+def checks_without_part(course_root: Path) -> list[str]:
+    """Checks a hidden_checks.py defines that no graded test cell of its assignment declares (they never run)."""
+    from .verdicts import DeclarationError, declared_names, hidden_region
+
+    problems = []
+    for assignment in course_assignments(course_root):
+        loaded, problem = _loaded_or_problem(course_root, assignment)
+        if loaded is None or not loaded.checks:
+            continue  # a file that does not load is parts_without_check's to report
+        declared = set()
+        for _, _, source in _test_cells(course_root, assignment):
+            try:
+                declared |= {name for name, _, _ in declared_names(hidden_region(source))}
+            except DeclarationError:
+                continue
+        problems += [f"source/{assignment}/{HIDDEN_CHECKS_FILE}: the check of {name} is declared by no graded test cell "
+                     f"(add check_{name}({name}) to the hidden-test region of its part, or remove the check)"
+                     for name in sorted(set(loaded.checks) - declared)]
+    return problems
+
+
+def allowed_imports_without_assignment(course_root: Path) -> list[str]:
+    """Grants of the library's graded modules to assignments the course does not have (``sandbox.ALLOWED_EXTRAS``,
+    ``intake_rules.ALLOWED_EXTRAS``: the kernel-side half of an assignment's allowed imports), and allowed imports of a
+    hidden_checks.py that its assignment's kernel cannot import (a graded module the sandbox does not grant it)."""
+    from ... import intake_rules
+    from . import sandbox
+
+    assignments = set(course_assignments(course_root))
+    problems = [f"{table}: ALLOWED_EXTRAS grants {name!r}, which is not an assignment of source/ (remove the entry)"
+                for table, extras in (("perceptron_course/grading/trusted/sandbox.py", sandbox.ALLOWED_EXTRAS),
+                                      ("perceptron_course/intake_rules.py", intake_rules.ALLOWED_EXTRAS))
+                for name in sorted(set(extras) - assignments)]
+    for assignment in sorted(assignments):
+        loaded, _ = _loaded_or_problem(course_root, assignment)
+        for entry in sorted(loaded.allowed_imports or ()) if loaded is not None else ():
+            parts = entry.split(".")
+            if parts[0] == "perceptron_course" and len(parts) > 1 and parts[1] in sandbox.GRADED_MODULES \
+                    and parts[1] not in sandbox.ALLOWED_EXTRAS.get(assignment, {}):
+                problems.append(f"source/{assignment}/{HIDDEN_CHECKS_FILE}: ALLOWED_IMPORTS names {entry!r}, but the "
+                                f"grading kernel of {assignment} cannot import perceptron_course.{parts[1]} (a module of "
+                                "reference answers): a submission using it fails")
+    return problems
+
+
+def registry_problems(course_root: Path) -> list[str]:
+    """Every inconsistency between ``source/`` and its hidden checks (the three checks above, in order)."""
+    return [*parts_without_check(course_root), *checks_without_part(course_root),
+            *allowed_imports_without_assignment(course_root)]

@@ -200,3 +200,55 @@ def test_compare_history_names_the_length_or_the_first_wrong_step():
     wrong[2, 1] = 9.0
     assert "step 2 is the first that differs" in compare(wrong, expected).what
     assert compare("a string", expected).what.startswith("something that is not")
+
+
+# ----------------------------------------------------------------------------- the template
+
+
+TEMPLATE = REPO / "docs" / "templates" / "hidden_checks_template.py"
+TEMPLATE_SOLUTIONS = {
+    "scale": "def scale(X, factor):\n    return np.asarray(X, dtype=float) * factor\n",
+    "classify": "def classify(w, b, X):\n    return np.where(np.asarray(X, dtype=float) @ np.asarray(w, dtype=float) + b >= 0, 1, -1)\n",
+    "spread": "def spread(X):\n    return float(np.max(np.linalg.norm(np.asarray(X, dtype=float), axis=1)))\n",
+    "walk": "def walk(step, n_steps):\n    return np.outer(np.arange(n_steps + 1), np.asarray(step, dtype=float))\n",
+}
+TEMPLATE_BUGS = {  # one common bug each: the check must catch it
+    "scale": lambda X, factor: np.asarray(X) * factor if np.asarray(X).dtype.kind == "f" else np.asarray(X),
+    "classify": lambda w, b, X: np.sign(np.asarray(X, dtype=float) @ np.asarray(w, dtype=float) + b),
+    "spread": lambda X: float(np.max(np.abs(np.asarray(X, dtype=float)))),
+    "walk": lambda step, n_steps: np.outer(np.arange(1, n_steps + 1), np.asarray(step, dtype=float)),
+}
+
+
+def assignment_from_template(root: Path) -> Path:
+    """A course holding one assignment: the template's hidden checks beside a notebook with its four parts."""
+    folder = root / "source" / "07_template"
+    folder.mkdir(parents=True)
+    (root / "nbgrader_config.py").write_text("")
+    shutil.copyfile(TEMPLATE, folder / HIDDEN_CHECKS_FILE)
+    cells = [nbformat.v4.new_code_cell("import numpy as np")]
+    for name, code in TEMPLATE_SOLUTIONS.items():
+        solution_cell = nbformat.v4.new_code_cell(code)
+        solution_cell.metadata["nbgrader"] = {"grade_id": name, "solution": True, "grade": False, "locked": False}
+        test_cell = nbformat.v4.new_code_cell(f"### BEGIN HIDDEN TESTS\ncheck_{name}({name})\n### END HIDDEN TESTS\n")
+        test_cell.metadata["nbgrader"] = {"grade_id": f"test_{name}", "solution": False, "grade": True, "points": 1}
+        cells += [solution_cell, test_cell]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / "parts.ipynb")
+    return folder
+
+
+def test_the_template_checks_its_four_shapes_against_the_solution_and_catches_a_bug_in_each(tmp_path):
+    from perceptron_course.grading.trusted.checks import run_in_process
+
+    assignment_from_template(tmp_path)
+    checks = course_checks(tmp_path).of("07_template")
+    assert sorted(checks) == sorted(TEMPLATE_SOLUTIONS)
+    assert parts_without_check(tmp_path) == [] and checks_without_part(tmp_path) == []
+    namespace: dict = {}
+    exec("import numpy as np\n" + "".join(TEMPLATE_SOLUTIONS.values()), namespace)
+    for name, check in checks.items():
+        assert run_in_process(check, namespace[name]).passed, name
+        verdict = run_in_process(check, TEMPLATE_BUGS[name])
+        assert not verdict.passed, name
+        cases = check.cases(case_generator(b"s" * 16, name, "ada"))
+        assert any(case.is_random for case in cases) and any(not case.is_random for case in cases)

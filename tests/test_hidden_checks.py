@@ -252,3 +252,22 @@ def test_the_template_checks_its_four_shapes_against_the_solution_and_catches_a_
         assert not verdict.passed, name
         cases = check.cases(case_generator(b"s" * 16, name, "ada"))
         assert any(case.is_random for case in cases) and any(not case.is_random for case in cases)
+
+
+def test_a_batch_stops_before_any_work_on_a_check_that_does_not_load_or_a_solution_that_does_not_run(course):
+    from perceptron_course.grading.trusted.check_registry import ready_to_grade
+    from perceptron_course.grading.trusted.pipeline import grade
+
+    assert set(ready_to_grade(course.root, ["02_algorithm"])) == set(course_checks(course.root).of("02_algorithm"))
+    notebook = course.source / "02_algorithm" / "algorithm.ipynb"
+    notebook.write_text(notebook.read_text(encoding="utf-8").replace("def perceptron_step(", "def perceptron_stride("),
+                        encoding="utf-8")
+    with pytest.raises(ChecksError, match="the reference of perceptron_step is the solution in .*algorithm.ipynb, which does "
+                                          "not run: LookupError: .* defines no function perceptron_step"):
+        ready_to_grade(course.root, ["02_algorithm"])
+    (course.source / "01_geometry" / HIDDEN_CHECKS_FILE).write_text("CHECKS = (\n", encoding="utf-8")
+    (course.submitted / "ada" / "01_geometry").mkdir(parents=True)
+    shutil.copyfile(course.release / "01_geometry" / "geometry.ipynb", course.submitted / "ada" / "01_geometry" / "geometry.ipynb")
+    with pytest.raises(ChecksError, match="01_geometry/hidden_checks.py does not load"):
+        grade(course, progress=False, jobs=1)
+    assert not (course.root / "autograded").exists() and not (course.root / "gradebook.db").exists()

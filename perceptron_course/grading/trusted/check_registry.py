@@ -213,6 +213,32 @@ def course_checks(course_root: Path, assignments: Iterable[str] | None = None) -
     return CourseChecks({name: load_assignment_checks(course_root, name) for name in names})
 
 
+def ready_to_grade(course_root: Path, assignments: Iterable[str]) -> CourseChecks:
+    """Load the checks of ``assignments`` and run the source solutions their references come from, in this process.
+
+    The batch calls it before grading anything: a hidden_checks.py that does not load, or a solution
+    that does not run or lacks its function, stops the batch with a clear error instead of failing
+    every student's part.
+
+    Raises
+    ------
+    ChecksError
+        Naming the file and the problem.
+    """
+    from ..checks_api import SolutionFunction
+
+    registry = course_checks(course_root, assignments)
+    for loaded in registry.assignments.values():
+        for name, check in loaded.checks.items():
+            if isinstance(check.reference, SolutionFunction):
+                try:
+                    check.reference.__wrapped__
+                except Exception as error:  # noqa: BLE001 - the instructor's notebook: any error is theirs, named here
+                    raise ChecksError(f"{loaded.path}: the reference of {name} is the solution in {check.reference.notebook}, "
+                                      f"which does not run: {type(error).__name__}: {error}") from error
+    return registry
+
+
 def checks_beside(file: str | Path, assignment: str) -> ModuleType:
     """The loaded ``hidden_checks.py`` module of another assignment of the same course as ``file``.
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ...intake_rules import write_manifest
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
+from .check_registry import ready_to_grade
 from .batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding,
                     warm_pool)
 from .course import Course, CourseError, nbgrader_api
@@ -254,6 +255,9 @@ def grade(
     quiet_nbgrader_warnings()
     selected = select_submissions(course, assignments, students)  # first: a typo is reported at once
     _check_writable(course)
+    # A hidden_checks.py that does not load, or a source solution a check's reference comes from that does not
+    # run, stops the batch here, before any work, rather than failing every student's part.
+    ready_to_grade(course.root, sorted({assignment for _, assignment in selected}))
     isolation = choose_isolation(unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
     schedule = course_schedule(course, now)
     ledger = read_ledger(course)

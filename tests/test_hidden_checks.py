@@ -14,7 +14,7 @@ import pytest
 from perceptron_course import intake_rules
 from perceptron_course.grading import checks_api
 from perceptron_course.grading.checks_api import compare_history, random_cases, with_ties
-from perceptron_course.grading.trusted import check_registry, sandbox
+from perceptron_course.grading.trusted import check_registry, sandbox, solution_reference
 from perceptron_course.grading.trusted.check_registry import (
     HIDDEN_CHECKS_FILE, ChecksError, allowed_imports_without_assignment, checks_without_part, course_checks,
     parts_without_check, registry_problems,
@@ -120,7 +120,7 @@ def test_the_solution_reference_runs_the_source_once_for_a_whole_class(monkeypat
     """perceptron_step's reference is the source solution: read and run once per process, whatever the class size."""
     check = course_checks(REPO)["perceptron_step"]
     assert isinstance(check.reference, checks_api.SolutionFunction)
-    monkeypatch.setattr(checks_api, "_SOLUTIONS", {})
+    monkeypatch.setattr(solution_reference, "_SOLUTIONS", {})
     reads = []
     real_read = nbformat.read
     monkeypatch.setattr(nbformat, "read", lambda path, *args, **kwargs: reads.append(path) or real_read(path, *args, **kwargs))

@@ -32,6 +32,7 @@ from typing import Iterable, Mapping
 
 from .checks.framework import Check
 from .course import CONFIG_FILE, CourseError
+from .solution_reference import SolutionFunction
 
 #: The file of an assignment's hidden checks, beside its source notebooks.
 HIDDEN_CHECKS_FILE = "hidden_checks.py"
@@ -74,13 +75,6 @@ class CourseChecks(dict):
         """The checks of one assignment by function name (``{}`` for an assignment without hidden checks)."""
         loaded = self.assignments.get(assignment)
         return dict(loaded.checks) if loaded is not None else {}
-
-    def allowed_imports(self, assignment: str) -> frozenset[str]:
-        """What a submission of ``assignment`` may import without a flag."""
-        from .flags import COMMON_IMPORTS
-
-        loaded = self.assignments.get(assignment)
-        return loaded.allowed_imports if loaded is not None and loaded.allowed_imports is not None else COMMON_IMPORTS
 
 
 # ----------------------------------------------------------------------------- finding the course
@@ -225,8 +219,6 @@ def ready_to_grade(course_root: Path, assignments: Iterable[str]) -> CourseCheck
     ChecksError
         Naming the file and the problem.
     """
-    from ..checks_api import SolutionFunction
-
     registry = course_checks(course_root, assignments)
     for loaded in registry.assignments.values():
         for name, check in loaded.checks.items():

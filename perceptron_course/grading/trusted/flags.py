@@ -180,9 +180,10 @@ def _reaches_inside(dotted: str) -> bool:
 
 def allowed_imports(course_root: Path, assignment: str) -> frozenset[str]:
     """The imports ``assignment`` allows: its hidden_checks.py's ``ALLOWED_IMPORTS``, or :data:`COMMON_IMPORTS`."""
-    from .check_registry import course_checks
+    from .check_registry import load_assignment_checks
 
-    return course_checks(course_root, [assignment]).allowed_imports(assignment)
+    declared = load_assignment_checks(course_root, assignment).allowed_imports
+    return COMMON_IMPORTS if declared is None else declared
 
 
 def _is_dynamic(dotted: str) -> bool:

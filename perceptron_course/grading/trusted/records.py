@@ -7,8 +7,9 @@ what the student's code printed or wrote. A record holds:
 
 - ``submission``: the ledger's hash of the submitted files (``ledger.fingerprint``);
 - ``course_commit``: the git commit of the course folder (``"not a git checkout"`` otherwise),
-  with a note when ``source/`` or ``nbgrader_config.py`` had uncommitted changes;
-- ``grader``: this package's version and a hash of its source files (the checks, the reference
+  with a note when ``source/`` (the hidden checks beside each assignment included) or ``nbgrader_config.py``
+  had uncommitted changes;
+- ``grader``: this package's version and a hash of its source files (the checks' engine, the reference
   library, the sandbox, the harness), which tells apart two checkouts of one version;
 - ``secret_id`` and ``case_set``: the ids of the course secret and of every case the checks drew,
   never the secret itself (``case_sets.py``);

@@ -271,3 +271,22 @@ def test_a_batch_stops_before_any_work_on_a_check_that_does_not_load_or_a_soluti
     with pytest.raises(ChecksError, match="01_geometry/hidden_checks.py does not load"):
         grade(course, progress=False, jobs=1)
     assert not (course.root / "autograded").exists() and not (course.root / "gradebook.db").exists()
+
+
+def test_an_instructor_s_notebook_runs_the_check_beside_it(course, monkeypatch):
+    """What a source notebook's hidden region does in the instructor's kernel (nbval, nbgrader validate): its working
+    folder is the notebook's, and ``check_<function>`` comes from the hidden_checks.py there."""
+    broken = course.source / "06_limitations" / HIDDEN_CHECKS_FILE
+    kept = broken.read_text(encoding="utf-8")
+    broken.write_text("CHECKS = (\n", encoding="utf-8")  # another assignment's file, half written: not needed here
+    monkeypatch.chdir(course.source / "01_geometry")
+    check_augment = checks_api.check_augment
+    check_augment(lambda X: np.hstack([np.ones((len(np.asarray(X)), 1)), np.asarray(X, dtype=float)]))
+    with pytest.raises(AssertionError, match="augment returned"):
+        check_augment(lambda X: np.asarray(X, dtype=float))
+    broken.write_text(kept, encoding="utf-8")
+    with pytest.raises(AttributeError, match="no hidden check of nothing in the hidden_checks.py files of this course"):
+        checks_api.check_nothing
+    monkeypatch.chdir(course.root.parent)
+    with pytest.raises(LookupError, match="is in no course"):
+        checks_api.check_augment

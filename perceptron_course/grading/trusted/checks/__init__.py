@@ -52,17 +52,18 @@ def instructor_check(check: Check) -> Callable[[Callable], None]:
     return check_function
 
 
-def checks_here(folder: Path | None = None) -> dict[str, Check]:
-    """The checks an instructor's notebook in ``folder`` (the working folder) can declare.
+def check_here(function: str, folder: Path | None = None) -> Check | None:
+    """The check of ``function`` an instructor's notebook in ``folder`` (the working folder) declares.
 
-    Its own assignment's first (the hidden_checks.py beside it), then the rest of its course's.
+    From the hidden_checks.py beside the notebook; failing that, from another assignment of its
+    course (``None`` if no hidden_checks.py of the course has one).
 
     Raises
     ------
     LookupError
         If ``folder`` is in no course (no ``nbgrader_config.py`` and ``source/`` above it).
     """
-    from ..check_registry import course_checks, find_course_root, load_checks_file, HIDDEN_CHECKS_FILE
+    from ..check_registry import HIDDEN_CHECKS_FILE, course_checks, find_course_root, load_checks_file
 
     folder = Path.cwd() if folder is None else Path(folder)
     root = find_course_root(folder)
@@ -70,7 +71,7 @@ def checks_here(folder: Path | None = None) -> dict[str, Check]:
         raise LookupError(f"{folder.resolve()} is in no course: no folder above it holds nbgrader_config.py and source/")
     beside = folder / HIDDEN_CHECKS_FILE
     own = load_checks_file(beside).checks if beside.is_file() else {}
-    return {**course_checks(root), **own}
+    return own[function] if function in own else course_checks(root).get(function)
 
 
 def __getattr__(name: str):
@@ -83,7 +84,7 @@ def __getattr__(name: str):
             raise AttributeError(f"CHECKS: {Path.cwd()} is in no course (no nbgrader_config.py and source/ above it)")
         return course_checks(root)
     if name.startswith("check_"):
-        found = checks_here().get(name.removeprefix("check_"))
+        found = check_here(name.removeprefix("check_"))
         if found is None:
             raise AttributeError(f"no hidden check of {name.removeprefix('check_')} in the hidden_checks.py files of "
                                  f"this course (looked from {Path.cwd()})")
@@ -91,4 +92,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["Check", "Verdict", "run_in_process", "instructor_check", "checks_here", "INSTRUCTOR_SECRET"]
+__all__ = ["Check", "Verdict", "run_in_process", "instructor_check", "check_here", "INSTRUCTOR_SECRET"]

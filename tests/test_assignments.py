@@ -148,7 +148,16 @@ def test_student_notebooks_carry_no_grading_code(assignment, name):
             assert "warnings.simplefilter" not in visible  # it would silence the student's own warnings
 
 
-def test_no_file_besides_notebooks_in_source():
-    # nbgrader copies every other file of source/<a>/ into release/<a>/: nothing secret may sit there.
-    extra = [p for p in COURSE.source.rglob("*") if p.is_file() and p.suffix != ".ipynb" and ".ipynb_checkpoints" not in p.parts]
+def test_no_file_besides_notebooks_in_source_but_what_nbgrader_ignores():
+    # nbgrader copies every other file of source/<a>/ into release/<a>/ unless CourseDirectory.ignore names it:
+    # the hidden checks beside each assignment must be named there, and nothing else secret may sit in source/.
+    import fnmatch
+
+    from perceptron_course.grading.trusted.course import load_config
+
+    ignored = list(load_config(COURSE).CourseDirectory.ignore)
+    extra = [p for p in COURSE.source.rglob("*") if p.is_file() and p.suffix != ".ipynb"
+             and not any(fnmatch.fnmatch(part, pattern) for part in p.relative_to(COURSE.source).parts for pattern in ignored)]
     assert extra == []
+    assert all(any(fnmatch.fnmatch(path.name, pattern) for pattern in ignored)
+               for path in COURSE.source.glob("*/hidden_checks.py")) and list(COURSE.source.glob("*/hidden_checks.py"))

@@ -7,6 +7,13 @@ c.CourseDirectory.course_id = "perceptron"
 # 04_convergence, 05_multiclass, 06_limitations (nbgrader records each in the gradebook when
 # `perceptron-course release` or `grade` runs generate_assignment).
 
+# An assignment's hidden checks (source/<assignment>/hidden_checks.py, read by the grader on the TA's side) are
+# never copied into release/: nbgrader copies every other file of source/<assignment>/. nbgrader's own defaults
+# stay in the list.
+from nbgrader.coursedir import CourseDirectory  # noqa: E402 - the defaults of the installed nbgrader
+
+c.CourseDirectory.ignore = [*CourseDirectory.class_traits()["ignore"].default(), "hidden_checks.py"]
+
 # What students see in place of a solution: a stub that names its function (NamedStubs fills {function}).
 c.ClearSolutions.code_stub = {"python": '# YOUR CODE HERE\nraise NotImplementedError("write {function}: see its docstring")'}
 c.GenerateAssignment.preprocessors = [

@@ -8,6 +8,7 @@ import pytest
 from conftest import copy_course_to, course_files
 from nbgrader.validator import Validator
 
+from perceptron_course.grading.trusted.check_registry import hidden_checks_leaks
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.notebook_format import course_notebooks, normalise, normalised_text
 from perceptron_course.grading.trusted.pipeline import release
@@ -93,6 +94,10 @@ def test_committed_release_is_exactly_what_nbgrader_generates(tmp_path):
                                           f"run `perceptron-course release --assignment {assignment}`")
         assert (COURSE.release / relative).read_bytes() == (fresh.release / relative).read_bytes()
     assert sorted(p.name for p in COURSE.release.iterdir()) == COURSE.assignments()
+    # an assignment's hidden checks stay in source/ (CourseDirectory.ignore): neither regenerated nor committed
+    # release/ holds the file or any text of it
+    assert list((fresh.source).glob("*/hidden_checks.py")), "the course has hidden_checks.py files to keep out"
+    assert hidden_checks_leaks(REPO, fresh.release) == [] and hidden_checks_leaks(REPO, COURSE.release) == []
 
 
 def hidden_lines(source_text: str) -> set[str]:
@@ -122,6 +127,7 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment, name):
     leaked = [line for line in released_text.split("\n") if line.strip() in only_secret]
     assert leaked == []
     assert "from perceptron_course.grading.trusted.checks import" not in released_text
+    assert "from perceptron_course.grading.checks_api import" not in released_text
 
 
 @pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
@@ -145,7 +151,16 @@ def test_student_notebooks_carry_no_grading_code(assignment, name):
             assert "warnings.simplefilter" not in visible  # it would silence the student's own warnings
 
 
-def test_no_file_besides_notebooks_in_source():
-    # nbgrader copies every other file of source/<a>/ into release/<a>/: nothing secret may sit there.
-    extra = [p for p in COURSE.source.rglob("*") if p.is_file() and p.suffix != ".ipynb" and ".ipynb_checkpoints" not in p.parts]
+def test_no_file_besides_notebooks_in_source_but_what_nbgrader_ignores():
+    # nbgrader copies every other file of source/<a>/ into release/<a>/ unless CourseDirectory.ignore names it:
+    # the hidden checks beside each assignment must be named there, and nothing else secret may sit in source/.
+    import fnmatch
+
+    from perceptron_course.grading.trusted.course import load_config
+
+    ignored = list(load_config(COURSE).CourseDirectory.ignore)
+    extra = [p for p in COURSE.source.rglob("*") if p.is_file() and p.suffix != ".ipynb"
+             and not any(fnmatch.fnmatch(part, pattern) for part in p.relative_to(COURSE.source).parts for pattern in ignored)]
     assert extra == []
+    assert all(any(fnmatch.fnmatch(path.name, pattern) for pattern in ignored)
+               for path in COURSE.source.glob("*/hidden_checks.py")) and list(COURSE.source.glob("*/hidden_checks.py"))

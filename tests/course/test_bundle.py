@@ -68,6 +68,29 @@ def test_no_file_of_the_folder_or_the_zip_holds_solutions_tests_or_grading_code(
     assert not any(p.is_symlink() for p in folder.rglob("*"))
 
 
+def test_the_bundle_carries_no_hidden_checks_and_no_text_of_them(bundle):
+    from perceptron_course.grading.trusted.check_registry import distinctive_lines, hidden_checks_leaks
+
+    folder, archive = bundle
+    assert distinctive_lines(ROOT), "the course's hidden_checks.py files have lines to look for"
+    assert hidden_checks_leaks(ROOT, folder) == []
+    with zipfile.ZipFile(archive) as bundle_zip:
+        assert not [name for name in bundle_zip.namelist() if name.endswith("hidden_checks.py")]
+
+
+def test_a_hidden_checks_file_left_in_release_is_not_bundled_and_its_text_stops_the_build(tmp_path):
+    course = copy_course(tmp_path)
+    checks = (course / "source" / "01_geometry" / "hidden_checks.py").read_text(encoding="utf-8")
+    (course / "release" / "01_geometry" / "hidden_checks.py").write_text(checks, encoding="utf-8")
+    folder, _ = build_bundle(Course.open(course), tmp_path / "dist", check_release=False)
+    assert sorted(p.name for p in (folder / "assignments" / "01_geometry").iterdir()) == ["geometry.ipynb"]
+
+    (course / "release" / "01_geometry" / "notes.txt").write_text(checks, encoding="utf-8")  # its text, renamed
+    with pytest.raises(CourseError, match="notes.txt: quotes a hidden_checks.py"):
+        build_bundle(Course.open(course), tmp_path / "dist2", check_release=False)
+    assert not (tmp_path / "dist2" / "perceptron-course-student").exists()
+
+
 def test_student_package_depends_on_the_student_libraries_only(bundle):
     folder, _ = bundle
     pyproject = (folder / "package" / "pyproject.toml").read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from perceptron_course.grading.trusted import checks
-from perceptron_course.grading.trusted.checks import CHECKS
+from perceptron_course.grading.trusted.check_registry import course_checks
 from perceptron_course.grading.trusted.checks.framework import case_generator
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.checks import run_in_process
@@ -20,6 +20,8 @@ from perceptron_course.grading.trusted.verdicts import declarations, split_hidde
 
 REPO = Path(__file__).resolve().parents[2]
 COURSE = Course.open(REPO)
+#: Every check of the course, from each assignment's source/<assignment>/hidden_checks.py.
+CHECKS = course_checks(REPO)
 BUGGY = runpy.run_path(str(REPO / "example_class" / "cy_buggy.py"))["CELLS"]
 ALTERNATIVE = runpy.run_path(str(REPO / "example_class" / "ben_alternative.py"))["CELLS"]
 
@@ -45,7 +47,7 @@ def declared_parts() -> list[tuple[str, str, str]]:
             for cell in notebook.cells:
                 meta = cell.metadata.get("nbgrader", {})
                 if meta.get("grade") and cell.cell_type == "code":
-                    parts += [(assignment, meta["grade_id"], d.target) for d in declarations(split_hidden(cell.source)[1])]
+                    parts += [(assignment, meta["grade_id"], d.target) for d in declarations(split_hidden(cell.source)[1], CHECKS.of(assignment))]
     return parts
 
 
@@ -486,6 +488,7 @@ from hypothesis import strategies as st  # noqa: E402
 from perceptron_course.grading.trusted.checks.framework import (  # noqa: E402
     Case, Check, compare_arrays, compare_bool, compare_count, compare_labels, compare_number, judge_replies, prepare_cases,
 )
+from perceptron_course.grading.checks_api import compare_history  # noqa: E402
 from perceptron_course.grading.trusted.wire import Reply  # noqa: E402
 from wire_strategies import KNOWN_HOSTILE, wire_values  # noqa: E402
 
@@ -531,7 +534,7 @@ def test_replies_that_once_crashed_the_comparison_are_failed_cases(function_name
 
 
 COMPARATORS = [compare_arrays(exact=True, what="x"), compare_arrays(exact=False, what="x"), compare_number(),
-               compare_count(), compare_bool(), compare_labels()]
+               compare_count(), compare_bool(), compare_labels(), compare_history(), compare_history(exact=True)]
 EXPECTED = [np.array([1.0, -1.0]), np.array([[0.5]]), 3, 2.5, True, np.array([1, -1, 1]), np.zeros((0, 2))]
 
 
@@ -671,7 +674,8 @@ def test_messages_show_values_in_their_own_type():
 @pytest.mark.parametrize("trainer_name", ["train_one_vs_rest", "train_multiclass"])
 def test_a_kept_multiclass_run_is_the_run_training_with_that_cap_gives(trainer_name):
     from perceptron_course import multiclass
-    from perceptron_course.grading.trusted.checks.multiclass import KeptRuns, _class_data
+    multiclass_checks = CHECKS.assignments["05_multiclass"].module
+    KeptRuns, _class_data = multiclass_checks.KeptRuns, multiclass_checks._class_data
 
     trainer = getattr(multiclass, trainer_name)
     trained = []

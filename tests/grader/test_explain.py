@@ -14,7 +14,7 @@ from conftest import fixture_course, tree_state
 
 from perceptron_course.grading.trusted import records
 from perceptron_course.grading.trusted.case_sets import case_set_id, checker_id, secret_id
-from perceptron_course.grading.trusted.checks import CHECKS
+from perceptron_course.grading.trusted.check_registry import course_checks
 from perceptron_course.grading.trusted.checks.framework import case_generator, prepare_cases
 from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
@@ -24,6 +24,7 @@ from perceptron_course.grading.trusted.preprocessors import LIMIT_LABELS, LIMITS
 from perceptron_course.grading.trusted.secret import SECRET_FILE, read_secret
 
 ASSIGNMENT = "01_geometry"
+CHECKS = course_checks(REPO)
 PARTS = {f"geometry/test_{name}": name for name in ("augment", "predict", "signed_distance", "set_margin")}
 #: sign(0) = 0: wrong on every point with a score of exactly 0 (the buggy example student's predict).
 SIGN_BUG = "import numpy as np\n\ndef predict(w, b, X):\n    return np.sign(np.asarray(X) @ np.asarray(w) + b).astype(int)\n"
@@ -156,22 +157,33 @@ def test_explain_reproduces_a_grade_and_touches_nothing(graded, capsys):
 
 
 @pytest.mark.slow
-def test_explain_notices_a_changed_checker(graded, capsys, monkeypatch):
+def test_explain_notices_a_changed_checker(graded, capsys):
     course, _ = graded
-    original = CHECKS["predict"]
-    # the checker now expects every label flipped: its answers (in the case set id) and its code change
-    monkeypatch.setitem(CHECKS, "predict", dataclasses.replace(
-        original, reference=lambda *args, **kwargs: -np.asarray(original.reference(*args, **kwargs))))
-    status, output, _ = explain_cli(capsys, course, "ada", ASSIGNMENT)
+    # the instructor edits the check beside the assignment: it now expects every label flipped (its answers, in
+    # the case set id, and its code change)
+    checks_file = course.source / ASSIGNMENT / "hidden_checks.py"
+    original = checks_file.read_text(encoding="utf-8")
+    checks_file.write_text(original + (
+        "\nimport dataclasses as _dataclasses\n"
+        "CHECKS = tuple(_dataclasses.replace(check, reference=lambda *args, _reference=check.reference, **kwargs: "
+        "-np.asarray(_reference(*args, **kwargs))) if check.function == 'predict' else check for check in CHECKS)\n"),
+        encoding="utf-8")
+    try:
+        status, output, _ = explain_cli(capsys, course, "ada", ASSIGNMENT)
+    finally:
+        checks_file.write_text(original, encoding="utf-8")
     assert status == 1
     assert part_row(output, "geometry/test_predict").split()[1:4] == ["2/2", "0/2", "DIFFERS"]
     assert "checker of predict changed; cases of predict changed" in part_row(output, "geometry/test_predict")
-    for part in set(PARTS) - {"geometry/test_predict"}:
-        assert part_row(output, part).split()[1:] == ["2/2", "2/2", "same"]
-    assert "- the checker of predict: its check, comparison or reference code changed" in output
+    for part, function in PARTS.items():  # the file of every check of the assignment changed: said, scores the same
+        if part != "geometry/test_predict":
+            assert part_row(output, part).split()[1:4] == ["2/2", "2/2", "same"]
+            assert f"checker of {function} changed" in part_row(output, part)
+    assert "- the checker of augment, predict, set_margin, signed_distance: its check, comparison or reference code changed" in output
     assert "- the cases drawn for predict" in output and "the submission" not in output and "course secret" not in output
+    assert "cases of augment" not in output  # their cases and answers are the same: only predict's reference changed
     assert "Result: does NOT reproduce: 1 part scored differently (geometry/test_predict)" in output
-    assert "Most likely because of the checker of predict" in output
+    assert "Most likely because of the checker of augment, predict, set_margin, signed_distance" in output
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from conftest import fixture_course
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import load_recipes, solved_notebook
 from perceptron_course.grading.trusted.flags import (
-    ALLOWED_IMPORTS, MAX_FLAGS, Flag, restored_cell_ids, review_notebook, summary,
+    COMMON_IMPORTS, MAX_FLAGS, Flag, allowed_imports, restored_cell_ids, review_notebook, summary,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,19 +31,26 @@ def notebook_of(*sources: str, nbgrader: dict | None = None):
 
 
 def flags_of(source: str, assignment: str = "01_geometry") -> list[Flag]:
-    return list(review_notebook(notebook_of(source), assignment, frozenset({"setup"})).flags)
+    allowed = allowed_imports(REPO, assignment)
+    return list(review_notebook(notebook_of(source), assignment, frozenset({"setup"}), allowed=allowed).flags)
 
 
 def constructs(source: str, assignment: str = "01_geometry") -> list[tuple[int, str]]:
     return [(flag.line, flag.construct) for flag in flags_of(source, assignment)]
 
 
-def test_an_assignment_the_import_table_does_not_name_allows_the_common_imports():
-    # An assignment added to source/ needs no entry unless it allows more; an entry of a dropped one is never read.
-    assert "99_new_this_term" not in ALLOWED_IMPORTS
-    assert constructs("import numpy as np\nimport math", "99_new_this_term") == []
-    assert constructs("import os", "99_new_this_term") == [(1, "import os (not allowed in 99_new_this_term)")]
-    assert constructs("from perceptron_course.theory import max_margin", "99_new_this_term") != []
+def test_each_assignment_s_allowed_imports_come_from_its_own_hidden_checks(tmp_path):
+    """An assignment's ALLOWED_IMPORTS live in its hidden_checks.py (dropping the folder drops them); without one,
+    the common imports apply."""
+    for assignment in COURSE.assignments():
+        text = (COURSE.source / assignment / "hidden_checks.py").read_text(encoding="utf-8")
+        assert (allowed_imports(REPO, assignment) == COMMON_IMPORTS) == ("ALLOWED_IMPORTS" not in text), assignment
+    folder = tmp_path / "source" / "07_new"
+    folder.mkdir(parents=True)
+    (tmp_path / "nbgrader_config.py").write_text("")
+    (folder / "hidden_checks.py").write_text("CHECKS = ()\nALLOWED_IMPORTS = {'numpy', 'scipy.optimize'}\n")
+    assert allowed_imports(tmp_path, "07_new") == {"numpy", "scipy.optimize"}
+    assert allowed_imports(tmp_path, "08_without_checks") == COMMON_IMPORTS
 
 
 @pytest.mark.parametrize("assignment", COURSE.assignments())
@@ -57,7 +64,7 @@ def test_honest_solutions_raise_no_flag(student, assignment):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id in recipe.get("CELLS", {}).get(assignment, {}):
                 cell.source = recipe["CELLS"][assignment][grade_id]
-        review = review_notebook(notebook, assignment, restored)
+        review = review_notebook(notebook, assignment, restored, allowed=allowed_imports(REPO, assignment))
         assert review.flags == () and review.unanalysed == (), (student, assignment, review)
 
 

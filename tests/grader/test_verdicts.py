@@ -199,13 +199,17 @@ def test_suspicious_code_is_flagged_for_a_person_and_honest_code_is_not(batch):
 
 
 def test_a_test_cells_declarations_read_the_same_from_nbformat_text_and_from_plain_json_lines():
+    from perceptron_course.grading.trusted.check_registry import course_checks
     from perceptron_course.grading.trusted.verdicts import DeclarationError, declared_in
 
+    checks = course_checks(REPO).of("01_geometry")
     source = "assert augment([[1]]).shape == (1, 2)\n### BEGIN HIDDEN TESTS\ncheck_augment(augment)\n### END HIDDEN TESTS\n"
-    as_text = declared_in(source)
-    as_lines = declared_in(source.splitlines(keepends=True))  # how a notebook file on disk holds it
+    as_text = declared_in(source, checks)
+    as_lines = declared_in(source.splitlines(keepends=True), checks)  # how a notebook file on disk holds it
     assert [(d.check.function, d.target) for d in as_text] == [("augment", "augment")]
     assert as_lines == as_text
-    assert declared_in("assert True\n") == []  # no hidden region: nothing declared
+    assert declared_in("assert True\n", checks) == []  # no hidden region: nothing declared
     with pytest.raises(DeclarationError):
-        declared_in(["### BEGIN HIDDEN TESTS\n", "import os; os.system('x')\n", "### END HIDDEN TESTS\n"])
+        declared_in(["### BEGIN HIDDEN TESTS\n", "import os; os.system('x')\n", "### END HIDDEN TESTS\n"], checks)
+    with pytest.raises(DeclarationError, match="no check named check_radius in this assignment"):  # another assignment's
+        declared_in("### BEGIN HIDDEN TESTS\ncheck_radius(radius)\n### END HIDDEN TESTS\n", checks)

@@ -34,16 +34,18 @@ def read_scores(api, student: str, assignment: str) -> tuple[float, float, dict[
         return submission_scores(gradebook, assignment, student)
 
 
-def grade_submission(api, course: Course, student: str, assignment: str, *, kept_manual: Collection[str] = ()) -> Outcome:
+def grade_submission(api, course: Course, student: str, assignment: str, *, kept_manual: Collection[str] = (),
+                     checks_root: Path | None = None) -> Outcome:
     """Autograde one submission and write its feedback; never raises for a bad submission.
 
     The submission is one the intake took in (``batch._prepare_area`` wrote the notebooks it gave,
     valid and under their expected names, into the job's own course). ``kept_manual`` names
     (``notebook/grade_id``) the answers whose manual grade stays: nbgrader's autograde marks them as
-    needing one again, and they are set back before scores and feedback are read.
+    needing one again, and they are set back before scores and feedback are read. ``checks_root`` is the
+    course whose hidden_checks.py say what the assignment allows to import (``course`` when not given).
     """
     max_score = sum(course.graded_cells(assignment).values())
-    reviews = review_submission(course, course.submitted / student / assignment, assignment)
+    reviews = review_submission(course, course.submitted / student / assignment, assignment, checks_root=checks_root)
     flags = [flag for review in reviews.values() for flag in review.flags]
     unanalysed = [cell for review in reviews.values() for cell in review.unanalysed]
     result = api.autograde(assignment, student, force=True, create=True)

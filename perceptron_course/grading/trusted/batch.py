@@ -139,11 +139,15 @@ def _grade_job(job: GradeJob) -> Outcome:
     with data_budget(), measured() as used, private_runtime_dir(isolation) as runtime, \
             grading_kernel(isolation, runtime, job.assignment) as config:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
+        # The checks come from the TA's course itself, not the area's copy of source/: a worker loads each
+        # assignment's hidden_checks.py once for all its jobs (check_registry), and a check's files stay put.
+        config.ResilientExecute.course_root = job.course_root
         if job.reveal_as_of:
             config.RevealSchedule.as_of = job.reveal_as_of
         api = nbgrader_api(course, config)
         with kernel_started_early(api.config):
-            outcome = grade_submission(api, course, job.student, job.assignment, kept_manual=set(job.kept_manual))
+            outcome = grade_submission(api, course, job.student, job.assignment, kept_manual=set(job.kept_manual),
+                                       checks_root=Path(job.course_root))
         if warm_kernels(isolation):  # every kernel of the submission has ended: its keeper measured it
             used.update(kernel_usage(*zygote_for_this_thread().usage(runtime)))
     outcome.resources = used

@@ -39,6 +39,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from .check_registry import HIDDEN_CHECKS_FILE, hidden_checks_leaks
 from .course import Course, CourseError
 
 if sys.version_info >= (3, 11):
@@ -52,7 +53,7 @@ LIBRARY = "perceptron_course"
 # Paths and text that must never reach a student (the scan is a second line of defence:
 # the copy below only takes what students need).
 FORBIDDEN_PARTS = {"source", "tests", "example_class", "grading", "submitted", "autograded", "feedback"}
-FORBIDDEN_NAMES = {"gradebook.db", "grading_secret", "nbgrader_config.py"}
+FORBIDDEN_NAMES = {"gradebook.db", "grading_secret", "nbgrader_config.py", HIDDEN_CHECKS_FILE}
 FORBIDDEN_TEXT = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 #: The zip format's earliest date: any earlier date is written as this.
 ZIP_EPOCH = 315532800  # 1980-01-01T00:00:00Z
@@ -63,8 +64,9 @@ BUILD_BACKEND = ("flit_core>=3.12", "flit_core.buildapi")
 
 
 def is_distributable(path: Path) -> bool:
-    """False for editor and interpreter leftovers (checkpoints, caches, hidden files)."""
-    return not any(part.startswith(".") or part == "__pycache__" for part in path.parts) and path.suffix != ".pyc"
+    """False for editor and interpreter leftovers (checkpoints, caches, hidden files) and an assignment's hidden checks."""
+    return (not any(part.startswith(".") or part == "__pycache__" for part in path.parts) and path.suffix != ".pyc"
+            and path.name != HIDDEN_CHECKS_FILE)
 
 
 def copy_files(source: Path, target: Path, skip_top: frozenset[str] = frozenset()) -> None:
@@ -262,7 +264,7 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
     (folder / "package" / LIBRARY / DUE_DATES_MODULE).write_text(
         due_dates_module(due_dates(course, [path.name for path in released])), encoding="utf-8")
 
-    leaks = find_leaks(folder)
+    leaks = find_leaks(folder) + hidden_checks_leaks(root, folder)
     if leaks:
         shutil.rmtree(folder)
         raise CourseError("the student bundle would leak course-only material:\n  " + "\n  ".join(leaks))

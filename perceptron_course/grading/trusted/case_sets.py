@@ -9,8 +9,9 @@ with a regrade's:
 - ``case_set_id`` is an HMAC keyed by the secret over the cases and the reference's answers:
   a changed secret, a changed way of drawing cases, or a changed reference changes it, and
   nothing about the secret or the cases can be read back from it;
-- ``checker_id`` hashes the source files of the check's functions (its module, the shared
-  framework, the reference's module), so an edited checker shows even where the cases stay;
+- ``checker_id`` hashes the source files of the check's functions (its assignment's hidden_checks.py,
+  the shared framework, the reference's module, or the source notebook a solution reference comes
+  from), so an edited checker shows even where the cases stay;
 - ``secret_id`` names the secret itself (an HMAC of a fixed label), so that ``explain`` can
   say "the course secret changed" rather than only "the cases changed".
 """

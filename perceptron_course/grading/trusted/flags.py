@@ -5,7 +5,8 @@ added) with the standard library's ``ast``, after IPython's own input transforme
 turned magics and ``!`` lines into Python, exactly as the kernel would. It flags dynamic
 execution (``exec``, ``eval``, ``compile``, ``__import__``, ...), introspection (frames,
 ``sys.settrace``, ``inspect``, ``gc``, ``__code__`` swaps, ...), IPython hooks and magics,
-and imports the assignment does not allow (:data:`ALLOWED_IMPORTS`).
+and imports the assignment does not allow (the ``ALLOWED_IMPORTS`` of its ``hidden_checks.py``, or
+:data:`COMMON_IMPORTS`).
 
 Names are followed through any expression that passes a value along (``[np][0]``, ``f(np)``,
 loops, defaults), ``getattr`` passed as a value is flagged, and so are libraries that run code
@@ -29,24 +30,16 @@ from pathlib import Path
 
 from .course import Course
 
-_COMMON_IMPORTS = frozenset({
+#: What every assignment may import; an assignment's ``hidden_checks.py`` may set its own ``ALLOWED_IMPORTS``
+#: (usually ``COMMON_IMPORTS | {...}``). An entry allows itself and everything below it (``numpy`` allows
+#: ``numpy.linalg``); ``from perceptron_course.theory import max_margin`` is allowed by the entry
+#: ``perceptron_course.theory.max_margin``.
+COMMON_IMPORTS = frozenset({
     "numpy", "math", "itertools", "functools", "collections", "typing", "dataclasses",
     "perceptron_course.datasets", "perceptron_course.plotting", "matplotlib",
     "__future__", "copy", "operator",  # plain helpers an honest solution may reach for
     "random", "warnings", "time",  # shuffling, silencing a warning, timing: nothing they reach runs code
 })
-
-#: What each assignment of ``source/`` may import. An entry allows itself and everything
-#: below it (``numpy`` allows ``numpy.linalg``); ``from perceptron_course.theory import
-#: max_margin`` is allowed by the entry ``perceptron_course.theory.max_margin``.
-ALLOWED_IMPORTS: dict[str, frozenset[str]] = {
-    "01_geometry": _COMMON_IMPORTS,
-    "02_algorithm": _COMMON_IMPORTS,
-    "03_worked_example": _COMMON_IMPORTS,
-    "04_convergence": _COMMON_IMPORTS | {"perceptron_course.theory.max_margin"},
-    "05_multiclass": _COMMON_IMPORTS,
-    "06_limitations": _COMMON_IMPORTS,
-}
 
 #: Parts of allowed packages that run or load arbitrary code.
 FORBIDDEN_SUBMODULES = frozenset({"numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild"})
@@ -185,9 +178,12 @@ def _reaches_inside(dotted: str) -> bool:
                or (part.startswith("_") and not (part.startswith("__") and part.endswith("__"))) for part in inner)
 
 
-def allowed_imports(assignment: str) -> frozenset[str]:
-    """The imports ``assignment`` allows; an assignment not in :data:`ALLOWED_IMPORTS` gets the common ones."""
-    return ALLOWED_IMPORTS.get(assignment, _COMMON_IMPORTS)
+def allowed_imports(course_root: Path, assignment: str) -> frozenset[str]:
+    """The imports ``assignment`` allows: its hidden_checks.py's ``ALLOWED_IMPORTS``, or :data:`COMMON_IMPORTS`."""
+    from .check_registry import load_assignment_checks
+
+    declared = load_assignment_checks(course_root, assignment).allowed_imports
+    return COMMON_IMPORTS if declared is None else declared
 
 
 def _is_dynamic(dotted: str) -> bool:
@@ -641,7 +637,8 @@ def student_editable(cell, restored_ids: frozenset[str]) -> bool:
     return cell.get("cell_type") == "code" and grade_id not in restored_ids
 
 
-def review_notebook(notebook, assignment: str, restored_ids: frozenset[str], max_work: int = MAX_REVIEW_WORK) -> Review:
+def review_notebook(notebook, assignment: str, restored_ids: frozenset[str], max_work: int = MAX_REVIEW_WORK, *,
+                    allowed: frozenset[str] = COMMON_IMPORTS) -> Review:
     """Flag every cell of ``notebook`` a student could edit.
 
     Parameters
@@ -690,7 +687,7 @@ def review_notebook(notebook, assignment: str, restored_ids: frozenset[str], max
             if student_editable(cell, restored_ids):
                 unanalysed.append(f"{label}: {type(error).__name__} (line {getattr(error, 'lineno', None) or 1})")
             continue
-        visitor = _CellVisitor(label, allowed_imports(assignment), assignment, aliases)
+        visitor = _CellVisitor(label, allowed, assignment, aliases)
         try:
             visitor.visit(tree)  # locked cells too: their imports define aliases (``np``) later cells use
         except RecursionError:  # it parses, so it runs: too deep to read is itself suspicious
@@ -724,11 +721,15 @@ def restored_cell_ids(course: Course, assignment: str) -> frozenset[str]:
     return frozenset(ids)
 
 
-def review_submission(course: Course, folder: Path, assignment: str) -> dict[str, Review]:
-    """The review of every notebook of a submission folder, by notebook name (file stem)."""
+def review_submission(course: Course, folder: Path, assignment: str, *, checks_root: Path | None = None) -> dict[str, Review]:
+    """The review of every notebook of a submission folder, by notebook name (file stem).
+
+    ``checks_root``: the course whose hidden_checks.py gives the allowed imports (``course`` when not given).
+    """
     import nbformat
 
     restored = restored_cell_ids(course, assignment)
+    allowed = allowed_imports(checks_root or course.root, assignment)
     reviews = {}
     for name in course.notebook_names(assignment):
         try:
@@ -736,7 +737,7 @@ def review_submission(course: Course, folder: Path, assignment: str) -> dict[str
         except Exception as error:  # noqa: BLE001 - grading says why; the review only notes it
             reviews[name] = Review(unanalysed=(f"{name}.ipynb: unreadable ({type(error).__name__})",))
             continue
-        reviews[name] = review_notebook(notebook, assignment, restored)
+        reviews[name] = review_notebook(notebook, assignment, restored, allowed=allowed)
     return reviews
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ...intake_rules import write_manifest
 from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
+from .check_registry import ready_to_grade
 from .batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding,
                     warm_pool)
 from .course import Course, CourseError, nbgrader_api
@@ -47,6 +48,18 @@ __all__ = ["BatchInterrupted", "GradingRun", "grade", "record_source_cells", "re
 PACKAGE_COURSE = Path(__file__).resolve().parents[3]
 
 
+def refuse_released_hidden_checks(course: Course, assignments: list[str]) -> None:
+    """Raise ``CourseError`` (after deleting the copies) if nbgrader copied a hidden_checks.py into ``release/``."""
+    from .check_registry import HIDDEN_CHECKS_FILE
+
+    leaked = [path for assignment in assignments for path in (course.release / assignment).rglob(HIDDEN_CHECKS_FILE)]
+    for path in leaked:
+        path.unlink()
+    if leaked:
+        raise CourseError(f"nbgrader copied {', '.join(str(p.relative_to(course.root)) for p in leaked)} into release/ "
+                          f"(deleted again): add {HIDDEN_CHECKS_FILE!r} to c.CourseDirectory.ignore in nbgrader_config.py")
+
+
 def release(course: Course, assignments: list[str] | None = None) -> list[str]:
     """Regenerate ``release/<assignment>/`` from ``source/`` with ``nbgrader generate_assignment``.
 
@@ -64,6 +77,7 @@ def release(course: Course, assignments: list[str] | None = None) -> list[str]:
         result = api.generate_assignment(assignment, force=True)
         if not result["success"]:
             raise CourseError(f"generate_assignment {assignment} failed: {nbgrader_error_line(result)}")
+    refuse_released_hidden_checks(course, chosen)
     normalise_files([path for path in course_notebooks(course.root, chosen) if course.release in path.parents])
     if course.root == PACKAGE_COURSE:  # the self-check's copy of the released cells ships with this package
         write_manifest(course.release)
@@ -241,6 +255,9 @@ def grade(
     quiet_nbgrader_warnings()
     selected = select_submissions(course, assignments, students)  # first: a typo is reported at once
     _check_writable(course)
+    # A hidden_checks.py that does not load, or a source solution a check's reference comes from that does not
+    # run, stops the batch here, before any work, rather than failing every student's part.
+    ready_to_grade(course.root, sorted({assignment for _, assignment in selected}))
     isolation = choose_isolation(unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
     schedule = course_schedule(course, now)
     ledger = read_ledger(course)

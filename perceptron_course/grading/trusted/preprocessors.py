@@ -45,6 +45,7 @@ from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
 from .case_sets import CASE_SETS_KEY, case_set_id, checker_id
+from .check_registry import ChecksError, course_checks
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
 from .gradebook_rows import comment_of, grade_of, opened_rows
 from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
@@ -123,6 +124,8 @@ class ResilientExecute(Execute):
     max_reply_chars = Integer(16_000_000, help="characters of harness output read for one check").tag(config=True)
     max_notebook_output_chars = Integer(16_000_000, help="characters of output kept in the whole notebook "
                                                          "(the harness's replies aside)").tag(config=True)
+    course_root = Unicode("", help="the course whose source/<assignment>/hidden_checks.py holds the checks (default: "
+                                   "CourseDirectory.root, then the working folder)").tag(config=True)
     require_grading_kernel = Bool(True, help="refuse to run student code in any kernel but the sandboxed "
                                              "grading kernel that perceptron-course grade starts").tag(config=True)
 
@@ -146,6 +149,7 @@ class ResilientExecute(Execute):
         self._secret = bytes.fromhex(self.grading_secret) if self.grading_secret else read_secret(Path(self.secret_file))
         self._student = ((resources or {}).get("nbgrader") or {}).get("student", "")
         self._submission = code_digest(nb)
+        self._checks, self._checks_problem = self._load_checks(((resources or {}).get("nbgrader") or {}).get("assignment"))
         self._deadline = monotonic() + self.time_budget
         self._restarts = 0
         self._gave_up = ""
@@ -164,7 +168,7 @@ class ResilientExecute(Execute):
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader-cases") as pool:
             self._prepared: dict[str, Future[PreparedCases]] = {
                 check.function: pool.submit(prepare_cases, check, self._case_generator(check.function))
-                for check in _declared_checks(nb)
+                for check in _declared_checks(nb, self._checks)
             }
             try:
                 return super().preprocess(nb, resources, km)
@@ -173,6 +177,16 @@ class ResilientExecute(Execute):
                     future.cancel()
                 nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits), FAILED_BEHAVIOURS: self._behaviours,
                                                 CASE_SETS_KEY: dict(self._case_sets), PARTS_RECORDED: self._parts}
+
+    def _load_checks(self, assignment: str | None) -> tuple[dict[str, Check], str]:
+        """The checks the assignment's hidden_checks.py defines (the whole course's when no assignment is named),
+        and why they could not be loaded (``""``). Loaded once per process and version of the file."""
+        root = Path(self.course_root or self.config.get("CourseDirectory", {}).get("root", "") or Path.cwd())
+        try:
+            registry = course_checks(root, None if not assignment else [assignment])
+        except (ChecksError, OSError) as error:
+            return {}, f"the grader could not load this assignment's hidden checks ({error}); tell your TA"
+        return (registry.of(assignment) if assignment else dict(registry)), ""
 
     def _hit(self, limit: str) -> None:
         if limit not in self._limits:
@@ -239,9 +253,9 @@ class ResilientExecute(Execute):
         source = cell.source
         visible, hidden = split_hidden(source)
         try:
-            declared = declarations(hidden)
+            declared = declarations(hidden, self._checks)
         except DeclarationError as error:
-            declared, problem = [], f"the grader could not read this cell's hidden tests ({error}); tell your TA"
+            declared, problem = [], self._checks_problem or f"the grader could not read this cell's hidden tests ({error}); tell your TA"
         else:
             problem = ""
         cell.source = visible
@@ -496,14 +510,14 @@ def kernel_started_early(config):
             run_sync(manager.shutdown_kernel)(now=True)
 
 
-def _declared_checks(nb) -> list[Check]:
-    """Every check the notebook's test cells declare, once each (a region that does not parse declares none)."""
+def _declared_checks(nb, checks: dict[str, Check]) -> list[Check]:
+    """Every check of ``checks`` the notebook's test cells declare, once each (a region that does not parse declares none)."""
     found = {}
     for cell in nb.cells:
         if cell.cell_type != "code" or not _is_test_cell(cell):
             continue
         try:
-            found.update((declared.check.function, declared.check) for declared in declared_in(cell.source))
+            found.update((declared.check.function, declared.check) for declared in declared_in(cell.source, checks))
         except DeclarationError:
             continue  # said in the cell's verdict when it is graded
     return list(found.values())

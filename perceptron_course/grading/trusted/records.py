@@ -7,8 +7,9 @@ what the student's code printed or wrote. A record holds:
 
 - ``submission``: the ledger's hash of the submitted files (``ledger.fingerprint``);
 - ``course_commit``: the git commit of the course folder (``"not a git checkout"`` otherwise),
-  with a note when ``source/`` or ``nbgrader_config.py`` had uncommitted changes;
-- ``grader``: this package's version and a hash of its source files (the checks, the reference
+  with a note when ``source/`` (the hidden checks beside each assignment included) or ``nbgrader_config.py``
+  had uncommitted changes;
+- ``grader``: this package's version and a hash of its source files (the checks' engine, the reference
   library, the sandbox, the harness), which tells apart two checkouts of one version;
 - ``secret_id`` and ``case_set``: the ids of the course secret and of every case the checks drew,
   never the secret itself (``case_sets.py``);
@@ -210,7 +211,7 @@ def _read_notebook(path: Path) -> dict:
 
 def _declared_functions(notebook: dict) -> dict[str, list[str]]:
     """``grade_id`` -> the functions its hidden-test region checks, for each test cell of a graded notebook."""
-    from .verdicts import DeclarationError, declared_in
+    from .verdicts import DeclarationError, declared_names, hidden_region
 
     found: dict[str, list[str]] = {}
     for cell in notebook.get("cells", []):
@@ -218,7 +219,7 @@ def _declared_functions(notebook: dict) -> dict[str, list[str]]:
         if cell.get("cell_type") != "code" or not meta.get("grade") or meta.get("solution"):
             continue
         try:
-            found[str(meta.get("grade_id"))] = [d.check.function for d in declared_in(cell.get("source", ""))]
+            found[str(meta.get("grade_id"))] = [name for name, _, _ in declared_names(hidden_region(cell.get("source", "")))]
         except DeclarationError:
             found[str(meta.get("grade_id"))] = []
     return found

@@ -4,11 +4,12 @@ A graded test cell of ``source/`` holds visible tests (quick hints, run in the
 student's kernel) and a hidden-test region that only declares checks::
 
     ### BEGIN HIDDEN TESTS
-    from perceptron_course.grading.trusted.checks import check_augment
+    from perceptron_course.grading.checks_api import check_augment
     check_augment(augment)
     ### END HIDDEN TESTS
 
-The region never reaches the kernel. The grader reads its declarations here,
+``check_augment`` is the check of ``augment`` in the assignment's ``hidden_checks.py``
+(``check_registry``). The region never reaches the kernel. The grader reads its declarations here,
 sends the harness and the cases (plain data) to the kernel, reads the replies
 back with the strict parser of ``wire``, and judges them with the check: the
 verdict is decided in this process.
@@ -20,12 +21,12 @@ import ast
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from nbformat.v4 import new_output
 
 from ..in_sandbox import harness
 from ..in_sandbox.kernel import HARNESS_CELL_START
-from .checks import CHECKS
 from .checks.framework import Check, Verdict
 
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -65,11 +66,10 @@ def split_hidden(source: str) -> tuple[str, str]:
     return "\n".join(visible).rstrip() + "\n", "\n".join(hidden)
 
 
-def declarations(hidden: str) -> list[Declaration]:
-    """The checks a hidden-test region declares, in order.
+def declared_names(hidden: str) -> list[tuple[str, str, int]]:
+    """``(function, target, line)`` of each ``check_<function>(<target>)`` a hidden-test region declares, in order.
 
-    Only imports and calls ``check_<name>(<identifier>)`` of known checks are
-    allowed: the region is read, never run.
+    Only imports and such calls are allowed: the region is read, never run.
     """
     try:
         tree = ast.parse(hidden)
@@ -83,22 +83,36 @@ def declarations(hidden: str) -> list[Declaration]:
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id.startswith("check_")
                 and len(call.args) == 1 and isinstance(call.args[0], ast.Name) and not call.keywords):
             raise DeclarationError(f"line {statement.lineno}: a hidden-test region may only call check_<function>(<function>)")
-        name = call.func.id.removeprefix("check_")
-        if name not in CHECKS:
-            raise DeclarationError(f"line {statement.lineno}: no check named {call.func.id} (known: {', '.join(CHECKS)})")
-        found.append(Declaration(CHECKS[name], call.args[0].id))
+        found.append((call.func.id.removeprefix("check_"), call.args[0].id, statement.lineno))
     return found
 
 
-def declared_in(source: str | list[str]) -> list[Declaration]:
+def declarations(hidden: str, checks: Mapping[str, Check]) -> list[Declaration]:
+    """The checks a hidden-test region declares, in order, found in ``checks`` (the assignment's, by function name)."""
+    found = []
+    for name, target, line in declared_names(hidden):
+        if name not in checks:
+            known = ", ".join(sorted(checks)) or "none"
+            raise DeclarationError(f"line {line}: no check named check_{name} in this assignment's hidden_checks.py "
+                                   f"(known: {known})")
+        found.append(Declaration(checks[name], target))
+    return found
+
+
+def declared_in(source: str | list[str], checks: Mapping[str, Check]) -> list[Declaration]:
     """The checks a test cell declares in its hidden-test region; ``source`` as nbformat or plain JSON holds it.
 
     Raises
     ------
     DeclarationError
-        If the region is not a list of ``check_<function>(<function>)`` calls.
+        If the region is not a list of ``check_<function>(<function>)`` calls of checks in ``checks``.
     """
-    return declarations(split_hidden("".join(source) if isinstance(source, list) else str(source))[1])
+    return declarations(hidden_region(source), checks)
+
+
+def hidden_region(source: str | list[str]) -> str:
+    """The hidden-test region of a cell's source, as nbformat or plain JSON holds it."""
+    return split_hidden("".join(source) if isinstance(source, list) else str(source))[1]
 
 
 def harness_code(request: dict) -> str:

@@ -1,29 +1,27 @@
-"""The hidden tests of every assignment, run on the trusted side.
+"""The engine of the hidden tests, run on the trusted side; the checks themselves live beside their assignment.
 
-One module per assignment (``geometry`` for ``01_geometry``, ``algorithm`` for
-``02_algorithm``, ...) defines a ``Check`` per graded part; ``framework`` holds
-what they share (cases, comparisons, the verdict's message). A hidden-test region
-in ``source/`` only declares its check, e.g. ``check_augment(augment)``: the
-grader reads that declaration, runs ``augment`` in the student's sandboxed kernel
-on the cases, and judges the returned data on the trusted side (``trusted/verdicts.py``).
+``framework`` holds what every check shares (``Check``, ``Case``, comparisons, the verdict's
+message). Each assignment's checks live in ``source/<assignment>/hidden_checks.py`` of the
+course, loaded by ``trusted/check_registry.py``. A hidden-test region in ``source/`` only
+declares its check, e.g. ``check_augment(augment)``: the grader reads that declaration, runs
+``augment`` in the student's sandboxed kernel on the cases, and judges the returned data on the
+trusted side (``trusted/verdicts.py``).
 
-Run in an instructor's own kernel (a ``source/`` notebook under nbval), the same
-``check_augment(augment)`` judges the function in process, through the same wire
-format, and raises ``AssertionError`` with the student's message if it fails.
+Run in an instructor's own kernel (a ``source/`` notebook under nbval, whose working folder is
+the notebook's own), ``from perceptron_course.grading.checks_api import check_augment`` finds
+the check in the hidden_checks.py of that folder (or of another assignment of the same course),
+judges the function in process through the same wire format, and raises ``AssertionError`` with
+the student's message if it fails. ``CHECKS`` here is the registry of the course holding the
+working folder, for code that looks checks up by name.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
-from . import algorithm, convergence, geometry, limitations, multiclass, worked_example
 from ..wire import harness_request, new_marker, read_replies
 from .framework import Check, Verdict, case_generator, judge_replies
-
-#: Every check, by the name of the student function it tests.
-CHECKS: dict[str, Check] = {check.function: check for module in
-                            (geometry, algorithm, worked_example, convergence, multiclass, limitations)
-                            for check in module.CHECKS}
 
 #: The secret used when an instructor runs a check in their own kernel (no student, no course secret).
 INSTRUCTOR_SECRET = b"instructor's own run"
@@ -41,7 +39,9 @@ def run_in_process(check: Check, function: Callable, *, secret: bytes = INSTRUCT
     return judge_replies(check, cases, replies, problem)
 
 
-def _instructor_check(check: Check) -> Callable[[Callable], None]:
+def instructor_check(check: Check) -> Callable[[Callable], None]:
+    """``check_<function>``: raise ``AssertionError`` with the student's message unless a function passes ``check``."""
+
     def check_function(function: Callable) -> None:
         verdict = run_in_process(check, function)
         if not verdict.passed:
@@ -52,6 +52,44 @@ def _instructor_check(check: Check) -> Callable[[Callable], None]:
     return check_function
 
 
-# check_augment, check_predict, ...: what the hidden-test regions of source/ call.
-globals().update({f"check_{name}": _instructor_check(check) for name, check in CHECKS.items()})
-__all__ = ["CHECKS", "Check", "Verdict", "run_in_process", *(f"check_{name}" for name in CHECKS)]
+def check_here(function: str, folder: Path | None = None) -> Check | None:
+    """The check of ``function`` an instructor's notebook in ``folder`` (the working folder) declares.
+
+    From the hidden_checks.py beside the notebook; failing that, from another assignment of its
+    course (``None`` if no hidden_checks.py of the course has one).
+
+    Raises
+    ------
+    LookupError
+        If ``folder`` is in no course (no ``nbgrader_config.py`` and ``source/`` above it).
+    """
+    from ..check_registry import HIDDEN_CHECKS_FILE, course_checks, find_course_root, load_checks_file
+
+    folder = Path.cwd() if folder is None else Path(folder)
+    root = find_course_root(folder)
+    if root is None:
+        raise LookupError(f"{folder.resolve()} is in no course: no folder above it holds nbgrader_config.py and source/")
+    beside = folder / HIDDEN_CHECKS_FILE
+    own = load_checks_file(beside).checks if beside.is_file() else {}
+    return own[function] if function in own else course_checks(root).get(function)
+
+
+def __getattr__(name: str):
+    """``CHECKS`` and ``check_<function>`` of the course holding the working folder (PEP 562)."""
+    if name == "CHECKS":
+        from ..check_registry import course_checks, find_course_root
+
+        root = find_course_root(Path.cwd())
+        if root is None:
+            raise AttributeError(f"CHECKS: {Path.cwd()} is in no course (no nbgrader_config.py and source/ above it)")
+        return course_checks(root)
+    if name.startswith("check_"):
+        found = check_here(name.removeprefix("check_"))
+        if found is None:
+            raise AttributeError(f"no hidden check of {name.removeprefix('check_')} in the hidden_checks.py files of "
+                                 f"this course (looked from {Path.cwd()})")
+        return instructor_check(found)
+    raise AttributeError(name)
+
+
+__all__ = ["Check", "Verdict", "run_in_process", "instructor_check", "check_here", "INSTRUCTOR_SECRET"]

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .... import geometry, perceptron, theory
-from ....datasets import linearly_separable, six_point_example
-from .algorithm import training_cases
-from .framework import (
+from perceptron_course import geometry, perceptron, theory
+from perceptron_course.datasets import linearly_separable, six_point_example
+from perceptron_course.grading.checks_api import COMMON_IMPORTS, checks_beside
+from perceptron_course.grading.trusted.checks.framework import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, lists_at_random, random_integer_points,
     random_points,
 )
+
+# The algorithm assignment's cases, reused (a dependency: dropping 02_algorithm breaks this file, and says so).
+_ALGORITHM = checks_beside(__file__, "02_algorithm")
+training_cases = _ALGORITHM.training_cases
 
 
 def _radius_cases(rng: np.random.Generator) -> list[Case]:
@@ -152,3 +156,7 @@ PROOF_SQUEEZE = Check(
 )
 
 CHECKS = (RADIUS, PROOF_TERMS, MISTAKE_BOUND, PROOF_SQUEEZE)
+
+#: What a submission may import without a flag: the common imports, and the max-margin solver the
+#: exercise hands to students (proof_squeeze takes w_star from it).
+ALLOWED_IMPORTS = COMMON_IMPORTS | {"perceptron_course.theory.max_margin"}

@@ -79,7 +79,11 @@ def command_release(args) -> int:
     from .pipeline import release
     from .release_check import changed_since, release_summary, snapshot
 
+    from .late_policy import apply_term
+
     course = open_course(args.root)
+    if (course.root / "gradebook.db").is_file():
+        print_term_differences(apply_term(course).differences)
     before = snapshot(course, args.assignment or course.assignments())
     release(course, args.assignment)
     print(release_summary(*changed_since(course, before), course.release))
@@ -98,8 +102,18 @@ def command_grade(args) -> int:
     except BatchInterrupted as interrupted:
         print(interrupted_line(interrupted), file=sys.stderr)
         return exit_now(130)
+    print_term_differences(run.term_differences)
     _print_summary(course, run, time.perf_counter() - start, run.skipped)
     return 0
+
+
+def print_term_differences(differences: list[str]) -> None:
+    """Say what the gradebook held otherwise than term.toml (a due date or extension set in the formgrader)."""
+    if differences:
+        print("The gradebook differed from term.toml (term.toml is the one truth; each line says how to keep the other):")
+        for difference in differences:
+            print(terminal_text(f"- {difference}"))
+        print()
 
 
 def exit_now(status: int) -> int:
@@ -122,6 +136,7 @@ def command_refresh(args) -> int:
 
     start = time.perf_counter()
     done = refresh(course, assignments=args.assignment, students=args.student, everything=args.all)
+    print_term_differences(done.term_differences)
     print(f"rewrote the feedback of {len(done.submissions)} graded submissions from the gradebook "
           f"(manual grades and comments included); {len(done.unchanged)} already up to date; "
           f"in {time.perf_counter() - start:.0f} s")

@@ -75,6 +75,21 @@ class Course:
         """Assignment ids: the folders of ``source/`` (sorted; hidden folders ignored)."""
         return sorted(p.name for p in self.source.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
+    def term(self):
+        """The course's ``term.toml``, checked (``term.load_term``).
+
+        Raises
+        ------
+        CourseError
+            If it is missing or wrong (the message names the key).
+        """
+        from .term import TermError, load_term
+
+        try:
+            return load_term(self.root)
+        except TermError as error:
+            raise CourseError(str(error)) from None
+
     def notebook_names(self, assignment: str) -> list[str]:
         """Notebook ids (file stems) of an assignment's source."""
         return sorted(p.stem for p in (self.source / assignment).glob("*.ipynb"))
@@ -110,6 +125,22 @@ class Course:
             for assignment in student.iterdir()
             if assignment.is_dir() and not assignment.name.startswith(".")
         )
+
+
+def copy_course_settings(source_root: Path, destination: Path) -> None:
+    """Copy what nbgrader's configuration reads (``nbgrader_config.py``, ``term.toml`` and the term's header
+    notebook) from one course root to another, so a scratch course configures nbgrader as the course does."""
+    import shutil
+
+    from .term import TERM_FILE, load_term
+
+    shutil.copy2(source_root / CONFIG_FILE, destination / CONFIG_FILE)
+    if (source_root / TERM_FILE).is_file():
+        shutil.copy2(source_root / TERM_FILE, destination / TERM_FILE)
+        header = load_term(source_root).course.header
+        if header:
+            (destination / header).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source_root / header, destination / header)
 
 
 def load_config(course: Course, **overrides):

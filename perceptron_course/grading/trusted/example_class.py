@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from .course import Course
+from .course import Course, copy_course_settings
 
 
 def solution_source(source: str) -> str:
@@ -92,7 +92,7 @@ def build_example_class(course: Course, recipes_folder: Path) -> list[tuple[str,
 def copy_course(course_root: Path, destination: Path) -> Course:
     """Copy what grading needs (config, source, release) into a fresh course root."""
     destination.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(course_root / "nbgrader_config.py", destination / "nbgrader_config.py")
+    copy_course_settings(course_root, destination)
     for folder in ("source", "release"):
         shutil.copytree(course_root / folder, destination / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     return Course.open(destination)

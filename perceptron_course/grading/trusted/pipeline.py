@@ -29,6 +29,7 @@ from .batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_
                     warm_pool)
 from .course import Course, CourseError, nbgrader_api
 from .files import replace_text
+from .late_policy import apply_term
 from .nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from .ledger import Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
@@ -52,22 +53,63 @@ def release(course: Course, assignments: list[str] | None = None) -> list[str]:
 
     The notebooks of both folders are stored without run-time metadata (outputs, execution
     counts, ``language_info`` versions, view state: see ``notebook_format``), so a save in
-    JupyterLab that changed no content shows no change. Returns the assignment ids
-    released. Raises ``CourseError`` if one fails.
+    JupyterLab that changed no content shows no change. nbgrader writes into a temporary folder;
+    each ``release/<assignment>/`` is replaced only once every assignment generated, so a failed
+    release leaves ``release/`` as it was. The gradebook then follows ``term.toml`` (due dates,
+    extensions: ``late_policy.follow_term``). Returns the assignment ids released.
+
+    Raises
+    ------
+    CourseError
+        If one fails (nbgrader's refusal to change cells that have submissions explained).
     """
+    from .late_policy import apply_term
     from .notebook_format import course_notebooks, normalise_files
 
     chosen = choose_assignments(course, assignments)
+    course.term()  # a broken term file is reported before anything is written
     normalise_files([path for path in course_notebooks(course.root, chosen) if course.source in path.parents])
-    api = nbgrader_api(course)
-    for assignment in chosen:
-        result = api.generate_assignment(assignment, force=True)
-        if not result["success"]:
-            raise CourseError(f"generate_assignment {assignment} failed: {nbgrader_error_line(result)}")
-    normalise_files([path for path in course_notebooks(course.root, chosen) if course.release in path.parents])
+    with tempfile.TemporaryDirectory(prefix=".perceptron-release-", dir=course.root) as scratch:
+        api = nbgrader_api(course, release_directory=scratch)
+        for assignment in chosen:
+            result = api.generate_assignment(assignment, force=True)
+            if not result["success"]:
+                raise CourseError(release_failure(assignment, nbgrader_error_line(result)))
+        fresh = Path(scratch)
+        normalise_files([path for path in fresh.rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts])
+        course.release.mkdir(exist_ok=True)
+        for assignment in chosen:
+            _swap_in(fresh / assignment, course.release / assignment)
+    apply_term(course)
     if course.root == PACKAGE_COURSE:  # the self-check's copy of the released cells ships with this package
         write_manifest(course.release)
     return chosen
+
+
+#: nbgrader's refusal to add or remove a cell of an assignment that has submissions in the gradebook.
+SUBMISSIONS_ASSOCIATED = "submissions associated"
+
+
+def release_failure(assignment: str, nbgrader_says: str) -> str:
+    """What a failed ``generate_assignment`` means for the TA, and what to do (``release/`` is left as it was)."""
+    if SUBMISSIONS_ASSOCIATED in nbgrader_says:
+        return (f"cannot release {assignment}: you added or removed a graded cell (or changed a grade id) of an assignment "
+                f"the gradebook already holds submissions of, and nbgrader will not change the cells those submissions "
+                f"were graded against. release/ is unchanged. Either put the cell back as it was, or, if no student has "
+                f"handed it in for real yet (test submissions only), remove those submissions first: "
+                f"`nbgrader db assignment remove {assignment} --force` (this deletes their grades), then release again. "
+                f"(nbgrader said: {nbgrader_says})")
+    return f"generate_assignment {assignment} failed: {nbgrader_says}; release/ is unchanged"
+
+
+def _swap_in(fresh: Path, target: Path) -> None:
+    """Replace the folder ``target`` by ``fresh`` (same file system), keeping ``target`` until ``fresh`` is in place."""
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    fresh.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def record_source_cells(course: Course, assignments: list[str]) -> None:
@@ -121,7 +163,7 @@ def _source_state(course: Course, assignment: str) -> list[str]:
     inputs = hashlib.sha256(nbgrader.__version__.encode())
     folders = [course.source, course.source / assignment]
     files = [path for folder in folders if folder.is_dir() for path in sorted(folder.iterdir()) if path.is_file()]
-    for path in [course.root / "nbgrader_config.py", Path(preprocessors.__file__), *files]:
+    for path in [course.root / "nbgrader_config.py", course.root / "term.toml", Path(preprocessors.__file__), *files]:
         inputs.update(b"\0%s\0%d\0" % (path.name.encode(), path.stat().st_size) + path.read_bytes())
     cells = hashlib.sha256()
     try:
@@ -167,6 +209,7 @@ class GradingRun(list):
     def __init__(self, outcomes=(), skipped=()) -> None:
         super().__init__(outcomes)
         self.skipped: list[Key] = list(skipped)
+        self.term_differences: list[str] = []  # what the gradebook held otherwise than term.toml (late_policy)
 
 
 class BatchInterrupted(KeyboardInterrupt):
@@ -241,8 +284,9 @@ def grade(
     quiet_nbgrader_warnings()
     selected = select_submissions(course, assignments, students)  # first: a typo is reported at once
     _check_writable(course)
-    isolation = choose_isolation(unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
+    isolation = choose_isolation(course.term().limits.memory_mib, unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
     schedule = course_schedule(course, now)
+    followed = apply_term(course)  # due dates and extensions as term.toml has them, before any job copies the gradebook
     ledger = read_ledger(course)
     workers = jobs or default_workers()
     # A submission never graded is graded whatever its fingerprint: then the batch's own pool starts
@@ -267,8 +311,16 @@ def grade(
             silence_unwinding()
             write_exports(course, isolation, interrupted=True)  # at once: without the class-wide comparison of code
             raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
+    # The submissions graded now have their rows: their extensions, and every late penalty, follow term.toml;
+    # a page whose lateness changed since it was written (an extension granted after grading) is written again.
+    followed.differences += apply_term(course).differences
+    from .refresh import rewrite_changed_pages
+
+    rewrite_changed_pages(course, selected, schedule)
     write_exports(course, isolation, compared=compared)
-    return GradingRun([merged[key] for key in to_grade], skipped)
+    run = GradingRun([merged[key] for key in to_grade], skipped)
+    run.term_differences = followed.differences
+    return run
 
 
 def _batch_pool(workers: int, isolation, executor: Executor | None, pool=None):

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from perceptron_course.grading.trusted.bundle import build_bundle
+from perceptron_course.grading.trusted.student_readme import render
+from perceptron_course.selfcheck import SETTINGS_FILE
 from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.course import Course, CourseError
 
@@ -43,8 +45,10 @@ def test_bundle_holds_the_release_the_lectures_and_the_student_package(bundle):
     assert {name: files[name] for name in lectures} == lectures
     assert "package/pyproject.toml" in files and "package/perceptron_course/selfcheck.py" in files
     assert "package/perceptron_course/geometry.py" in files
-    assert files["README.md"].startswith(b"## For students")
-    others = set(files) - set(release) - set(lectures) - {"README.md", "package/pyproject.toml"}
+    course = Course.open(ROOT)
+    assert files["README.md"] == render(course, course.term()).encode("utf-8")
+    others = set(files) - set(release) - set(lectures) - {"README.md", "package/pyproject.toml",
+                                                           f"package/perceptron_course/{SETTINGS_FILE}"}
     assert all(name.startswith("package/perceptron_course/") and name.endswith(".py") for name in others), others
 
 
@@ -75,7 +79,7 @@ def copy_course(tmp_path: Path) -> Path:
     course = tmp_path / "course"
     for name in ("release", "notebooks", "perceptron_course", "source"):
         shutil.copytree(ROOT / name, course / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("nbgrader_config.py", "pyproject.toml", "README.md"):
+    for name in ("nbgrader_config.py", "pyproject.toml", "README.md", "term.toml"):
         shutil.copyfile(ROOT / name, course / name)
     return course
 
@@ -219,24 +223,24 @@ def test_release_says_which_assignments_changed_and_which_were_up_to_date(tmp_pa
 
 
 @pytest.mark.slow
-def test_the_bundle_carries_the_gradebooks_due_dates_and_the_self_check_shows_them(tmp_path):
-    import runpy
-    import warnings
-
-    from perceptron_course.grading.trusted.course import nbgrader_api
-
-    course = Course.open(copy_course(tmp_path))
-    with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SQLAlchemy's notes on nbgrader's session use
-        gradebook.update_or_create_assignment("01_geometry", duedate="2026-11-27 17:00:00 Europe/Paris")
-        gradebook.update_or_create_assignment("02_algorithm")  # no due date
+def test_a_fresh_clone_bundles_the_term_files_due_dates_and_the_self_check_shows_them(tmp_path):
+    root = copy_course(tmp_path)  # no gradebook: the due dates come from term.toml
+    term = (root / "term.toml").read_text(encoding="utf-8")
+    (root / "term.toml").write_text(term.replace('timezone = "UTC"', 'timezone = "Europe/Paris"').replace(
+        'name = "01_geometry"', 'name = "01_geometry"\ndue = "2026-11-27 17:00"') + EXTENSION, encoding="utf-8")
+    course = Course.open(root)
 
     folder, archive = build_bundle(course, tmp_path / "dist", check_release=False)
 
-    module = folder / "package" / "perceptron_course" / "_due_dates.py"
-    assert runpy.run_path(str(module))["DUE_DATES"] == {"01_geometry": "2026-11-27T16:00:00+00:00"}
+    settings = folder / "package" / "perceptron_course" / SETTINGS_FILE
+    carried = json.loads(settings.read_text(encoding="utf-8"))
+    assert carried["due_dates"] == {"01_geometry": "2026-11-27T16:00:00+00:00"}
+    assert carried["cell_seconds"] == course.term().limits.cell_seconds and carried["course_id"] == course.term().course.id
+    assert "ada" not in settings.read_text(encoding="utf-8")  # never a student's extension
     with zipfile.ZipFile(archive) as bundle_zip:
-        assert bundle_zip.read("perceptron-course-student/package/perceptron_course/_due_dates.py") == module.read_bytes()
+        assert bundle_zip.read(f"perceptron-course-student/package/perceptron_course/{SETTINGS_FILE}") == settings.read_bytes()
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "2026-11-27 17:00 Europe/Paris" in readme
     # The bundled self-check (the student package on the path, not this repository's) on the bundled notebook.
     script = (
         "import datetime as dt, sys\n"
@@ -260,8 +264,16 @@ def test_the_bundle_carries_the_gradebooks_due_dates_and_the_self_check_shows_th
     assert "0 of 4 visible tests pass; 0 fail; 4 not implemented yet." in result.stdout
 
 
-def test_without_a_gradebook_the_bundle_carries_no_due_date(tmp_path):
-    import runpy
+EXTENSION = '\n[[extensions]]\nstudent = "ada"\nassignment = "01_geometry"\nhours = 48\n'
 
-    folder, _ = build_bundle(Course.open(copy_course(tmp_path)), tmp_path / "dist", check_release=False)
-    assert runpy.run_path(str(folder / "package" / "perceptron_course" / "_due_dates.py"))["DUE_DATES"] == {}
+
+def test_a_term_without_due_dates_bundles_none_and_the_bundle_takes_its_name_from_the_term(tmp_path):
+    root = copy_course(tmp_path)
+    term = (root / "term.toml").read_text(encoding="utf-8")
+    (root / "term.toml").write_text(term.replace('name = "perceptron-course-student"', 'name = "ml-2027-student"'),
+                                    encoding="utf-8")
+
+    folder, archive = build_bundle(Course.open(root), tmp_path / "dist", check_release=False)
+
+    assert folder.name == "ml-2027-student" and archive.name == "ml-2027-student.zip"
+    assert json.loads((folder / "package" / "perceptron_course" / SETTINGS_FILE).read_text())["due_dates"] == {}

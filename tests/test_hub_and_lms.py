@@ -9,22 +9,22 @@ Every step is the real command a TA or a student types (``nbgrader release_assig
 from __future__ import annotations
 
 import csv
-import datetime
 import os
 import subprocess
 import shutil
 import sys
-import warnings
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from perceptron_course.grading.trusted.course import Course, nbgrader_api
+from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.exports import CANVAS_GRADES, CANVAS_ROSTER
-from perceptron_course.grading.trusted.pipeline import grade, record_source_cells
+from perceptron_course.grading.trusted.cli import main
+from perceptron_course.grading.trusted.pipeline import grade
+from perceptron_course.grading.trusted.refresh import refresh
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -62,7 +62,10 @@ def hub_week(tmp_path_factory):
     exchange.mkdir()
     (root / "course" / "nbgrader_config.py").write_text(
         (root / "course" / "nbgrader_config.py").read_text() + f"\nc.Exchange.root = {str(exchange)!r}\n")
-    nbgrader("db", "assignment", "add", ASSIGNMENT, "--duedate=2020-01-01 00:00:00 UTC", cwd=course.root)
+    # The due date and bob's extension are term.toml's; `perceptron-course release` puts the date in the gradebook
+    edit_term(course, f'name = "{ASSIGNMENT}"\n', f'name = "{ASSIGNMENT}"\ndue = "2020-01-01 00:00"\n')
+    add_extension(course, "bob", hours=5000 * 7 * 24)
+    assert main(["release", "--root", str(course.root), "--assignment", ASSIGNMENT]) == 0
     nbgrader("release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
     homes = {}
     for student, file_name in HUB_FILES.items():  # cy renamed the notebook in JupyterLab before submitting
@@ -74,12 +77,6 @@ def hub_week(tmp_path_factory):
         nbformat.write(solved_notebook(course, ASSIGNMENT, "geometry"), home / ASSIGNMENT / file_name)
         nbgrader("submit", ASSIGNMENT, *flags, f"--student={student}", cwd=home)
     nbgrader("collect", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
-    # bob has an extension, the nbgrader way: on his submission in the gradebook
-    record_source_cells(course, [ASSIGNMENT])
-    with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SQLAlchemy's notes on nbgrader's session use
-        gradebook.update_or_create_student("bob")
-        gradebook.update_or_create_submission(ASSIGNMENT, "bob", extension=datetime.timedelta(weeks=5000))
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=1)}
     nbgrader("release_feedback", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
     for student, home in homes.items():
@@ -137,15 +134,44 @@ def test_the_zero_penalty_of_nbgrader_takes_the_points_of_a_late_submission(hub_
     course = copy_course(hub_week["course"].root, tmp_path / "course")
     shutil.copytree(hub_week["course"].root / "submitted", course.root / "submitted")
     shutil.copy2(hub_week["course"].root / "gradebook.db", course.root / "gradebook.db")
-    config = course.root / "nbgrader_config.py"
-    config.write_text(config.read_text() + '\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    edit_term(course, 'policy = "none"', 'policy = "zero"')
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=1, students=["ada", "bob"])}
-    assert outcomes["ada"].late_penalty == 8 and outcomes["ada"].final_score == 0
-    assert outcomes["bob"].late_penalty == 0 and outcomes["bob"].final_score == 8
-    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == "8"
+    full = outcomes["ada"].max_score
+    assert outcomes["ada"].late_penalty == full and outcomes["ada"].final_score == 0
+    assert outcomes["bob"].late_penalty == 0 and outcomes["bob"].final_score == full
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == f"{full:g}"
+    assert by_student(course)["ada"] == "0" and by_student(course)["bob"] == f"{full:g}"
+    assert "after the due date" in page_of(course, "ada")
+
+    # An extension granted after grading: term.toml, then refresh (no regrade, no --force)
+    add_extension(course, "ada", hours=100 * 365 * 24)
+    refresh(course)
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == ""
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["hours_late"] == ""
+    assert by_student(course)["ada"] == f"{full:g}"
+    assert "after the due date" not in page_of(course, "ada")
+
+
+def by_student(course: Course) -> dict[str, str]:
     with (course.root / "grades_by_student.csv").open(newline="") as handle:
-        totals = {row["student"]: row[ASSIGNMENT] for row in csv.DictReader(handle)}
-    assert (totals["ada"], totals["bob"]) == ("0", "8")
+        return {row["student"]: row[ASSIGNMENT] for row in csv.DictReader(handle)}
+
+
+def page_of(course: Course, student: str) -> str:
+    return (course.feedback / student / ASSIGNMENT / "geometry.html").read_text(encoding="utf-8")
+
+
+def edit_term(course: Course, old: str, new: str) -> None:
+    term = course.root / "term.toml"
+    text = term.read_text(encoding="utf-8")
+    assert old in text, old
+    term.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def add_extension(course: Course, student: str, *, hours: int) -> None:
+    term = course.root / "term.toml"
+    term.write_text(term.read_text(encoding="utf-8") + f'\n[[extensions]]\nstudent = "{student}"\n'
+                    f'assignment = "{ASSIGNMENT}"\nhours = {hours}\n', encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------- an LMS: Canvas's zip

@@ -314,6 +314,7 @@ def grade(
     # The submissions graded now have their rows: their extensions, and every late penalty, follow term.toml;
     # a page whose lateness changed since it was written (an extension granted after grading) is written again.
     followed.differences += apply_term(course).differences
+    _lateness_from_gradebook(course, merged)
     from .refresh import rewrite_changed_pages
 
     rewrite_changed_pages(course, selected, schedule)
@@ -321,6 +322,20 @@ def grade(
     run = GradingRun([merged[key] for key in to_grade], skipped)
     run.term_differences = followed.differences
     return run
+
+
+def _lateness_from_gradebook(course: Course, outcomes: dict[Key, Outcome]) -> None:
+    """Set each graded outcome's lateness and penalty from the course's gradebook (which follows term.toml now)."""
+    from nbgrader.api import MissingEntry
+
+    from .lateness import submission_lateness
+
+    with nbgrader_api(course).gradebook as gradebook:
+        for (student, assignment), outcome in outcomes.items():
+            try:
+                outcome.seconds_late, outcome.late_penalty = submission_lateness(gradebook.find_submission(assignment, student))
+            except MissingEntry:
+                continue
 
 
 def _batch_pool(workers: int, isolation, executor: Executor | None, pool=None):

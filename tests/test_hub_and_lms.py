@@ -25,6 +25,8 @@ from perceptron_course.grading.trusted.exports import CANVAS_GRADES, CANVAS_ROST
 from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.pipeline import grade
 from perceptron_course.grading.trusted.refresh import refresh
+from perceptron_course.grading.trusted.term import LMS_PATTERNS
+from perceptron_course.grading.trusted.term import LMS_PATTERNS
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -269,23 +271,24 @@ def test_written_answers_awaiting_a_ta_are_left_blank_in_the_canvas_export(tmp_p
 # ---------------------------------------------------------------------------- the patterns of other LMSs, as the README gives them
 
 
-def readme_pattern(lms: str) -> str:
-    """The ``named_regexp`` the README gives for ``lms`` (the raw string after its bold name)."""
-    import re
-
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    match = re.search(rf"\*\*{lms}\*\*.*?`r\"(?P<pattern>[^`]*)\"`", text, re.DOTALL)
-    assert match, f"no pattern for {lms} in the README"
-    return match.group("pattern")
+#: The README's names of each LMS's file names, and term.toml's [handin].lms for them.
+TERM_LMS = {"Canvas": "canvas", "Moodle": "moodle", "Moodle without folders": "moodle_files", "Blackboard": "blackboard"}
 
 
-def config_pattern() -> str:
-    import ast
+def term_pattern(lms: str) -> str:
+    """The ``named_regexp`` nbgrader's configuration takes when term.toml names ``lms``."""
+    return LMS_PATTERNS[TERM_LMS[lms]]
 
-    tree = ast.parse((REPO / "nbgrader_config.py").read_text(encoding="utf-8"))
-    (value,) = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                and ast.unparse(node.targets[0]) == "c.FileNameCollectorPlugin.named_regexp"]
-    return ast.literal_eval(value)
+
+def test_nbgraders_configuration_takes_the_pattern_of_the_lms_the_term_names(tmp_path):
+    from perceptron_course.grading.trusted.course import load_config
+
+    course = copy_course(REPO, tmp_path / "course")
+    for lms in TERM_LMS.values():
+        term = course.root / "term.toml"
+        text = term.read_text(encoding="utf-8")
+        term.write_text(text.replace(f'lms = "{course.term().handin.lms}"', f'lms = "{lms}"', 1), encoding="utf-8")
+        assert load_config(course).FileNameCollectorPlugin.named_regexp == LMS_PATTERNS[lms]
 
 
 @pytest.mark.parametrize("lms, path, student, file_id, timestamp", [
@@ -312,7 +315,7 @@ def config_pattern() -> str:
 def test_each_lms_pattern_reads_its_file_names_as_zip_collect_applies_it(lms, path, student, file_id, timestamp):
     import re
 
-    pattern = config_pattern() if lms == "Canvas" else readme_pattern(lms)
+    pattern = term_pattern(lms)
     match = re.match(pattern, path)  # nbgrader's FileNameCollectorPlugin: re.match on the whole path
     assert match is not None, (pattern, path)
     assert match.group("student_id") == student and match.group("file_id") == file_id
@@ -322,8 +325,8 @@ def test_each_lms_pattern_reads_its_file_names_as_zip_collect_applies_it(lms, pa
 @pytest.mark.slow
 def test_blackboard_attempts_are_collected_with_their_time_and_the_later_one_wins(tmp_path):
     course = copy_course(REPO, tmp_path / "course")
-    config = course.root / "nbgrader_config.py"
-    config.write_text(config.read_text() + f"\nc.FileNameCollectorPlugin.named_regexp = {readme_pattern('Blackboard')!r}\n")
+    term = course.root / "term.toml"
+    term.write_text(term.read_text(encoding="utf-8").replace('lms = "canvas"', 'lms = "blackboard"', 1), encoding="utf-8")
     solved = _notebook_bytes(solved_notebook(course, ASSIGNMENT, "geometry"))
     untouched = (course.release / ASSIGNMENT / "geometry.ipynb").read_bytes()
     archive = course.root / "downloaded" / ASSIGNMENT / "archive"

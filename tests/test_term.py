@@ -295,3 +295,26 @@ def test_nbgraders_submissions_associated_refusal_is_explained():
     message = release_failure("01_geometry", "Cannot add or remove cells from 01_geometry: there are submissions associated with it")
     assert "release/ is unchanged" in message and "nbgrader db assignment remove 01_geometry" in message
     assert "put the cell back" in message
+
+
+@pytest.mark.slow
+def test_a_header_in_the_term_tops_every_released_notebook_and_the_release_check_finds_it(tmp_path):
+    import nbformat
+
+    from perceptron_course.grading.trusted.pipeline import release
+    from perceptron_course.grading.trusted.release_check import stale_assignments
+
+    root = copy_course(tmp_path)
+    header = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("**ML 101, Spring 2027**, Dr. Lovelace")])
+    (root / "headers").mkdir()
+    nbformat.write(header, root / "headers" / "term.ipynb")
+    edit_term(root, 'header = ""', 'header = "headers/term.ipynb"')
+    course = Course.open(root)
+    assignment = course.term().assignment_names[0]
+
+    release(course, [assignment])
+
+    for path in (root / "release" / assignment).glob("*.ipynb"):
+        assert nbformat.read(path, as_version=4).cells[0].source == header.cells[0].source
+    assert stale_assignments(course, [assignment]) == []  # the scratch copy of the release check has the header too
+    assert check_configuration(course, course.term()) == []

@@ -74,7 +74,7 @@ def test_committed_notebooks_are_stored_without_run_time_metadata(path):
 
 @pytest.mark.slow
 def test_committed_release_is_exactly_what_nbgrader_generates(tmp_path):
-    for item in ("nbgrader_config.py", "source"):
+    for item in ("nbgrader_config.py", "term.toml", "source"):
         target = tmp_path / item
         (shutil.copytree if (REPO / item).is_dir() else shutil.copy2)(REPO / item, target)
     fresh = Course.open(tmp_path)

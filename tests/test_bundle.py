@@ -277,3 +277,18 @@ def test_a_term_without_due_dates_bundles_none_and_the_bundle_takes_its_name_fro
 
     assert folder.name == "ml-2027-student" and archive.name == "ml-2027-student.zip"
     assert json.loads((folder / "package" / "perceptron_course" / SETTINGS_FILE).read_text())["due_dates"] == {}
+
+
+def test_an_assignment_dropped_from_the_term_is_not_bundled_and_the_readme_follows(tmp_path):
+    root = copy_course(tmp_path)
+    course = Course.open(root)
+    dropped = course.term().assignment_names[-2]
+    term = (root / "term.toml").read_text(encoding="utf-8")
+    (root / "term.toml").write_text(term.replace(f'[[assignments]]\nname = "{dropped}"\n\n', ""), encoding="utf-8")
+
+    folder, _ = build_bundle(Course.open(root), tmp_path / "dist", check_release=False)
+
+    kept = Course.open(root).term().assignment_names
+    assert dropped not in kept and sorted(p.name for p in (folder / "assignments").iterdir()) == sorted(kept)
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert dropped not in readme and f"the {len(kept)} assignments" in readme

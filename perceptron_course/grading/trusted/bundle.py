@@ -206,7 +206,7 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
 
         stale = stale_assignments(course, course.term().assignment_names)
         stale += sorted(p.name for p in course.release.iterdir()  # a release without a source
-                        if p.is_dir() and is_distributable(Path(p.name)) and p.name not in course.assignments())
+                        if p.is_dir() and is_distributable(Path(p.name)) and p.name not in course.source_folders())
         if stale:
             raise CourseError(f"release/ is not what source/ generates for {', '.join(stale)}: students would get a stale "
                               f"version; run `perceptron-course release` (and commit it), then bundle again")

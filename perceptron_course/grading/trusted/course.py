@@ -72,7 +72,22 @@ class Course:
         return self.root / "grades.csv"
 
     def assignments(self) -> list[str]:
-        """Assignment ids: the folders of ``source/`` (sorted; hidden folders ignored)."""
+        """Assignment ids of the term, in its order (``term.toml``'s ``[[assignments]]``, each a folder of ``source/``);
+        without a term file, the folders of ``source/`` (sorted; hidden folders ignored).
+
+        Raises
+        ------
+        CourseError
+            If the term file is wrong.
+        """
+        from .term import TERM_FILE
+
+        if (self.root / TERM_FILE).is_file():
+            return self.term().assignment_names
+        return self.source_folders()
+
+    def source_folders(self) -> list[str]:
+        """The assignment folders of ``source/`` (sorted; hidden folders ignored), in the term or not."""
         return sorted(p.name for p in self.source.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
     def term(self):

@@ -89,7 +89,7 @@ def check_registrations(course: Course, term) -> list[str]:
 
     in_term = set(term.assignment_names)
     problems = []
-    for name in course.assignments():
+    for name in course.source_folders():
         if name not in in_term:
             problems.append(f"source/{name} is not an assignment of term.toml: add an [[assignments]] block with "
                             f"name = \"{name}\", or delete (git rm) the folder if it was dropped")

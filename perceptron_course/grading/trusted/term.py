@@ -322,7 +322,7 @@ def parse_term(text: str, file: Path, source_assignments: list[str] | None = Non
 
 
 def source_folders(root: Path) -> list[str] | None:
-    """The assignment folders of ``root/source`` (as ``Course.assignments``), ``None`` without ``source/``."""
+    """The assignment folders of ``root/source`` (as ``Course.source_folders``), ``None`` without ``source/``."""
     source = root / "source"
     if not source.is_dir():
         return None

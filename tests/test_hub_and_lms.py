@@ -146,12 +146,21 @@ def test_the_zero_penalty_of_nbgrader_takes_the_points_of_a_late_submission(hub_
     assert "after the due date" in page_of(course, "ada")
 
     # An extension granted after grading: term.toml, then refresh (no regrade, no --force)
+    term_before = (course.root / "term.toml").read_text(encoding="utf-8")
     add_extension(course, "ada", hours=100 * 365 * 24)
     refresh(course)
     assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == ""
     assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["hours_late"] == ""
     assert by_student(course)["ada"] == f"{full:g}"
     assert "after the due date" not in page_of(course, "ada")
+
+    # Taken back, then a plain grade (ada's hand-in unchanged: skipped, not regraded) applies that too
+    (course.root / "term.toml").write_text(term_before, encoding="utf-8")
+    run = grade(course, progress=False, jobs=1, students=["ada"])
+    assert run.skipped == [("ada", ASSIGNMENT)] and list(run) == []
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == f"{full:g}"
+    assert by_student(course)["ada"] == "0" and "after the due date" in page_of(course, "ada")
+    assert any(difference.startswith(f"ada/{ASSIGNMENT}: the gradebook gave an extension") for difference in run.term_differences)
 
 
 def by_student(course: Course) -> dict[str, str]:

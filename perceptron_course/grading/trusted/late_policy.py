@@ -75,7 +75,7 @@ def _follow_due_dates(gradebook, term: Term, followed: Followed) -> None:
         if row.duedate is not None:
             followed.differences.append(
                 f"{assignment.name}: the gradebook's due date was {local_text(term, row.duedate.replace(tzinfo=dt.timezone.utc))} "
-                f"(set in the formgrader or with `nbgrader db`), term.toml says "
+                f"(set in the formgrader, with `nbgrader db`, or by an earlier term.toml), term.toml says "
                 f"{local_text(term, assignment.due) if assignment.due else 'none'}; term.toml's is now in force. "
                 f"To keep the other, write under name = \"{assignment.name}\" in term.toml: {_as_term_line(term, row.duedate)}")
         row.duedate = wanted
@@ -94,7 +94,8 @@ def _follow_extensions(gradebook, term: Term, followed: Followed) -> None:
         if submission.extension is not None:
             hours = submission.extension.total_seconds() / 3600
             followed.differences.append(
-                f"{student}/{assignment}: the gradebook gave an extension of {hours:g} hours that term.toml "
+                f"{student}/{assignment}: the gradebook gave an extension of {hours:g} hours (set in the formgrader, "
+                f"with nbgrader's API, or by an earlier term.toml) that term.toml "
                 + ("does not have" if wanted is None else f"gives as {wanted.total_seconds() / 3600:g} hours")
                 + "; term.toml's is now in force. To keep the other, add to term.toml:\n"
                   f"    [[extensions]]\n    student = \"{student}\"\n    assignment = \"{assignment}\"\n    hours = {hours:g}")

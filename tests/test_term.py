@@ -319,3 +319,36 @@ def test_a_header_in_the_term_tops_every_released_notebook_and_the_release_check
         assert nbformat.read(path, as_version=4).cells[0].source == header.cells[0].source
     assert stale_assignments(course, [assignment]) == []  # the scratch copy of the release check has the header too
     assert check_configuration(course, course.term()) == []
+
+
+def test_nbgraders_own_late_penalties_apply_the_terms_per_day_policy(tmp_path):
+    """nbgrader's AssignLatePenalties, configured by nbgrader_config.py, takes what LatePolicy.penalty gives."""
+    import nbformat
+    from nbgrader.preprocessors import AssignLatePenalties
+
+    root = copy_course(tmp_path)
+    edit_term(root, 'policy = "none"', 'policy = "per_day"')
+    edit_term(root, 'name = "01_geometry"', 'name = "01_geometry"\ndue = "2026-12-04 17:00"')
+    course = Course.open(root)
+    handed_in = dt.datetime(2026, 12, 6, 12, 0)  # 1 d 19 h late: two started days
+    _late_submission(course, "01_geometry", "ada", handed_in)
+    with nbgrader_api(course).gradebook as gradebook:
+        follow_term(gradebook, Course.open(root).term())
+    notebook = course.notebook_names("01_geometry")[0]
+    full = sum(course.graded_cells("01_geometry").values())
+
+    with nbgrader_api(course).gradebook as gradebook:  # one part failed; then what nbgrader's autograde does
+        submitted = gradebook.find_submission_notebook(notebook, "01_geometry", "ada")
+        submitted.grades[0].auto_score = 0
+        submitted.late_submission_penalty = None
+        gradebook.db.commit()
+    preprocessor = AssignLatePenalties(config=load_config(course))
+    resources = {"nbgrader": {"notebook": notebook, "assignment": "01_geometry", "student": "ada",
+                              "db_url": f"sqlite:///{root / 'gradebook.db'}"}}
+    preprocessor.preprocess(nbformat.read(root / "source" / "01_geometry" / f"{notebook}.ipynb", as_version=4), resources)
+
+    penalty, _, score = _penalty_and_extension(course, "01_geometry", "ada")
+    seconds = (handed_in - dt.datetime(2026, 12, 4, 17, 0)).total_seconds()
+    assert score < full  # a percentage of the points possible, not of the score
+    assert penalty == pytest.approx(course.term().late.penalty(score, full, seconds)) and 0 < penalty < score
+    assert penalty != pytest.approx(course.term().late.penalty(score, score, seconds))

@@ -36,6 +36,14 @@ def edit_term(course: Path, old: str, new: str) -> None:
     (course / TERM_FILE).write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+def drop_from_term(course: Path, assignment: str) -> None:
+    """Delete the assignment's [[assignments]] block from the term file."""
+    text = (course / TERM_FILE).read_text(encoding="utf-8")
+    kept, removed = re.subn(rf'\[\[assignments\]\]\nname = "{re.escape(assignment)}"\n(due = [^\n]*\n)?\n?', "", text)
+    assert removed == 1, assignment
+    (course / TERM_FILE).write_text(kept, encoding="utf-8")
+
+
 def add_to_term(course: Path, text: str) -> None:
     with (course / TERM_FILE).open("a", encoding="utf-8") as file:
         file.write(text)
@@ -193,16 +201,16 @@ def test_the_student_readme_follows_a_term_edit(tmp_path):
     edit_term(root, 'id = "perceptron"', 'id = "ml101-2027"')
     seconds = load_term(root).limits.cell_seconds
     edit_term(root, f"cell_seconds = {seconds}", f"cell_seconds = {seconds + 10}")
-    edit_term(root, 'name = "06_limitations"\n', 'name = "06_limitations"\ndue = "2027-03-01 12:00"\n')
-    text = (root / TERM_FILE).read_text(encoding="utf-8")
-    (root / TERM_FILE).write_text(text.replace('[[assignments]]\nname = "05_multiclass"\n\n', ""), encoding="utf-8")
+    *_, dropped, last = load_term(root).assignment_names
+    edit_term(root, f'name = "{last}"\n', f'name = "{last}"\ndue = "2027-03-01 12:00"\n')
+    drop_from_term(root, dropped)
     course = Course.open(root)
 
     readme = render(course, course.term())
 
     assert "--course ml101-2027" in readme and "--course perceptron" not in readme
     assert f"same {seconds + 10} s per cell" in readme and f" {seconds} s" not in readme
-    assert f"the {len(course.term().assignments)} assignments" in readme and "05_multiclass" not in readme
+    assert f"the {len(course.term().assignments)} assignments" in readme and dropped not in readme
     assert "2027-03-01 12:00 UTC" in readme
 
 
@@ -231,15 +239,18 @@ def test_check_names_a_heading_whose_points_differ_and_a_part_without_a_check(tm
 
 def test_check_names_a_dropped_assignment_still_registered(tmp_path):
     root = copy_course(tmp_path)
-    text = (root / TERM_FILE).read_text(encoding="utf-8")
-    (root / TERM_FILE).write_text(text.replace('[[assignments]]\nname = "03_worked_example"\n\n', ""), encoding="utf-8")
+    dropped = load_term(root).assignment_names[2]
+    drop_from_term(root, dropped)
     course = Course.open(root)
+    with nbgrader_api(course).gradebook as gradebook:
+        gradebook.update_or_create_assignment(dropped)  # released last term
 
     problems = check_registrations(course, course.term()) + check_parts(course, course.term().assignment_names)
 
-    assert any(p.startswith("source/03_worked_example is not an assignment of term.toml") for p in problems), problems
-    assert any(p.startswith("release/03_worked_example") for p in problems), problems
-    assert any("ALLOWED_IMPORTS" in p and "03_worked_example" in p for p in problems), problems
+    assert any(p.startswith(f"the gradebook holds assignment {dropped}") for p in problems), problems
+    assert any(p.startswith(f"source/{dropped} is not an assignment of term.toml") for p in problems), problems
+    assert any(p.startswith(f"release/{dropped}") for p in problems), problems
+    assert any("ALLOWED_IMPORTS" in p and dropped in p for p in problems), problems
     assert any("is declared by no assignment" in p for p in problems), problems
 
 
@@ -352,3 +363,20 @@ def test_nbgraders_own_late_penalties_apply_the_terms_per_day_policy(tmp_path):
     assert score < full  # a percentage of the points possible, not of the score
     assert penalty == pytest.approx(course.term().late.penalty(score, full, seconds)) and 0 < penalty < score
     assert penalty != pytest.approx(course.term().late.penalty(score, score, seconds))
+
+
+@pytest.mark.slow
+def test_check_names_a_release_that_source_no_longer_generates(tmp_path):
+    from perceptron_course.grading.trusted.course_check import check_release
+
+    root = copy_course(tmp_path)
+    course = Course.open(root)
+    stale = course.term().assignment_names[1]
+    notebook = next((root / "release" / stale).glob("*.ipynb"))
+    cells = json.loads(notebook.read_text(encoding="utf-8"))
+    cells["cells"][0]["source"] = ["# An old title\n"]
+    notebook.write_text(json.dumps(cells), encoding="utf-8")
+
+    problems = check_release(course, course.term())
+
+    assert problems == [f"release/{stale} is not what source/{stale} generates now: run `perceptron-course release` and commit it"]

@@ -155,6 +155,9 @@ def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_p
     )
     assert selfcheck.returncode == 1, selfcheck.stderr
     assert "0 of 4 visible tests pass; 0 fail; 4 not implemented yet." in selfcheck.stdout
+    # its per-cell limit is the term's, from the installed package's settings
+    installed = json.loads((fresh_site / "perceptron_course" / SETTINGS_FILE).read_text(encoding="utf-8"))
+    assert installed["cell_seconds"] == Course.open(ROOT).term().limits.cell_seconds
 
 
 def test_building_twice_gives_the_same_zip_byte_for_byte(tmp_path):

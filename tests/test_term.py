@@ -380,3 +380,14 @@ def test_check_names_a_release_that_source_no_longer_generates(tmp_path):
     problems = check_release(course, course.term())
 
     assert problems == [f"release/{stale} is not what source/{stale} generates now: run `perceptron-course release` and commit it"]
+
+
+def test_a_command_on_a_course_with_a_wrong_term_names_the_key(tmp_path, capsys):
+    root = copy_course(tmp_path)
+    edit_term(root, 'show_details = "now"', 'show_details = "tomorrow"')
+    (root / "submitted" / "ada" / load_term(ROOT).assignment_names[0]).mkdir(parents=True)
+
+    assert main(["grade", "--root", str(root)]) == 2
+    error = capsys.readouterr().err
+    assert f"{root / TERM_FILE}: reveal.show_details: must be one of 'now', 'after_due_date'; got 'tomorrow'" in error
+    assert len(error.splitlines()) == 1

@@ -165,10 +165,14 @@ def load_config(course: Course, **overrides):
     """
     from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
+    from .term import TermError
+
     try:
         config = PyFileConfigLoader(CONFIG_FILE, path=str(course.root)).load_config()
     except ConfigFileNotFound:
         raise CourseError(f"cannot read {course.root / CONFIG_FILE}") from None
+    except TermError as error:  # nbgrader_config.py reads term.toml: the term's key is the one to fix
+        raise CourseError(str(error)) from None
     except Exception as error:  # noqa: BLE001 - a broken config file is the TA's to fix
         raise CourseError(f"{course.root / CONFIG_FILE} does not load: {type(error).__name__}: {error}") from None
     config.CourseDirectory.root = str(course.root)

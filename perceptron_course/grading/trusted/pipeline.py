@@ -163,8 +163,10 @@ def _source_state(course: Course, assignment: str) -> list[str]:
     inputs = hashlib.sha256(nbgrader.__version__.encode())
     folders = [course.source, course.source / assignment]
     files = [path for folder in folders if folder.is_dir() for path in sorted(folder.iterdir()) if path.is_file()]
-    for path in [course.root / "nbgrader_config.py", course.root / "term.toml", Path(preprocessors.__file__), *files]:
+    header = course.term().header_path()  # of the term, what generate_assignment reads: the header and the course id
+    for path in [course.root / "nbgrader_config.py", Path(preprocessors.__file__), *files, *([header] if header else [])]:
         inputs.update(b"\0%s\0%d\0" % (path.name.encode(), path.stat().st_size) + path.read_bytes())
+    inputs.update(b"\0course_id\0" + course.term().course.id.encode())
     cells = hashlib.sha256()
     try:
         read_only = (course.root / "gradebook.db").resolve().as_uri() + "?mode=ro"  # (the URI quotes '?', '#' and '%')

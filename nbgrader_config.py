@@ -1,11 +1,21 @@
 """nbgrader configuration of the perceptron course (read by nbgrader and by `perceptron-course`)."""
 
+from pathlib import Path
+
+from perceptron_course.grading.trusted.term import LMS_PATTERNS, load_term
+
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 
-c.CourseDirectory.course_id = "perceptron"
-# The assignments are the folders of source/: 01_geometry, 02_algorithm, 03_worked_example,
-# 04_convergence, 05_multiclass, 06_limitations (nbgrader records each in the gradebook when
-# `perceptron-course release` or `grade` runs generate_assignment).
+# What a term changes lives in term.toml beside this file (docs/term-file.md): the course id, the limits,
+# the late policy, the reveal schedule, the header, the LMS. Edit it there, never here.
+term = load_term(Path(__file__).resolve().parent)  # traitlets runs this file with __file__ set
+
+c.CourseDirectory.course_id = term.course.id
+# The assignments are the folders of source/; the term's, in order, are term.toml's [[assignments]]
+# (nbgrader records each in the gradebook when `perceptron-course release` or `grade` runs
+# generate_assignment, with its due date from term.toml).
+if term.header_path() is not None:  # an absolute path: nbgrader reads it from wherever it runs
+    c.IncludeHeaderFooter.header = str(term.header_path())
 
 # An assignment's hidden checks (source/<assignment>/hidden_checks.py, read by the grader on the TA's side) are
 # never copied into release/: nbgrader copies every other file of source/<assignment>/. nbgrader's own defaults
@@ -33,11 +43,11 @@ c.GenerateAssignment.preprocessors = [
 
 # A cell that runs longer than this is interrupted (infinite loops); the rest of the notebook is graded.
 # The same limit holds for the hidden tests of one part (all their cases together).
-c.Execute.timeout = 15
+c.Execute.timeout = term.limits.cell_seconds
 # The whole notebook, hidden tests, restarts and replays included, gets this many seconds; a kernel
 # that keeps dying is restarted at most this many times.
-c.ResilientExecute.time_budget = 180
-c.ResilientExecute.max_restarts = 3
+c.ResilientExecute.time_budget = term.limits.notebook_seconds
+c.ResilientExecute.max_restarts = term.limits.max_restarts
 # A student who deleted a graded cell gets it back (and its points are graded), rather than a silent 0.
 c.OverwriteCells.add_missing_cells = True
 
@@ -95,30 +105,22 @@ c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name
 # The formgrader's own renderer cleans HTML outputs and drops JavaScript outputs too.
 c.HTMLExporter.sanitize_html = True
 
-# Lateness, the nbgrader way: an assignment's due date is nbgrader's own (`nbgrader db assignment add
-# 01_geometry --duedate="2026-11-27 17:00:00 Europe/Paris"`), a student's extension too
-# (Gradebook.grant_extension, see the README); a submission's time is its timestamp.txt, which
-# `nbgrader collect` (and `zip_collect` with a timestamp in the file name) writes. grades.csv, the
-# report and the feedback page say how late a submission was. The penalty is LateSubmissionPlugin's:
-# "none" (lateness shown, no points taken) or "zero" (a late submission scores 0); subclass it for
-# another rule and name the subclass in c.AssignLatePenalties.plugin_class.
-c.LateSubmissionPlugin.penalty_method = "none"
+# Lateness: each assignment's due date and each student's extension are term.toml's; `perceptron-course
+# release`, `grade` and `refresh` write them into the gradebook (and say when the formgrader set another).
+# A submission's time is its timestamp.txt, which `nbgrader collect` (and `zip_collect` with a timestamp
+# in the file name) writes. The penalty is term.toml's [late] policy, applied by TermLatePenalty (a
+# LateSubmissionPlugin): "none" (lateness shown, no points taken), "zero", or "per_day" (a percentage of
+# the notebook's points per started day, capped).
+c.AssignLatePenalties.plugin_class = "perceptron_course.grading.trusted.late_policy.TermLatePenalty"
+c.TermLatePenalty.policy = term.late.policy
+c.TermLatePenalty.percent_per_day = term.late.percent_per_day
+c.TermLatePenalty.max_percent = term.late.max_percent
 
-# Reveal schedule: when a student's feedback shows the call, expected and received values of a failed
-# hidden case. "now" (the default): at once. "after_due_date": until the student's due date above has
-# passed (their extension included), a failed hidden case shows only its behaviour ("predict gave a wrong
-# answer on a point with score exactly 0 ...") and the date the details come; run `perceptron-course
-# refresh` after the due date and the pages show them. An assignment with no due date shows everything
-# at once. The TA always sees everything (the autograded notebook in the formgrader). After changing
-# this line, `perceptron-course refresh` rewrites the pages it changes. See perceptron_course/grading/trusted/reveal.py.
-c.RevealSchedule.show_details = "now"
+# Reveal schedule (term.toml's [reveal]): when a student's feedback shows the call, expected and received
+# values of a failed hidden case. See perceptron_course/grading/trusted/reveal.py.
+c.RevealSchedule.show_details = term.show_details
 
-# Hand-ins from an LMS: put its "download all submissions" zip in downloaded/<assignment>/archive/,
-# then `nbgrader zip_collect <assignment>`. The pattern below reads Canvas's file names,
-# <name>_<user id>_<attachment id>_<file>.ipynb, and a late one, <name>_LATE_<user id>_..., and keeps
-# the file's name (a resubmission Canvas renamed, geometry-1.ipynb, and a browser's geometry (1).ipynb
-# included): `perceptron-course grade` grades the one notebook of a hand-in whatever its name, and of
-# several copies the latest. Moodle's and Blackboard's patterns are in the README ("Collect").
-c.FileNameCollectorPlugin.named_regexp = (
-    r".*/(?P<student_id>[^/_]+)_(?:LATE_)?\d+_\d+_(?P<file_id>[^/]+\.ipynb)$"
-)
+# Hand-ins from an LMS (term.toml's [handin].lms): put its "download all submissions" zip in
+# downloaded/<assignment>/archive/, then `nbgrader zip_collect <assignment>`; this pattern reads the
+# student id (and the time, where the LMS writes one) from the file names that LMS writes.
+c.FileNameCollectorPlugin.named_regexp = LMS_PATTERNS[term.handin.lms]

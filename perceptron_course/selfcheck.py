@@ -12,8 +12,8 @@ Only the visible tests in the notebook run: the hidden tests that decide the gra
 here, so a pass is a good sign, not a score. Needs nbclient and ipykernel, not nbgrader.
 
 Written answers (graded by hand) are listed as written or still to write. The assignment's due
-date, when the course's bundle carries one (``_due_dates.py``, written by ``perceptron-course
-bundle`` from the gradebook), is shown, with a warning once it has passed (an extension is per
+date, when the course's bundle carries one (``_course_term.json``, written by ``perceptron-course
+bundle`` from the course's term file, with the per-cell limit), is shown, with a warning once it has passed (an extension is per
 student and is not in the bundle: the message says so). Also
 ``python -m perceptron_course.selfcheck assignment.ipynb``. Exit status: 0 when every visible
 test passes and every answer is written, 1 otherwise, 2 when the file cannot be checked.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
@@ -34,8 +35,9 @@ from typing import Any, Literal
 
 from . import intake_rules
 
-# Same as ``c.Execute.timeout`` in the course's nbgrader_config.py (a test holds them equal).
-CELL_TIMEOUT_SECONDS = 15
+#: What the bundle carries of the course's term file (``perceptron-course bundle`` writes it into the student
+#: package): the course id, the per-cell time limit, the memory cap and each assignment's due date (UTC).
+SETTINGS_FILE = "_course_term.json"
 # Set in the kernel's environment: a cell that calls the self-check does not start another one.
 NESTED_MARKER = "PERCEPTRON_COURSE_SELFCHECK"
 MESSAGE_WIDTH = 100
@@ -159,18 +161,54 @@ def take_in(path: Path) -> tuple[Any, str | None, list[str], str]:
     return notebook, assignment.name if assignment else None, intake.notes, ""
 
 
+def course_settings() -> dict[str, Any]:
+    """What the self-check knows of the course's term: the bundle's ``_course_term.json`` in a student's install,
+    else (a course checkout) the course's ``term.toml`` beside this package; ``{}`` when neither is there."""
+    bundled = Path(__file__).with_name(SETTINGS_FILE)
+    try:
+        settings = json.loads(bundled.read_text(encoding="utf-8"))
+        return settings if isinstance(settings, dict) else {}
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError):
+        return {}
+    term_file = Path(__file__).resolve().parents[1] / "term.toml"
+    try:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10: the course's grading extra has tomli
+            import tomli as tomllib
+        data = tomllib.loads(term_file.read_text(encoding="utf-8"))
+        return {"course_id": data["course"]["id"], "cell_seconds": data["limits"]["cell_seconds"],
+                "memory_mib": data["limits"]["memory_mib"], "due_dates": {}}
+    except (OSError, ImportError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def cell_timeout() -> int:
+    """The grader's per-cell limit in seconds, as the course's term file sets it.
+
+    Raises
+    ------
+    SelfCheckError
+        If this install carries no term (neither a bundle's settings nor a course checkout's term.toml).
+    """
+    seconds = course_settings().get("cell_seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 1:
+        raise SelfCheckError("this install does not say the grader's per-cell time limit (no _course_term.json from the "
+                             "course's bundle); give it with --timeout SECONDS, or install the package of your course's bundle")
+    return seconds
+
+
 def due_dates() -> dict[str, dt.datetime]:
     """Each assignment's due date as the bundle carries it (timezone-aware); empty when it carries none.
 
-    Read from ``perceptron_course/_due_dates.py``, which ``perceptron-course bundle`` writes into the
-    student package; an entry that is not a date with a timezone is left out.
+    Read from the bundle's ``_course_term.json`` (``course_settings``); an entry that is not a date with
+    a timezone is left out.
     """
-    try:
-        from ._due_dates import DUE_DATES
-    except ImportError:
-        return {}
+    carried = course_settings().get("due_dates")
     dates = {}
-    for assignment, text in (DUE_DATES.items() if isinstance(DUE_DATES, dict) else ()):
+    for assignment, text in (carried.items() if isinstance(carried, dict) else ()):
         try:
             due = dt.datetime.fromisoformat(str(text))
         except ValueError:
@@ -250,7 +288,7 @@ del _perceptron_course_grading_view
 """
 
 
-def execute_notebook(notebook: Any, folder: Path, timeout: int = CELL_TIMEOUT_SECONDS, assignment: str | None = None) -> str | None:
+def execute_notebook(notebook: Any, folder: Path, timeout: int, assignment: str | None = None) -> str | None:
     """Run every cell of ``notebook`` in place in a fresh kernel started in ``folder``, as the grading kernel would.
 
     A first cell, removed again afterwards, makes the imports the grading kernel refuses fail
@@ -308,7 +346,7 @@ def error_output(cell: Any) -> dict[str, Any] | None:
     return next((output for output in cell.get("outputs", []) if output.get("output_type") == "error"), None)
 
 
-def describe_error(error: dict[str, Any], timeout: int = CELL_TIMEOUT_SECONDS) -> str:
+def describe_error(error: dict[str, Any], timeout: int) -> str:
     """``Name: message`` on one line, shortened to fit a screen."""
     if error.get("ename") == "KeyboardInterrupt":  # how nbclient stops a cell that runs too long
         return f"stopped after {timeout} s (an endless loop?); the grader stops it too and the part scores 0"
@@ -324,7 +362,7 @@ def heading_of(source: str) -> str | None:
     return None
 
 
-def status_of_test_cell(cell: Any, timeout: int = CELL_TIMEOUT_SECONDS) -> tuple[Status, str]:
+def status_of_test_cell(cell: Any, timeout: int) -> tuple[Status, str]:
     """Classify a graded test cell that has run (or not) by its outputs."""
     if cell.get("execution_count") is None and not cell.get("outputs"):
         return "not run", ""
@@ -337,7 +375,7 @@ def status_of_test_cell(cell: Any, timeout: int = CELL_TIMEOUT_SECONDS) -> tuple
 
 
 def summarise(
-    notebook: Any, path: Path, seconds: float, stopped: str | None, timeout: int = CELL_TIMEOUT_SECONDS
+    notebook: Any, path: Path, seconds: float, stopped: str | None, timeout: int
 ) -> SelfCheckReport:
     """Turn an executed notebook into a report: one result per test cell and written answer, plus other errors."""
     parts: list[PartResult] = []
@@ -366,12 +404,14 @@ def summarise(
     return SelfCheckReport(path, parts, answers, other_errors, seconds)
 
 
-def check_notebook(path: Path, timeout: int = CELL_TIMEOUT_SECONDS, now: dt.datetime | None = None) -> SelfCheckReport:
+def check_notebook(path: Path, timeout: int | None = None, now: dt.datetime | None = None) -> SelfCheckReport:
     """Apply the grader's intake to the notebook at ``path``, run what the grader would run, and report.
 
-    The file itself is not changed: the run works on a copy in memory. ``now`` (timezone-aware;
-    default: the clock) is the time the due date is compared with.
+    The file itself is not changed: the run works on a copy in memory. ``timeout`` defaults to the
+    course's per-cell limit (``cell_timeout``). ``now`` (timezone-aware; default: the clock) is the
+    time the due date is compared with.
     """
+    timeout = cell_timeout() if timeout is None else timeout
     path = Path(path).resolve()
     notebook, assignment, notes, refused = take_in(path)
     notice = due_date_notice(assignment, now)
@@ -422,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Run an assignment notebook in a fresh kernel and say which visible tests pass.",
     )
     parser.add_argument("notebooks", nargs="+", type=Path, help="the saved assignment notebook(s)")
-    parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT_SECONDS, help="seconds per cell (default: the grader's)")
+    parser.add_argument("--timeout", type=int, default=None, help="seconds per cell (default: the grader's, from the course)")
     args = parser.parse_args(argv)
     if os.environ.get(NESTED_MARKER):
         print("perceptron-selfcheck: not run from inside a self-check (run it in a terminal, not in the notebook)")

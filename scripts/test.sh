@@ -11,6 +11,8 @@ export MPLBACKEND=Agg PYTHONHASHSEED=0
 # after a red one for its screenshots and logs.
 basetemp=$(mktemp -d "${TMPDIR:-/tmp}/perceptron-course-tests-XXXXXX")
 status=0
-.venv/bin/python -m pytest -n 2 --dist loadfile --basetemp "$basetemp" "$@" || status=$?
+# The course is consistent (term file, checks and parts, points, registrations, release/, limits): one screen if not.
+.venv/bin/perceptron-course check || status=$?
+[ "$status" -eq 0 ] && .venv/bin/python -m pytest -n 2 --dist loadfile --basetemp "$basetemp" "$@" || status=$?
 if [ "$status" -eq 0 ]; then rm -rf -- "$basetemp"; else echo "test files kept in $basetemp" >&2; fi
 exit "$status"

@@ -15,6 +15,8 @@ import pytest
 from conftest import solutions_by_test_cell
 
 from perceptron_course.grading.trusted.bundle import build_bundle
+from perceptron_course.grading.trusted.student_readme import render
+from perceptron_course.selfcheck import SETTINGS_FILE
 from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.course import Course, CourseError
 
@@ -50,8 +52,10 @@ def test_bundle_holds_the_release_the_lectures_and_the_student_package(bundle):
     assert {name: files[name] for name in lectures} == lectures
     assert "package/pyproject.toml" in files and "package/perceptron_course/selfcheck.py" in files
     assert "package/perceptron_course/geometry.py" in files
-    assert files["README.md"].startswith(b"## For students")
-    others = set(files) - set(release) - set(lectures) - {"README.md", "package/pyproject.toml"}
+    course = Course.open(ROOT)
+    assert files["README.md"] == render(course, course.term()).encode("utf-8")
+    others = set(files) - set(release) - set(lectures) - {"README.md", "package/pyproject.toml",
+                                                           f"package/perceptron_course/{SETTINGS_FILE}"}
     assert all(name.startswith("package/perceptron_course/") and name.endswith(".py") for name in others), others
 
 
@@ -80,12 +84,12 @@ def test_the_bundle_carries_no_hidden_checks_and_no_text_of_them(bundle):
 
 def test_a_hidden_checks_file_left_in_release_is_not_bundled_and_its_text_stops_the_build(tmp_path):
     course = copy_course(tmp_path)
-    checks = (course / "source" / "01_geometry" / "hidden_checks.py").read_text(encoding="utf-8")
-    (course / "release" / "01_geometry" / "hidden_checks.py").write_text(checks, encoding="utf-8")
+    checks = (course / "source" / ASSIGNMENT / "hidden_checks.py").read_text(encoding="utf-8")
+    (course / "release" / ASSIGNMENT / "hidden_checks.py").write_text(checks, encoding="utf-8")
     folder, _ = build_bundle(Course.open(course), tmp_path / "dist", check_release=False)
-    assert sorted(p.name for p in (folder / "assignments" / "01_geometry").iterdir()) == ["geometry.ipynb"]
+    assert sorted(p.name for p in (folder / "assignments" / ASSIGNMENT).iterdir()) == [NOTEBOOK]
 
-    (course / "release" / "01_geometry" / "notes.txt").write_text(checks, encoding="utf-8")  # its text, renamed
+    (course / "release" / ASSIGNMENT / "notes.txt").write_text(checks, encoding="utf-8")  # its text, renamed
     with pytest.raises(CourseError, match="notes.txt: quotes a hidden_checks.py"):
         build_bundle(Course.open(course), tmp_path / "dist2", check_release=False)
     assert not (tmp_path / "dist2" / "perceptron-course-student").exists()
@@ -105,7 +109,7 @@ def copy_course(tmp_path: Path) -> Path:
     course = tmp_path / "course"
     for name in ("release", "notebooks", "perceptron_course", "source"):
         shutil.copytree(ROOT / name, course / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("nbgrader_config.py", "pyproject.toml", "README.md"):
+    for name in ("nbgrader_config.py", "pyproject.toml", "README.md", "term.toml"):
         shutil.copyfile(ROOT / name, course / name)
     return course
 
@@ -184,6 +188,9 @@ def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_p
     )
     assert selfcheck.returncode == 1, selfcheck.stderr
     assert f"0 of {N_VISIBLE} visible tests pass; 0 fail; {N_VISIBLE} not implemented yet." in selfcheck.stdout
+    # its per-cell limit is the term's, from the installed package's settings
+    installed = json.loads((fresh_site / "perceptron_course" / SETTINGS_FILE).read_text(encoding="utf-8"))
+    assert installed["cell_seconds"] == Course.open(ROOT).term().limits.cell_seconds
 
 
 def test_building_twice_gives_the_same_zip_byte_for_byte(tmp_path):
@@ -254,24 +261,24 @@ def test_release_says_which_assignments_changed_and_which_were_up_to_date(tmp_pa
 
 
 @pytest.mark.slow
-def test_the_bundle_carries_the_gradebooks_due_dates_and_the_self_check_shows_them(tmp_path):
-    import runpy
-    import warnings
-
-    from perceptron_course.grading.trusted.course import nbgrader_api
-
-    course = Course.open(copy_course(tmp_path))
-    with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SQLAlchemy's notes on nbgrader's session use
-        gradebook.update_or_create_assignment(ASSIGNMENT, duedate="2026-11-27 17:00:00 Europe/Paris")
-        gradebook.update_or_create_assignment(OTHER)  # no due date
+def test_a_fresh_clone_bundles_the_term_files_due_dates_and_the_self_check_shows_them(tmp_path):
+    root = copy_course(tmp_path)  # no gradebook: the due dates come from term.toml
+    term = (root / "term.toml").read_text(encoding="utf-8")
+    (root / "term.toml").write_text(term.replace('timezone = "UTC"', 'timezone = "Europe/Paris"').replace(
+        f'name = "{ASSIGNMENT}"', f'name = "{ASSIGNMENT}"\ndue = "2026-11-27 17:00"') + EXTENSION, encoding="utf-8")
+    course = Course.open(root)
 
     folder, archive = build_bundle(course, tmp_path / "dist", check_release=False)
 
-    module = folder / "package" / "perceptron_course" / "_due_dates.py"
-    assert runpy.run_path(str(module))["DUE_DATES"] == {ASSIGNMENT: "2026-11-27T16:00:00+00:00"}
+    settings = folder / "package" / "perceptron_course" / SETTINGS_FILE
+    carried = json.loads(settings.read_text(encoding="utf-8"))
+    assert carried["due_dates"] == {ASSIGNMENT: "2026-11-27T16:00:00+00:00"}
+    assert carried["cell_seconds"] == course.term().limits.cell_seconds and carried["course_id"] == course.term().course.id
+    assert "ada" not in settings.read_text(encoding="utf-8")  # never a student's extension
     with zipfile.ZipFile(archive) as bundle_zip:
-        assert bundle_zip.read("perceptron-course-student/package/perceptron_course/_due_dates.py") == module.read_bytes()
+        assert bundle_zip.read(f"perceptron-course-student/package/perceptron_course/{SETTINGS_FILE}") == settings.read_bytes()
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "2026-11-27 17:00 Europe/Paris" in readme
     # The bundled self-check (the student package on the path, not this repository's) on the bundled notebook.
     script = (
         "import datetime as dt, sys\n"
@@ -295,8 +302,31 @@ def test_the_bundle_carries_the_gradebooks_due_dates_and_the_self_check_shows_th
     assert f"0 of {N_VISIBLE} visible tests pass; 0 fail; {N_VISIBLE} not implemented yet." in result.stdout
 
 
-def test_without_a_gradebook_the_bundle_carries_no_due_date(tmp_path):
-    import runpy
+EXTENSION = f'\n[[extensions]]\nstudent = "ada"\nassignment = "{ASSIGNMENT}"\nhours = 48\n'
 
-    folder, _ = build_bundle(Course.open(copy_course(tmp_path)), tmp_path / "dist", check_release=False)
-    assert runpy.run_path(str(folder / "package" / "perceptron_course" / "_due_dates.py"))["DUE_DATES"] == {}
+
+def test_a_term_without_due_dates_bundles_none_and_the_bundle_takes_its_name_from_the_term(tmp_path):
+    root = copy_course(tmp_path)
+    term = (root / "term.toml").read_text(encoding="utf-8")
+    (root / "term.toml").write_text(term.replace('name = "perceptron-course-student"', 'name = "ml-2027-student"'),
+                                    encoding="utf-8")
+
+    folder, archive = build_bundle(Course.open(root), tmp_path / "dist", check_release=False)
+
+    assert folder.name == "ml-2027-student" and archive.name == "ml-2027-student.zip"
+    assert json.loads((folder / "package" / "perceptron_course" / SETTINGS_FILE).read_text())["due_dates"] == {}
+
+
+def test_an_assignment_dropped_from_the_term_is_not_bundled_and_the_readme_follows(tmp_path):
+    root = copy_course(tmp_path)
+    course = Course.open(root)
+    dropped = course.term().assignment_names[-2]
+    term = (root / "term.toml").read_text(encoding="utf-8")
+    (root / "term.toml").write_text(term.replace(f'[[assignments]]\nname = "{dropped}"\n\n', ""), encoding="utf-8")
+
+    folder, _ = build_bundle(Course.open(root), tmp_path / "dist", check_release=False)
+
+    kept = Course.open(root).term().assignment_names
+    assert dropped not in kept and sorted(p.name for p in (folder / "assignments").iterdir()) == sorted(kept)
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert dropped not in readme and f"the {len(kept)} assignments" in readme

@@ -129,13 +129,20 @@ def test_the_course_commit_is_git_s_or_says_why_not(tmp_path, monkeypatch):
     git = ["git", "-C", str(course.root), "-c", "user.name=TA", "-c", "user.email=ta@example.org"]
     subprocess.run([*git, "init", "-q"], check=True)
     assert records.course_commit(course.root) == "not a git checkout (git: a repository without a commit)"
-    subprocess.run([*git, "add", "nbgrader_config.py", "source"], check=True)
+    subprocess.run([*git, "add", "nbgrader_config.py", "term.toml", "source"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "course"], check=True)
     head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
     assert records.course_commit(course.root) == head
     notebook = course.source / ASSIGNMENT / "geometry.ipynb"
     notebook.write_text(notebook.read_text() + "\n")
-    assert records.course_commit(course.root) == head + " (with uncommitted changes in source/ or nbgrader_config.py)"
+    dirty = head + " (with uncommitted changes in source/, nbgrader_config.py or term.toml)"
+    assert records.course_commit(course.root) == dirty
+    notebook.write_text(notebook.read_text()[:-1])
+    assert records.course_commit(course.root) == head
+    term = course.root / "term.toml"
+    seconds = course.term().limits.cell_seconds
+    term.write_text(term.read_text().replace(f"cell_seconds = {seconds}", f"cell_seconds = {seconds + 5}"))  # a limit grades too
+    assert records.course_commit(course.root) == dirty
     monkeypatch.setattr(records.shutil, "which", lambda name: None)
     assert records.course_commit(course.root) == "not a git checkout (git is not installed)"
 

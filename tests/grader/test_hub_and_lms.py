@@ -9,12 +9,10 @@ Every step is the real command a TA or a student types (``nbgrader release_assig
 from __future__ import annotations
 
 import csv
-import datetime
 import os
 import subprocess
 import shutil
 import sys
-import warnings
 import zipfile
 from pathlib import Path
 
@@ -22,10 +20,13 @@ import nbformat
 import pytest
 from conftest import fixture_course
 
-from perceptron_course.grading.trusted.course import nbgrader_api
+from perceptron_course.grading.trusted.course import Course, nbgrader_api
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.exports import CANVAS_GRADES, CANVAS_ROSTER
-from perceptron_course.grading.trusted.pipeline import grade, record_source_cells
+from perceptron_course.grading.trusted.cli import main
+from perceptron_course.grading.trusted.pipeline import grade
+from perceptron_course.grading.trusted.refresh import refresh
+from perceptron_course.grading.trusted.term import LMS_PATTERNS
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -63,7 +64,10 @@ def hub_week(tmp_path_factory):
     exchange.mkdir()
     (root / "course" / "nbgrader_config.py").write_text(
         (root / "course" / "nbgrader_config.py").read_text() + f"\nc.Exchange.root = {str(exchange)!r}\n")
-    nbgrader("db", "assignment", "add", ASSIGNMENT, "--duedate=2020-01-01 00:00:00 UTC", cwd=course.root)
+    # The due date and bob's extension are term.toml's; `perceptron-course release` puts the date in the gradebook
+    edit_term(course, f'name = "{ASSIGNMENT}"\n', f'name = "{ASSIGNMENT}"\ndue = "2020-01-01 00:00"\n')
+    add_extension(course, "bob", hours=5000 * 7 * 24)
+    assert main(["release", "--root", str(course.root), "--assignment", ASSIGNMENT]) == 0
     nbgrader("release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
     homes = {}
     for student, file_name in HUB_FILES.items():  # cy renamed the notebook in JupyterLab before submitting
@@ -75,12 +79,6 @@ def hub_week(tmp_path_factory):
         nbformat.write(solved_notebook(course, ASSIGNMENT, "geometry"), home / ASSIGNMENT / file_name)
         nbgrader("submit", ASSIGNMENT, *flags, f"--student={student}", cwd=home)
     nbgrader("collect", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
-    # bob has an extension, the nbgrader way: on his submission in the gradebook
-    record_source_cells(course, [ASSIGNMENT])
-    with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SQLAlchemy's notes on nbgrader's session use
-        gradebook.update_or_create_student("bob")
-        gradebook.update_or_create_submission(ASSIGNMENT, "bob", extension=datetime.timedelta(weeks=5000))
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=1)}
     nbgrader("release_feedback", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
     for student, home in homes.items():
@@ -138,15 +136,53 @@ def test_the_zero_penalty_of_nbgrader_takes_the_points_of_a_late_submission(hub_
     course = copy_course(hub_week["course"].root, tmp_path / "course")
     shutil.copytree(hub_week["course"].root / "submitted", course.root / "submitted")
     shutil.copy2(hub_week["course"].root / "gradebook.db", course.root / "gradebook.db")
-    config = course.root / "nbgrader_config.py"
-    config.write_text(config.read_text() + '\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    edit_term(course, 'policy = "none"', 'policy = "zero"')
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=1, students=["ada", "bob"])}
-    assert outcomes["ada"].late_penalty == 8 and outcomes["ada"].final_score == 0
-    assert outcomes["bob"].late_penalty == 0 and outcomes["bob"].final_score == 8
-    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == "8"
+    full = outcomes["ada"].max_score
+    assert outcomes["ada"].late_penalty == full and outcomes["ada"].final_score == 0
+    assert outcomes["bob"].late_penalty == 0 and outcomes["bob"].final_score == full
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == f"{full:g}"
+    assert by_student(course)["ada"] == "0" and by_student(course)["bob"] == f"{full:g}"
+    assert "after the due date" in page_of(course, "ada")
+
+    # An extension granted after grading: term.toml, then refresh (no regrade, no --force)
+    term_before = (course.root / "term.toml").read_text(encoding="utf-8")
+    add_extension(course, "ada", hours=100 * 365 * 24)
+    refresh(course)
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == ""
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["hours_late"] == ""
+    assert by_student(course)["ada"] == f"{full:g}"
+    assert "after the due date" not in page_of(course, "ada")
+
+    # Taken back, then a plain grade (ada's hand-in unchanged: skipped, not regraded) applies that too
+    (course.root / "term.toml").write_text(term_before, encoding="utf-8")
+    run = grade(course, progress=False, jobs=1, students=["ada"])
+    assert run.skipped == [("ada", ASSIGNMENT)] and list(run) == []
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == f"{full:g}"
+    assert by_student(course)["ada"] == "0" and "after the due date" in page_of(course, "ada")
+    assert any(difference.startswith(f"ada/{ASSIGNMENT}: the gradebook gave an extension") for difference in run.term_differences)
+
+
+def by_student(course: Course) -> dict[str, str]:
     with (course.root / "grades_by_student.csv").open(newline="") as handle:
-        totals = {row["student"]: row[ASSIGNMENT] for row in csv.DictReader(handle)}
-    assert (totals["ada"], totals["bob"]) == ("0", "8")
+        return {row["student"]: row[ASSIGNMENT] for row in csv.DictReader(handle)}
+
+
+def page_of(course: Course, student: str) -> str:
+    return (course.feedback / student / ASSIGNMENT / "geometry.html").read_text(encoding="utf-8")
+
+
+def edit_term(course: Course, old: str, new: str) -> None:
+    term = course.root / "term.toml"
+    text = term.read_text(encoding="utf-8")
+    assert old in text, old
+    term.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def add_extension(course: Course, student: str, *, hours: int) -> None:
+    term = course.root / "term.toml"
+    term.write_text(term.read_text(encoding="utf-8") + f'\n[[extensions]]\nstudent = "{student}"\n'
+                    f'assignment = "{ASSIGNMENT}"\nhours = {hours}\n', encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------- an LMS: Canvas's zip
@@ -242,23 +278,24 @@ def test_written_answers_awaiting_a_ta_are_left_blank_in_the_canvas_export(tmp_p
 # ---------------------------------------------------------------------------- the patterns of other LMSs, as the README gives them
 
 
-def readme_pattern(lms: str) -> str:
-    """The ``named_regexp`` the README gives for ``lms`` (the raw string after its bold name)."""
-    import re
-
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    match = re.search(rf"\*\*{lms}\*\*.*?`r\"(?P<pattern>[^`]*)\"`", text, re.DOTALL)
-    assert match, f"no pattern for {lms} in the README"
-    return match.group("pattern")
+#: The README's names of each LMS's file names, and term.toml's [handin].lms for them.
+TERM_LMS = {"Canvas": "canvas", "Moodle": "moodle", "Moodle without folders": "moodle_files", "Blackboard": "blackboard"}
 
 
-def config_pattern() -> str:
-    import ast
+def term_pattern(lms: str) -> str:
+    """The ``named_regexp`` nbgrader's configuration takes when term.toml names ``lms``."""
+    return LMS_PATTERNS[TERM_LMS[lms]]
 
-    tree = ast.parse((REPO / "nbgrader_config.py").read_text(encoding="utf-8"))
-    (value,) = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                and ast.unparse(node.targets[0]) == "c.FileNameCollectorPlugin.named_regexp"]
-    return ast.literal_eval(value)
+
+def test_nbgraders_configuration_takes_the_pattern_of_the_lms_the_term_names(tmp_path):
+    from perceptron_course.grading.trusted.course import load_config
+
+    course = copy_course(REPO, tmp_path / "course")
+    for lms in TERM_LMS.values():
+        term = course.root / "term.toml"
+        text = term.read_text(encoding="utf-8")
+        term.write_text(text.replace(f'lms = "{course.term().handin.lms}"', f'lms = "{lms}"', 1), encoding="utf-8")
+        assert load_config(course).FileNameCollectorPlugin.named_regexp == LMS_PATTERNS[lms]
 
 
 @pytest.mark.parametrize("lms, path, student, file_id, timestamp", [
@@ -285,7 +322,7 @@ def config_pattern() -> str:
 def test_each_lms_pattern_reads_its_file_names_as_zip_collect_applies_it(lms, path, student, file_id, timestamp):
     import re
 
-    pattern = config_pattern() if lms == "Canvas" else readme_pattern(lms)
+    pattern = term_pattern(lms)
     match = re.match(pattern, path)  # nbgrader's FileNameCollectorPlugin: re.match on the whole path
     assert match is not None, (pattern, path)
     assert match.group("student_id") == student and match.group("file_id") == file_id
@@ -295,8 +332,8 @@ def test_each_lms_pattern_reads_its_file_names_as_zip_collect_applies_it(lms, pa
 @pytest.mark.slow
 def test_blackboard_attempts_are_collected_with_their_time_and_the_later_one_wins(tmp_path):
     course = copy_course(fixture_course(), tmp_path / "course")
-    config = course.root / "nbgrader_config.py"
-    config.write_text(config.read_text() + f"\nc.FileNameCollectorPlugin.named_regexp = {readme_pattern('Blackboard')!r}\n")
+    term = course.root / "term.toml"
+    term.write_text(term.read_text(encoding="utf-8").replace('lms = "canvas"', 'lms = "blackboard"', 1), encoding="utf-8")
     solved = _notebook_bytes(solved_notebook(course, ASSIGNMENT, "geometry"))
     untouched = (course.release / ASSIGNMENT / "geometry.ipynb").read_bytes()
     archive = course.root / "downloaded" / ASSIGNMENT / "archive"

@@ -36,11 +36,22 @@ SIGN_ZERO_BUG = "def predict(w, b, X):\n    return np.sign(np.asarray(X, dtype=f
 
 
 def set_schedule(course: Course, show_details: str) -> None:
-    config = course.root / "nbgrader_config.py"
-    text, replaced = re.subn(r'^c\.RevealSchedule\.show_details = .*$', f'c.RevealSchedule.show_details = "{show_details}"',
-                             config.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    term = course.root / "term.toml"
+    text, replaced = re.subn(r'^show_details = .*$', f'show_details = "{show_details}"',
+                             term.read_text(encoding="utf-8"), flags=re.MULTILINE)
     assert replaced == 1
-    config.write_text(text, encoding="utf-8")
+    term.write_text(text, encoding="utf-8")
+
+
+def set_due_date_and_bobs_extension(course: Course) -> None:
+    """The assignment due 17:00 in Paris, bob two days later, in term.toml (the gradebook follows it)."""
+    term = course.root / "term.toml"
+    text = term.read_text(encoding="utf-8").replace('timezone = "UTC"', 'timezone = "Europe/Paris"', 1)
+    text = text.replace(f'name = "{ASSIGNMENT}"\n', f'name = "{ASSIGNMENT}"\ndue = "2026-11-27 17:00"\n', 1)
+    text += (f'\n[[extensions]]\nstudent = "bob"\nassignment = "{ASSIGNMENT}"\n'
+             f'hours = {BOB_EXTENSION.total_seconds() / 3600:g}\n')
+    term.write_text(text, encoding="utf-8")
+    assert course.term().due(ASSIGNMENT) == DUE and course.term().extension_of("bob", ASSIGNMENT) == BOB_EXTENSION
 
 
 def page(course: Course, student: str) -> str:
@@ -79,11 +90,7 @@ def graded_class(tmp_path_factory):
     from perceptron_course.grading.trusted.pipeline import grade, record_source_cells
 
     record_source_cells(course, [ASSIGNMENT])
-    with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SQLAlchemy's notes on nbgrader's session use
-        gradebook.update_or_create_assignment(ASSIGNMENT, duedate="2026-11-27 17:00:00 Europe/Paris")
-        gradebook.update_or_create_student("bob")
-        gradebook.update_or_create_submission(ASSIGNMENT, "bob", extension=BOB_EXTENSION)
+    set_due_date_and_bobs_extension(course)  # bob's reaches the gradebook once his submission has a row there
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=1, now=DUE - dt.timedelta(days=1))}
     assert {student: o.score for student, o in outcomes.items()} == {"ada": 6, "bob": 6}, outcomes
     return course
@@ -226,7 +233,7 @@ def test_the_due_date_comes_from_the_gradebook_with_the_extension_and_marks_the_
 def test_an_unknown_schedule_is_a_clear_error(tmp_path):
     course = copy_course(fixture_course(), tmp_path / "course")
     set_schedule(course, "tomorrow")
-    with pytest.raises(CourseError, match="show_details .* must be one of 'now', 'after_due_date'"):
+    with pytest.raises(CourseError, match="reveal.show_details: must be one of 'now', 'after_due_date'; got 'tomorrow'"):
         course_schedule(course)
     set_schedule(course, "now")
     with pytest.raises(ValueError, match="timezone"):

@@ -208,14 +208,12 @@ def test_a_self_check_started_inside_a_self_check_does_nothing(monkeypatch, caps
     assert "not run from inside a self-check" in capsys.readouterr().out
 
 
-def test_cell_timeout_is_the_graders():
-    config = ast.parse((ROOT / "nbgrader_config.py").read_text(encoding="utf-8"))
-    timeouts = [
-        node.value.value
-        for node in ast.walk(config)
-        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "c.Execute.timeout"
-    ]
-    assert timeouts == [selfcheck.CELL_TIMEOUT_SECONDS]
+def test_cell_timeout_is_the_term_files_and_the_graders():
+    from perceptron_course.grading.trusted.course import Course, load_config
+
+    course = Course.open(ROOT)
+    assert selfcheck.cell_timeout() == course.term().limits.cell_seconds == load_config(course).Execute.timeout
+    assert "CELL_TIMEOUT_SECONDS" not in Path(selfcheck.__file__).read_text(encoding="utf-8")  # no second constant
 
 
 def test_selfcheck_needs_no_grading_code_and_no_nbgrader():
@@ -351,11 +349,8 @@ def test_the_report_shows_the_due_date_notice_under_its_first_line_even_for_a_re
 
 
 def test_a_bad_entry_in_the_bundled_due_dates_is_left_out(monkeypatch):
-    import types
-
-    module = types.ModuleType("perceptron_course._due_dates")
-    module.DUE_DATES = {"01_geometry": "2026-11-27T16:00:00+00:00", "02_algorithm": "next friday",
-                        "03_worked_example": "2026-11-27T16:00:00"}  # no zone: which day would that be?
-    monkeypatch.setitem(sys.modules, "perceptron_course._due_dates", module)
+    monkeypatch.setattr(selfcheck, "course_settings", lambda: {"due_dates": {
+        "01_geometry": "2026-11-27T16:00:00+00:00", "02_algorithm": "next friday",
+        "03_worked_example": "2026-11-27T16:00:00"}})  # no zone: which day would that be?
 
     assert selfcheck.due_dates() == DUE

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .course import Course, nbgrader_api
+from .course import Course, copy_course_settings, nbgrader_api
 from .files import name_problem, real_folder, replace_tree, write_new
 from .autograde import feedback_under_submitted_names, grade_submission, quiet_nbgrader_warnings
 from .intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FILE, TakenIn, take_in
@@ -91,7 +91,7 @@ def _prepare_area(job: GradeJob) -> tuple[Course, str, TakenIn]:
     course_root, area = Path(job.course_root), Path(job.area)
     shutil.rmtree(area, ignore_errors=True)
     area.mkdir(parents=True)
-    shutil.copy2(course_root / "nbgrader_config.py", area / "nbgrader_config.py")
+    copy_course_settings(course_root, area)
     shutil.copytree(course_root / "source", area / "source")  # all of it: to name a notebook's true assignment
     if (course_root / "release").is_dir():  # what a deleted cell is put back from
         shutil.copytree(course_root / "release", area / "release", symlinks=True)

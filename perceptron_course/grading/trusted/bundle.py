@@ -3,13 +3,16 @@
 ``perceptron-course bundle`` builds it from the repository's own files::
 
     perceptron-course-student/
-        README.md        the README's "For students" section
-        assignments/     release/<assignment>/ (no solutions, no hidden tests)
+        README.md        the students' README, filled from term.toml (student_readme.py)
+        assignments/     release/<assignment>/ of the term's assignments (no solutions, no hidden tests)
         notebooks/       the lecture notebooks
         package/         an installable student package: the library without its
                          grading code, with the student dependencies and the self-check,
-                         and each assignment's due date (``perceptron_course/_due_dates.py``)
+                         and what the self-check needs of the term (``perceptron_course/_course_term.json``:
+                         course id, limits, due dates; never anyone's extension)
     perceptron-course-student.zip
+
+The folder's (and the zip's) name is term.toml's ``[bundle].name``.
 
 Before anything is copied, ``release/`` is checked to be what nbgrader generates from
 ``source/`` now (``release_check``): a stale release stops the build with the assignments to
@@ -21,17 +24,15 @@ the course's git commit, else with the newest bundled file's: the same commit al
 same zip, with a real date. The student package builds with ``flit_core``, which writes nothing
 into ``package/`` (setuptools leaves ``build/`` and an ``.egg-info`` there).
 
-The due dates are the gradebook's (nbgrader's ``nbgrader db assignment add ... --duedate``) when
-the bundle is built, in UTC; an assignment without one is left out. Extensions are per student
-and stay in the gradebook: the self-check says so when it shows a due date.
+The due dates are term.toml's (so a fresh clone bundles with them), in UTC; an assignment without
+one is left out. Extensions are per student and never bundled: the self-check says so when it
+shows a due date.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pprint
-import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from ...selfcheck import SETTINGS_FILE
 from .check_registry import HIDDEN_CHECKS_FILE, hidden_checks_leaks
 from .course import Course, CourseError
 
@@ -47,7 +49,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-BUNDLE_NAME = "perceptron-course-student"
 STUDENT_DISTRIBUTION = "perceptron-course-student"
 LIBRARY = "perceptron_course"
 # Paths and text that must never reach a student (the scan is a second line of defence:
@@ -57,8 +58,6 @@ FORBIDDEN_NAMES = {"gradebook.db", "grading_secret", "nbgrader_config.py", HIDDE
 FORBIDDEN_TEXT = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 #: The zip format's earliest date: any earlier date is written as this.
 ZIP_EPOCH = 315532800  # 1980-01-01T00:00:00Z
-#: The module of the student package that carries the due dates (the self-check reads it).
-DUE_DATES_MODULE = "_due_dates.py"
 #: The student package's build backend: builds the wheel out of tree, no dependency of its own.
 BUILD_BACKEND = ("flit_core>=3.12", "flit_core.buildapi")
 
@@ -81,14 +80,6 @@ def copy_files(source: Path, target: Path, skip_top: frozenset[str] = frozenset(
         destination = target / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, destination)
-
-
-def for_students_section(readme: Path) -> str:
-    """The ``## For students`` section of the README (heading included)."""
-    match = re.search(r"^## For students\n.*?(?=^## |\Z)", readme.read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
-    if match is None:
-        raise CourseError(f"{readme} has no '## For students' section; the bundle's README is taken from it")
-    return match.group(0).rstrip() + "\n"
 
 
 def student_pyproject(project_pyproject: Path) -> str:
@@ -124,32 +115,6 @@ def student_pyproject(project_pyproject: Path) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-def due_dates(course: Course, assignments: list[str]) -> dict[str, str]:
-    """The due date of each of ``assignments`` that has one in the course's gradebook, as ISO 8601 text in UTC.
-
-    No gradebook (a fresh clone) means no due dates. nbgrader stores due dates in UTC without a zone.
-    """
-    if not (course.root / "gradebook.db").is_file():
-        return {}
-    from .course import nbgrader_api
-    from .reveal import assignment_due_date
-
-    found = {}
-    with nbgrader_api(course).gradebook as gradebook:
-        for assignment in assignments:
-            due = assignment_due_date(gradebook, assignment)
-            if due is not None:
-                found[assignment] = due.isoformat()
-    return found
-
-
-def due_dates_module(dates: dict[str, str]) -> str:
-    """The source of the student package's ``_due_dates.py``: plain data, read by the self-check."""
-    return ('"""Each assignment\'s due date (UTC), from the course\'s gradebook when `perceptron-course bundle` ran: '
-            'do not edit.\n\nAn extension is given per student and is not here."""\n\n'
-            f"DUE_DATES = {pprint.pformat(dict(sorted(dates.items())), width=120)}\n")
 
 
 def find_leaks(folder: Path) -> list[str]:
@@ -216,9 +181,9 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
     ----------
     course : Course
         A course repository: ``release/``, ``notebooks/``, ``perceptron_course/``,
-        ``pyproject.toml`` and ``README.md`` at its root.
+        ``pyproject.toml`` and ``term.toml`` at its root.
     out : Path
-        Where ``perceptron-course-student/`` and ``perceptron-course-student.zip`` go.
+        Where the bundle's folder and zip go (named by term.toml's ``[bundle].name``).
     check_release : bool
         Refuse a ``release/`` that is not what ``source/`` generates (default). Only tests of
         the leak scan turn it off.
@@ -235,25 +200,32 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
         must not see.
     """
     root = course.root
-    for needed in ("release", "notebooks", LIBRARY, "pyproject.toml", "README.md"):
+    for needed in ("release", "notebooks", LIBRARY, "pyproject.toml", "term.toml"):
         if not (root / needed).exists():
             raise CourseError(f"{root / needed} is missing; the student bundle is built from it")
     if check_release:
         from .release_check import stale_assignments
 
-        stale = stale_assignments(course)
+        stale = stale_assignments(course, course.term().assignment_names)
         stale += sorted(p.name for p in course.release.iterdir()  # a release without a source
-                        if p.is_dir() and is_distributable(Path(p.name)) and p.name not in course.assignments())
+                        if p.is_dir() and is_distributable(Path(p.name)) and p.name not in course.source_folders())
         if stale:
             raise CourseError(f"release/ is not what source/ generates for {', '.join(stale)}: students would get a stale "
                               f"version; run `perceptron-course release` (and commit it), then bundle again")
+    term = course.term()
+    missing = [name for name in term.assignment_names if not (course.release / name).is_dir()]
+    if missing:
+        raise CourseError(f"release/ has no {', '.join(missing)} (an assignment of term.toml): run `perceptron-course release`")
     out = Path(out).expanduser().resolve()
-    folder, archive = out / BUNDLE_NAME, out / f"{BUNDLE_NAME}.zip"
+    folder, archive = out / term.bundle_name, out / f"{term.bundle_name}.zip"
     clear_previous_bundle(folder)
     folder.mkdir(parents=True)
 
-    (folder / "README.md").write_text(for_students_section(root / "README.md"), encoding="utf-8")
-    released = sorted(p for p in course.release.iterdir() if p.is_dir() and is_distributable(Path(p.name)))
+    from .student_readme import render
+    from .term import student_settings
+
+    (folder / "README.md").write_text(render(course, term), encoding="utf-8")
+    released = [course.release / name for name in term.assignment_names]
     for assignment in released:
         copy_files(assignment, folder / "assignments" / assignment.name)
     for lecture in sorted((root / "notebooks").glob("*.ipynb")):
@@ -261,8 +233,8 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
         shutil.copyfile(lecture, folder / "notebooks" / lecture.name)
     copy_files(root / LIBRARY, folder / "package" / LIBRARY, skip_top=frozenset({"grading"}))
     (folder / "package" / "pyproject.toml").write_text(student_pyproject(root / "pyproject.toml"), encoding="utf-8")
-    (folder / "package" / LIBRARY / DUE_DATES_MODULE).write_text(
-        due_dates_module(due_dates(course, [path.name for path in released])), encoding="utf-8")
+    (folder / "package" / LIBRARY / SETTINGS_FILE).write_text(
+        json.dumps(student_settings(term), indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
     leaks = find_leaks(folder) + hidden_checks_leaks(root, folder)
     if leaks:

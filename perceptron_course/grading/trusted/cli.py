@@ -1,4 +1,4 @@
-"""The ``perceptron-course`` console script: release, grade, refresh, explain, demo, bundle, lab.
+"""The ``perceptron-course`` console script: release, grade, refresh, explain, demo, bundle, check, students-readme, lab.
 
 Every command that works on a course finds it as git finds a repository: the current
 folder or the nearest one above it that holds ``nbgrader_config.py`` (or ``--root``).
@@ -79,7 +79,11 @@ def command_release(args) -> int:
     from .pipeline import release
     from .release_check import changed_since, release_summary, snapshot
 
+    from .late_policy import apply_term
+
     course = open_course(args.root)
+    if (course.root / "gradebook.db").is_file():
+        print_term_differences(apply_term(course).differences)
     before = snapshot(course, args.assignment or course.assignments())
     release(course, args.assignment)
     print(release_summary(*changed_since(course, before), course.release))
@@ -98,8 +102,18 @@ def command_grade(args) -> int:
     except BatchInterrupted as interrupted:
         print(interrupted_line(interrupted), file=sys.stderr)
         return exit_now(130)
+    print_term_differences(run.term_differences)
     _print_summary(course, run, time.perf_counter() - start, run.skipped)
     return 0
+
+
+def print_term_differences(differences: list[str]) -> None:
+    """Say what the gradebook held otherwise than term.toml (a due date or extension set in the formgrader)."""
+    if differences:
+        print("The gradebook differed from term.toml (term.toml is the one truth; each line says how to keep the other):")
+        for difference in differences:
+            print(terminal_text(f"- {difference}"))
+        print()
 
 
 def exit_now(status: int) -> int:
@@ -122,6 +136,7 @@ def command_refresh(args) -> int:
 
     start = time.perf_counter()
     done = refresh(course, assignments=args.assignment, students=args.student, everything=args.all)
+    print_term_differences(done.term_differences)
     print(f"rewrote the feedback of {len(done.submissions)} graded submissions from the gradebook "
           f"(manual grades and comments included); {len(done.unchanged)} already up to date; "
           f"in {time.perf_counter() - start:.0f} s")
@@ -189,6 +204,27 @@ def command_bundle(args) -> int:
     return 0
 
 
+def command_check(args) -> int:
+    from .course_check import check_course
+
+    course = open_course(args.root)
+    problems = check_course(course)
+    if not problems:
+        print(f"{course.root}: consistent (term file, configuration, checks and parts, points, registrations, release/)")
+        return 0
+    print(f"{course.root}: {len(problems)} inconsistenc{'y' if len(problems) == 1 else 'ies'}:")
+    for problem in problems:
+        print(terminal_text(f"- {problem}"))
+    return 1
+
+
+def command_students_readme(args) -> int:
+    from .student_readme import write_docs_page
+
+    print(f"wrote {write_docs_page(open_course(args.root))} from term.toml")
+    return 0
+
+
 def command_lab(args) -> int:
     from .lab import start_lab
 
@@ -253,6 +289,15 @@ def build_parser() -> argparse.ArgumentParser:
     bundle.add_argument("--root", default=None, help=ROOT_HELP)
     bundle.add_argument("--out", default=None, help="where the bundle folder and zip go (default: dist/ in the course folder)")
     bundle.set_defaults(run=command_bundle)
+
+    check = commands.add_parser("check", help="say what is inconsistent in the course after edits (term file, checks, "
+                                               "points, dropped assignments, release/, limits, header); exit 1 if anything is")
+    check.add_argument("--root", default=None, help=ROOT_HELP)
+    check.set_defaults(run=command_check)
+
+    readme = commands.add_parser("students-readme", help="write docs/students.md, the students' README, from term.toml")
+    readme.add_argument("--root", default=None, help=ROOT_HELP)
+    readme.set_defaults(run=command_students_readme)
 
     lab = commands.add_parser("lab", help="start JupyterLab on the course with the formgrader (127.0.0.1 only)")
     lab.add_argument("--root", default=None, help=ROOT_HELP)

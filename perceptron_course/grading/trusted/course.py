@@ -72,8 +72,38 @@ class Course:
         return self.root / "grades.csv"
 
     def assignments(self) -> list[str]:
-        """Assignment ids: the folders of ``source/`` (sorted; hidden folders ignored)."""
+        """Assignment ids of the term, in its order (``term.toml``'s ``[[assignments]]``, each a folder of ``source/``);
+        without a term file, the folders of ``source/`` (sorted; hidden folders ignored).
+
+        Raises
+        ------
+        CourseError
+            If the term file is wrong.
+        """
+        from .term import TERM_FILE
+
+        if (self.root / TERM_FILE).is_file():
+            return self.term().assignment_names
+        return self.source_folders()
+
+    def source_folders(self) -> list[str]:
+        """The assignment folders of ``source/`` (sorted; hidden folders ignored), in the term or not."""
         return sorted(p.name for p in self.source.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+    def term(self):
+        """The course's ``term.toml``, checked (``term.load_term``).
+
+        Raises
+        ------
+        CourseError
+            If it is missing or wrong (the message names the key).
+        """
+        from .term import TermError, load_term
+
+        try:
+            return load_term(self.root)
+        except TermError as error:
+            raise CourseError(str(error)) from None
 
     def notebook_names(self, assignment: str) -> list[str]:
         """Notebook ids (file stems) of an assignment's source."""
@@ -112,6 +142,22 @@ class Course:
         )
 
 
+def copy_course_settings(source_root: Path, destination: Path) -> None:
+    """Copy what nbgrader's configuration reads (``nbgrader_config.py``, ``term.toml`` and the term's header
+    notebook) from one course root to another, so a scratch course configures nbgrader as the course does."""
+    import shutil
+
+    from .term import TERM_FILE, load_term
+
+    shutil.copy2(source_root / CONFIG_FILE, destination / CONFIG_FILE)
+    if (source_root / TERM_FILE).is_file():
+        shutil.copy2(source_root / TERM_FILE, destination / TERM_FILE)
+        header = load_term(source_root).course.header
+        if header:
+            (destination / header).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source_root / header, destination / header)
+
+
 def load_config(course: Course, **overrides):
     """nbgrader's configuration from the course's ``nbgrader_config.py``, rooted at the course.
 
@@ -119,10 +165,14 @@ def load_config(course: Course, **overrides):
     """
     from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
+    from .term import TermError
+
     try:
         config = PyFileConfigLoader(CONFIG_FILE, path=str(course.root)).load_config()
     except ConfigFileNotFound:
         raise CourseError(f"cannot read {course.root / CONFIG_FILE}") from None
+    except TermError as error:  # nbgrader_config.py reads term.toml: the term's key is the one to fix
+        raise CourseError(str(error)) from None
     except Exception as error:  # noqa: BLE001 - a broken config file is the TA's to fix
         raise CourseError(f"{course.root / CONFIG_FILE} does not load: {type(error).__name__}: {error}") from None
     config.CourseDirectory.root = str(course.root)

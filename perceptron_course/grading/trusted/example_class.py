@@ -32,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 
-from .course import Course
+from .course import Course, copy_course_settings
 
 
 def solution_source(source: str) -> str:
@@ -104,7 +104,7 @@ def copy_course(course_root: Path, destination: Path) -> Course:
     from .release_check import header_and_footer
 
     destination.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(course_root / "nbgrader_config.py", destination / "nbgrader_config.py")
+    copy_course_settings(course_root, destination)
     for folder in ("source", "release"):
         shutil.copytree(course_root / folder, destination / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     for relative in header_and_footer(Course.open(course_root)):

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .course import Course, CourseError
+from .course import Course, CourseError, copy_course_settings
 from .outcome import GRADED
 from .records import GradingContext, build_record, read_record, record_path
 from .secret import SECRET_FILE, SecretError, read_secret
@@ -107,7 +107,7 @@ def explain(course: Course, student: str, assignment: str, *, unsandboxed: bool 
         secret = read_secret(course.root / SECRET_FILE)
     except SecretError as error:
         raise CourseError(f"cannot replay a grade: {error}") from None
-    isolation = choose_isolation(unsandboxed=unsandboxed)
+    isolation = choose_isolation(course.term().limits.memory_mib, unsandboxed=unsandboxed)
     context = GradingContext.now(course, secret)
     submitted = fingerprint(course, student, assignment).submitted
     try:
@@ -131,7 +131,7 @@ def explain(course: Course, student: str, assignment: str, *, unsandboxed: bool 
 def _scratch_course(course: Course, destination: Path, copy_gradebook) -> Course:
     """A copy of what grading one submission needs: the configuration, ``source/`` and the gradebook (due dates, extensions)."""
     destination.mkdir()
-    shutil.copy2(course.root / "nbgrader_config.py", destination / "nbgrader_config.py")
+    copy_course_settings(course.root, destination)
     shutil.copytree(course.source, destination / "source", symlinks=True)
     if (course.root / "gradebook.db").is_file():
         copy_gradebook(course.root / "gradebook.db", destination / "gradebook.db")

@@ -137,7 +137,7 @@ def entry_for(outcome: Outcome, fingerprint: "Fingerprint", isolation: Isolation
 
 def gradebook_state(gradebook, student: str, assignment: str) -> str:
     """A hash of what a submission's feedback pages show from the gradebook: every grade (automatic, manual,
-    extra credit, whether it waits for a TA), every comment and each notebook's late penalty; ``""`` if it is not there."""
+    extra credit, whether it waits for a TA), every comment, each notebook's late penalty and how late it was; ``""`` if it is not there."""
     from .gradebook_rows import grades_and_comments
 
     try:
@@ -147,7 +147,7 @@ def gradebook_state(gradebook, student: str, assignment: str) -> str:
     state = []
     for notebook in sorted(submission.notebooks, key=lambda nb: nb.name):
         grades, comments = grades_and_comments(gradebook, notebook)
-        state.append(["notebook", notebook.name, notebook.late_submission_penalty])
+        state.append(["notebook", notebook.name, notebook.late_submission_penalty, float(submission.total_seconds_late or 0)])
         state += sorted(["grade", name, g.auto_score, g.manual_score, g.extra_credit, bool(g.needs_manual_grade)]
                         for name, g in grades.items())
         state += sorted(["comment", name, c.auto_comment or "", c.manual_comment or ""] for name, c in comments.items())

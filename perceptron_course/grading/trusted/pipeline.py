@@ -30,6 +30,7 @@ from .batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_
                     warm_pool)
 from .course import Course, CourseError, nbgrader_api
 from .files import replace_text
+from .late_policy import apply_term
 from .nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from .ledger import Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger
 from .outcome import FAILED, GRADED, Key, Outcome
@@ -48,16 +49,18 @@ __all__ = ["BatchInterrupted", "GradingRun", "grade", "record_source_cells", "re
 PACKAGE_COURSE = Path(__file__).resolve().parents[3]
 
 
-def refuse_released_hidden_checks(course: Course, assignments: list[str]) -> None:
-    """Raise ``CourseError`` (after deleting the copies) if nbgrader copied a hidden_checks.py into ``release/``."""
+def refuse_released_hidden_checks(release_folder: Path, assignments: list[str]) -> None:
+    """Raise ``CourseError`` (after deleting the copies) if nbgrader copied a hidden_checks.py into the student
+    versions it generated in ``release_folder``."""
     from .check_registry import HIDDEN_CHECKS_FILE
 
-    leaked = [path for assignment in assignments for path in (course.release / assignment).rglob(HIDDEN_CHECKS_FILE)]
+    leaked = [path for assignment in assignments for path in (release_folder / assignment).rglob(HIDDEN_CHECKS_FILE)]
     for path in leaked:
         path.unlink()
     if leaked:
-        raise CourseError(f"nbgrader copied {', '.join(str(p.relative_to(course.root)) for p in leaked)} into release/ "
-                          f"(deleted again): add {HIDDEN_CHECKS_FILE!r} to c.CourseDirectory.ignore in nbgrader_config.py")
+        raise CourseError(f"nbgrader copied {', '.join(str(p.relative_to(release_folder)) for p in leaked)} into the "
+                          f"student versions (deleted again): add {HIDDEN_CHECKS_FILE!r} to c.CourseDirectory.ignore in "
+                          "nbgrader_config.py")
 
 
 def release(course: Course, assignments: list[str] | None = None) -> list[str]:
@@ -65,23 +68,64 @@ def release(course: Course, assignments: list[str] | None = None) -> list[str]:
 
     The notebooks of both folders are stored without run-time metadata (outputs, execution
     counts, ``language_info`` versions, view state: see ``notebook_format``), so a save in
-    JupyterLab that changed no content shows no change. Returns the assignment ids
-    released. Raises ``CourseError`` if one fails.
+    JupyterLab that changed no content shows no change. nbgrader writes into a temporary folder;
+    each ``release/<assignment>/`` is replaced only once every assignment generated, so a failed
+    release leaves ``release/`` as it was. The gradebook then follows ``term.toml`` (due dates,
+    extensions: ``late_policy.follow_term``). Returns the assignment ids released.
+
+    Raises
+    ------
+    CourseError
+        If one fails (nbgrader's refusal to change cells that have submissions explained).
     """
+    from .late_policy import apply_term
     from .notebook_format import course_notebooks, normalise_files
 
     chosen = choose_assignments(course, assignments)
+    course.term()  # a broken term file is reported before anything is written
     normalise_files([path for path in course_notebooks(course.root, chosen) if course.source in path.parents])
-    api = nbgrader_api(course)
-    for assignment in chosen:
-        result = api.generate_assignment(assignment, force=True)
-        if not result["success"]:
-            raise CourseError(f"generate_assignment {assignment} failed: {nbgrader_error_line(result)}")
-    refuse_released_hidden_checks(course, chosen)
-    normalise_files([path for path in course_notebooks(course.root, chosen) if course.release in path.parents])
+    with tempfile.TemporaryDirectory(prefix=".perceptron-release-", dir=course.root) as scratch:
+        api = nbgrader_api(course, release_directory=scratch)
+        for assignment in chosen:
+            result = api.generate_assignment(assignment, force=True)
+            if not result["success"]:
+                raise CourseError(release_failure(assignment, nbgrader_error_line(result)))
+        fresh = Path(scratch)
+        refuse_released_hidden_checks(fresh, chosen)
+        normalise_files([path for path in fresh.rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts])
+        course.release.mkdir(exist_ok=True)
+        for assignment in chosen:
+            _swap_in(fresh / assignment, course.release / assignment)
+    apply_term(course)
     if course.root == PACKAGE_COURSE:  # the self-check's copy of the released cells ships with this package
         write_manifest(course.release)
     return chosen
+
+
+#: nbgrader's refusal to add or remove a cell of an assignment that has submissions in the gradebook.
+SUBMISSIONS_ASSOCIATED = "submissions associated"
+
+
+def release_failure(assignment: str, nbgrader_says: str) -> str:
+    """What a failed ``generate_assignment`` means for the TA, and what to do (``release/`` is left as it was)."""
+    if SUBMISSIONS_ASSOCIATED in nbgrader_says:
+        return (f"cannot release {assignment}: you added or removed a graded cell (or changed a grade id) of an assignment "
+                f"the gradebook already holds submissions of, and nbgrader will not change the cells those submissions "
+                f"were graded against. release/ is unchanged. Either put the cell back as it was, or, if no student has "
+                f"handed it in for real yet (test submissions only), remove those submissions first: "
+                f"`nbgrader db assignment remove {assignment} --force` (this deletes their grades), then release again. "
+                f"(nbgrader said: {nbgrader_says})")
+    return f"generate_assignment {assignment} failed: {nbgrader_says}; release/ is unchanged"
+
+
+def _swap_in(fresh: Path, target: Path) -> None:
+    """Replace the folder ``target`` by ``fresh`` (same file system), keeping ``target`` until ``fresh`` is in place."""
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    fresh.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def record_source_cells(course: Course, assignments: list[str]) -> None:
@@ -135,8 +179,10 @@ def _source_state(course: Course, assignment: str) -> list[str]:
     inputs = hashlib.sha256(nbgrader.__version__.encode())
     folders = [course.source, course.source / assignment]
     files = [path for folder in folders if folder.is_dir() for path in sorted(folder.iterdir()) if path.is_file()]
-    for path in [course.root / "nbgrader_config.py", Path(preprocessors.__file__), *files]:
+    header = course.term().header_path()  # of the term, what generate_assignment reads: the header and the course id
+    for path in [course.root / "nbgrader_config.py", Path(preprocessors.__file__), *files, *([header] if header else [])]:
         inputs.update(b"\0%s\0%d\0" % (path.name.encode(), path.stat().st_size) + path.read_bytes())
+    inputs.update(b"\0course_id\0" + course.term().course.id.encode())
     cells = hashlib.sha256()
     try:
         read_only = (course.root / "gradebook.db").resolve().as_uri() + "?mode=ro"  # (the URI quotes '?', '#' and '%')
@@ -181,6 +227,7 @@ class GradingRun(list):
     def __init__(self, outcomes=(), skipped=()) -> None:
         super().__init__(outcomes)
         self.skipped: list[Key] = list(skipped)
+        self.term_differences: list[str] = []  # what the gradebook held otherwise than term.toml (late_policy)
 
 
 class BatchInterrupted(KeyboardInterrupt):
@@ -258,8 +305,9 @@ def grade(
     # A hidden_checks.py that does not load, or a source solution a check's reference comes from that does not
     # run, stops the batch here, before any work, rather than failing every student's part.
     ready_to_grade(course.root, sorted({assignment for _, assignment in selected}))
-    isolation = choose_isolation(unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
+    isolation = choose_isolation(course.term().limits.memory_mib, unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
     schedule = course_schedule(course, now)
+    followed = apply_term(course)  # due dates and extensions as term.toml has them, before any job copies the gradebook
     ledger = read_ledger(course)
     workers = jobs or default_workers()
     # A submission never graded is graded whatever its fingerprint: then the batch's own pool starts
@@ -284,8 +332,31 @@ def grade(
             silence_unwinding()
             write_exports(course, isolation, interrupted=True)  # at once: without the class-wide comparison of code
             raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
+    # The submissions graded now have their rows: their extensions, and every late penalty, follow term.toml;
+    # a page whose lateness changed since it was written (an extension granted after grading) is written again.
+    followed.differences += apply_term(course).differences
+    _lateness_from_gradebook(course, merged)
+    from .refresh import rewrite_changed_pages
+
+    rewrite_changed_pages(course, selected, schedule)
     write_exports(course, isolation, compared=compared)
-    return GradingRun([merged[key] for key in to_grade], skipped)
+    run = GradingRun([merged[key] for key in to_grade], skipped)
+    run.term_differences = followed.differences
+    return run
+
+
+def _lateness_from_gradebook(course: Course, outcomes: dict[Key, Outcome]) -> None:
+    """Set each graded outcome's lateness and penalty from the course's gradebook (which follows term.toml now)."""
+    from nbgrader.api import MissingEntry
+
+    from .lateness import submission_lateness
+
+    with nbgrader_api(course).gradebook as gradebook:
+        for (student, assignment), outcome in outcomes.items():
+            try:
+                outcome.seconds_late, outcome.late_penalty = submission_lateness(gradebook.find_submission(assignment, student))
+            except MissingEntry:
+                continue
 
 
 def _batch_pool(workers: int, isolation, executor: Executor | None, pool=None):

@@ -74,7 +74,7 @@ class GradingContext:
 
 
 def course_commit(root: Path) -> str:
-    """The git commit of the course folder, e.g. ``"3f2a…"`` or ``"3f2a… (with uncommitted changes in source/ or the config)"``.
+    """The git commit of the course folder, e.g. ``"3f2a…"`` or ``"3f2a… (with uncommitted changes in source/, nbgrader_config.py or term.toml)"``.
 
     ``"not a git checkout"`` (with why, when git says) if the folder is not tracked by git,
     git is missing or fails: this never raises.
@@ -97,11 +97,11 @@ def course_commit(root: Path) -> str:
         tracked = run("ls-files", "--error-unmatch", "--", "nbgrader_config.py")
         if tracked.returncode != 0:  # inside some repository, but the course itself is not in it (a demo's work/)
             return NOT_A_CHECKOUT
-        changes = run("status", "--porcelain", "--untracked-files=no", "--", "source", "nbgrader_config.py")
+        changes = run("status", "--porcelain", "--untracked-files=no", "--", "source", "nbgrader_config.py", "term.toml")
     except (OSError, subprocess.SubprocessError):
         return f"{NOT_A_CHECKOUT} (git failed)"
     commit = head.stdout.strip()
-    return commit + (" (with uncommitted changes in source/ or nbgrader_config.py)" if changes.stdout.strip() else "")
+    return commit + (" (with uncommitted changes in source/, nbgrader_config.py or term.toml)" if changes.stdout.strip() else "")
 
 
 @functools.lru_cache(maxsize=1)

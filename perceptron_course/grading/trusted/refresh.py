@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from .autograde import feedback_under_submitted_names, nbgrader_error_line, quiet_nbgrader_warnings
 from .course import Course, CourseError, nbgrader_api
 from .intake import take_in
+from .late_policy import apply_term
 from .ledger import LedgerWriter, read_ledger
 from .outcome import Key
 from .report import write_exports
@@ -33,6 +34,7 @@ class Refreshed:
     submissions: list[Key] = field(default_factory=list)
     unchanged: list[Key] = field(default_factory=list)
     failed: dict[Key, str] = field(default_factory=dict)
+    term_differences: list[str] = field(default_factory=list)  #: what the gradebook held otherwise than term.toml
 
 
 #: The isolation line the report shows when no graded submission recorded its own.
@@ -79,17 +81,31 @@ def refresh(course: Course, *, assignments: list[str] | None = None, students: l
         raise CourseError(f"no graded submission from student {', '.join(unknown)} "
                           f"{'in ' + ', '.join(chosen) if assignments else 'in the gradebook'}")
     schedule = course_schedule(course, now)
+    refreshed = Refreshed(term_differences=apply_term(course).differences)  # lateness as term.toml has it now
+    _refresh(course, found, schedule, everything, refreshed)
+    write_exports(course, UNKNOWN_ISOLATION)
+    return refreshed
+
+
+def _refresh(course: Course, found: list[Key], schedule, everything: bool, refreshed: Refreshed) -> None:
     ledger = read_ledger(course)
     api = nbgrader_api(course, schedule_config(schedule))
     with api.gradebook as gradebook:
         states = {key: feedback_state(gradebook, *key, schedule) for key in found}
-    refreshed = Refreshed()
     writer = LedgerWriter(course, ledger)
     try:
         _refresh_pages(course, api, found, ledger, states, everything, refreshed, writer)
     finally:
         writer.flush()
-    write_exports(course, UNKNOWN_ISOLATION)
+
+
+def rewrite_changed_pages(course: Course, keys: list[Key], schedule) -> Refreshed:
+    """Rewrite the feedback of those of ``keys`` that are graded and whose pages no longer show the gradebook
+    (after ``grade``: an extension or a late policy that changed the lateness of a submission not regraded)."""
+    chosen = sorted({assignment for _, assignment in keys})
+    graded = set(graded_submissions(course, chosen, None)) & set(keys)
+    refreshed = Refreshed()
+    _refresh(course, sorted(graded), schedule, False, refreshed)
     return refreshed
 
 

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .course import CONFIG_FILE, Course, CourseError
+from .course import Course, CourseError, copy_course_settings
 
 Snapshot = dict[str, dict[str, bytes]]  #: assignment -> relative path -> bytes of every file of its release folder
 
@@ -74,13 +74,11 @@ def stale_assignments(course: Course, assignments: list[str] | None = None) -> l
     with tempfile.TemporaryDirectory(prefix="perceptron-release-check-") as scratch:
         copy = Path(scratch) / "course"
         copy.mkdir()
-        shutil.copy2(course.root / CONFIG_FILE, copy / CONFIG_FILE)
-        for relative in header_and_footer(course):
+        copy_course_settings(course.root, copy)
+        for relative in header_and_footer(course):  # a header named in nbgrader_config.py itself
             (copy / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(course.root / relative, copy / relative)
-        for assignment in chosen:
-            shutil.copytree(course.source / assignment, copy / "source" / assignment,
-                            ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        shutil.copytree(course.source, copy / "source", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
         fresh = Course.open(copy)
         api = nbgrader_api(fresh)
         for assignment in chosen:

@@ -294,17 +294,31 @@ class PreparedCases:
 
     cases: list[Case]
     expected: list | None  #: ``None`` for a check judged without a single right answer (``judge``)
+    #: Each case drawn but dropped because the reference could not answer it: its behaviour and the error's type.
+    #: Never sent, never judged: a case without a right answer cannot fail a submission (the TA's record says so).
+    dropped: tuple[str, ...] = ()
 
 
 def prepare_cases(check: Check, rng: np.random.Generator) -> PreparedCases:
     """Draw the cases and compute every expected answer: work that needs nothing from the student.
 
-    The grader runs it in a thread while the kernel starts and the student's cells run.
+    The grader runs it in a thread while the kernel starts and the student's cells run. A case
+    the reference raises on (a solver that gives up on a rare draw) is dropped, and named in
+    ``dropped``: the same secret, student and code drop the same cases, so a regrade is identical.
     """
     cases = check.cases(rng)
     if check.reference is None or check.judge is not None:
         return PreparedCases(cases, None)
-    return PreparedCases(cases, [expected_answer(check, case) for case in cases])
+    kept, expected, dropped = [], [], []
+    for case in cases:
+        try:
+            answer = expected_answer(check, case)
+        except Exception as error:  # noqa: BLE001 - the reference's failure is the grader's, never the student's
+            dropped.append(f"{case.behaviour} (the reference raised {type(error).__name__})")
+            continue
+        kept.append(case)
+        expected.append(answer)
+    return PreparedCases(kept, expected, tuple(dropped))
 
 
 # ----------------------------------------------------------------------------- judging

@@ -218,20 +218,54 @@ AVERAGED_PERCEPTRON = Check(
 # ----------------------------------------------------------------------------- hinge_sgd
 
 
-def _hinge_sgd_run(X, y, learning_rate, lam, epochs) -> tuple[np.ndarray, float, int, int]:
-    """SGD on ``lam/2 ||w||^2 + max(0, 1 - y (w·x + b))``, point by point; also counts visits with ``z == 1`` exactly."""
+def _hinge_sgd_run(X, y, learning_rate, lam, epochs, stop_when: str = "") -> tuple[np.ndarray, float, int, int]:
+    """SGD on ``lam/2 ||w||^2 + max(0, 1 - y (w·x + b))``, point by point; also counts visits with ``z == 1`` exactly.
+
+    ``stop_when`` runs the early stops a student may add, to draw cases where they show: after an epoch
+    with no perceptron mistake (``"no mistake"``, z <= 0) or with no hinge step (``"no step"``, z <= 1).
+    """
     points, labels = np.asarray(X, dtype=float), np.asarray(y).tolist()
     w, b, n_steps, at_kink = np.zeros(points.shape[1]), 0.0, 0, 0
     for _ in range(int(epochs)):
+        mistakes = steps = 0
         for x_i, y_i in zip(points, labels):
             z = y_i * (float(x_i @ w) + b)
             w = (1.0 - learning_rate * lam) * w
             at_kink += z == 1.0
+            mistakes += z <= 0.0
             if z <= 1.0:
                 w = w + learning_rate * y_i * x_i
                 b = b + learning_rate * y_i
                 n_steps += 1
+                steps += 1
+        if (stop_when == "no mistake" and not mistakes) or (stop_when == "no step" and not steps):
+            break
     return w, float(b), n_steps, at_kink
+
+
+def _differs(one: tuple, other: tuple) -> bool:
+    return not (np.allclose(one[0], other[0], rtol=1e-6, atol=1e-6) and np.isclose(one[1], other[1], rtol=1e-6, atol=1e-6)
+                and one[2] == other[2])
+
+
+def _every_epoch_case(rng: np.random.Generator, stop_when: str) -> Case:
+    """Random data on which stopping early (``stop_when``, see ``_hinge_sgd_run``) gives another answer.
+
+    ``"no step"`` differs only with ``lam > 0``: an epoch without a hinge step still shrinks w.
+    """
+    while True:
+        n, d = int(rng.integers(2, 12)), int(rng.integers(1, 4))
+        X, y = linearly_separable(n, d, margin=float(rng.uniform(0.1, 0.5)), seed=int(rng.integers(1 << 30)))
+        X = np.round(X, 3)  # a short call in the message
+        learning_rate = float(np.round(rng.uniform(0.2, 1.0), 3))
+        lam = 0.0 if stop_when == "no mistake" and rng.random() < 0.5 else float(np.round(rng.uniform(0.05, 0.5), 3))
+        epochs = int(rng.integers(3, 12))
+        full = _hinge_sgd_run(X, y, learning_rate, lam, epochs)
+        if _differs(full, _hinge_sgd_run(X, y, learning_rate, lam, epochs, stop_when)):
+            why = ("an epoch without a perceptron mistake (z <= 0) still takes hinge steps while z <= 1" if stop_when == "no mistake"
+                   else "an epoch without a hinge step still shrinks w by 1 - learning_rate * lam")
+            return Case((X, y, learning_rate, lam, epochs),
+                        f"random separable data run for exactly epochs = {epochs} passes: {why}")
 
 
 def _reference_hinge_sgd(X, y, learning_rate, lam, epochs):
@@ -260,12 +294,15 @@ def _kink_case(rng: np.random.Generator) -> Case:
 
 
 def _hinge_cases(rng: np.random.Generator) -> list[Case]:
+    visible_X, visible_y = np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([1, -1])
     cases = [
-        Case((np.array([[2.0, 0.0], [-2.0, 0.0]]), np.array([1, -1]), 0.5, 0.0, 3),
-             "the visible test: two points, lam = 0 (the perceptron has converged, the hinge keeps stepping)"),
-        Case((np.array([[2.0, 0.0], [-2.0, 0.0]]), np.array([1, -1]), 0.5, 0.5, 3), "the visible test with lam = 0.5"),
+        Case((visible_X, visible_y, 0.5, 0.0, 3), "the visible test: two points, lam = 0 (after epoch 1 every point is "
+             "correct, but z = 1 is still charged: two more hinge steps)"),
+        Case((visible_X, visible_y, 0.5, 0.5, 1), "the visible test with lam = 0.5 (each visit shrinks w before its step)"),
         _kink_case(rng),
         _kink_case(rng),
+        _every_epoch_case(rng, "no mistake"),
+        _every_epoch_case(rng, "no step"),
     ]
     X = random_points(rng)
     cases.append(Case((X, random_labels(rng, len(X)), float(rng.uniform(0.05, 1.0)), 0.0, int(rng.integers(1, 6))), "lam = 0: no shrinking, only hinge steps"))

@@ -555,6 +555,19 @@ def _item_text(value: Any, index: tuple) -> str:
     return python_literal(item.item() if isinstance(item, np.generic) else item, limit=100)
 
 
+def lower_precision(received: Any, expected: np.ndarray) -> str:
+    """The name of ``received``'s float dtype when it is narrower than float64 and explains the difference, else ``""``.
+
+    Explains it: the received values equal ``expected`` rounded to that precision (within a few of its units).
+    """
+    if not (isinstance(received, np.ndarray) and received.dtype.kind == "f" and received.dtype.itemsize < 8):
+        return ""
+    unit = float(np.finfo(received.dtype).eps)
+    with np.errstate(all="ignore"):
+        near = np.isclose(received.astype(float), expected, rtol=16 * unit, atol=16 * unit)
+    return received.dtype.name if bool(np.all(near)) else ""
+
+
 def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> Compare:
     """Same shape and same values (exactly, or within ``rtol``/``atol``); ``what`` describes the expected return."""
 
@@ -573,6 +586,12 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
         first = tuple(int(i) for i in np.argwhere(~close)[0])
         where = (f"first difference at index {first if len(first) != 1 else first[0]}: "
                  f"expected {_item_text(expected, first)}, received {_item_text(received, first)}") if first else ""
+        precision = lower_precision(received, want)
+        if precision:
+            return Difference(f"{precision} values instead of float64", shown, _describe(received),
+                              hint=f"compute in float64, NumPy's default float (no {precision} anywhere): the values are "
+                                   f"right to {precision} precision, and the grader compares float64 to {rtol:g}",
+                              detail=where)
         return Difference("a wrong value", shown, _describe(received), detail=where)
 
     return compare

@@ -266,14 +266,53 @@ def lists_at_random(rng: np.random.Generator, cases: list[Case], parameters: Seq
 
 #: Characters of one call shown in a message (a call longer than this is cut, and says so).
 MAX_CALL_CHARS = 2000
+#: A call up to this long is shown as it is; a longer one is shown short first (long arguments by their
+#: name and shape), then whole, to paste.
+SHORT_CALL_CHARS = 240
+#: An argument written longer than this is named, not written, in the short call.
+SHORT_ARGUMENT_CHARS = 40
 
 
 def call_text(check: Check, case: Case) -> str:
-    """The call of ``case`` as Python a student can paste (cut past ``MAX_CALL_CHARS``)."""
+    """The call of ``case`` as Python a student can paste (cut past ``MAX_CALL_CHARS``).
+
+    A call longer than ``SHORT_CALL_CHARS`` reads short first, e.g. ``hinge_sgd(X, y, 0.5, 0.1, 3)``
+    with the shapes of ``X`` and ``y``, and then whole on a line of its own, to paste in a cell.
+    """
+    full = _whole_call(check, case)
+    if len(full) <= SHORT_CALL_CHARS:
+        return full
+    return f"{_short_call(check, case)}\n  the whole call, to paste in a cell:\n    {full}"
+
+
+def _whole_call(check: Check, case: Case) -> str:
     arguments = [python_literal(value, limit=MAX_CALL_CHARS) for value in case.args]
     arguments += [f"{key}={python_literal(value, limit=MAX_CALL_CHARS)}" for key, value in case.kwargs.items()]
     text = f"{check.function}({', '.join(arguments)})"
     return text if len(text) <= MAX_CALL_CHARS else text[:MAX_CALL_CHARS] + " ... [cut: longer than the grader shows]"
+
+
+def _short_call(check: Check, case: Case) -> str:
+    """The call with each long argument replaced by its parameter's name, and what that argument is after it."""
+    names = list(check.parameters) + [f"argument {k + 1}" for k in range(len(check.parameters), len(case.args))]
+    written, named = [], []
+    for name, value in [*zip(names, case.args), *case.kwargs.items()]:
+        text = python_literal(value, limit=SHORT_ARGUMENT_CHARS + 1)
+        keyword = f"{name}=" if name in case.kwargs else ""
+        if len(text) <= SHORT_ARGUMENT_CHARS:
+            written.append(keyword + text)
+        else:
+            written.append(keyword + name if keyword else name)
+            named.append(f"{name}: {_what_it_is(value)}")
+    return f"{check.function}({', '.join(written)})  # " + "; ".join(named)
+
+
+def _what_it_is(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} ({value.dtype.name})"
+    if isinstance(value, (list, tuple)):
+        return f"a Python {type(value).__name__} of {len(value)} items"
+    return f"a {type(value).__name__}"
 
 
 def expected_answer(check: Check, case: Case) -> Any:
@@ -478,8 +517,8 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
     if difference is None:
         return ""
     lines = [f"{check.function} returned {difference.what} on {case.behaviour}:", f"    {call_text(check, case)}"]
-    if difference.expected or difference.received:
-        lines += [f"  expected: {difference.expected}", f"  received: {difference.received}"]
+    lines += [f"  {label}: {text}" for label, text in (("expected", difference.expected), ("received", difference.received))
+              if text]  # a part with nothing to say is left out, never printed empty
     if difference.detail:
         lines.append(f"  {difference.detail}")
     if difference.hint:
@@ -673,7 +712,8 @@ def compare_tuple(names: Sequence[str], parts: Sequence[Compare]) -> Compare:
 
     def compare(received: Any, expected: Any) -> Difference | None:
         if not isinstance(received, (tuple, list)) or len(received) != len(names):
-            return Difference(f"something that is not a tuple ({', '.join(names)})", "", _describe(received))
+            return Difference(f"something that is not a tuple ({', '.join(names)})", python_literal(tuple(expected), limit=1500),
+                              _describe(received))
         for position, (name, part, got, want) in enumerate(zip(names, parts, received, expected)):
             difference = part(got, want)
             if difference is not None:

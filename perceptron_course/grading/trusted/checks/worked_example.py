@@ -48,17 +48,18 @@ def _reference_trace(X, y, rule, max_epochs):
 
 
 def _compare_trace(received: Any, expected: Any) -> Difference | None:
+    shown = python_literal([np.asarray(w) for w in expected], limit=1500)
     if not isinstance(received, (list, tuple)):
-        return Difference("something that is not a list of weight vectors", "", python_literal(received, limit=300))
+        return Difference("something that is not a list of weight vectors", shown, python_literal(received, limit=300))
     steps = [as_float_array(step) for step in received]
     if any(step is None for step in steps):
-        return Difference("a list holding something that is not a weight vector", "", python_literal(received, limit=300))
+        return Difference("a list holding something that is not a weight vector", shown, python_literal(received, limit=300))
     if len(steps) != len(expected):
         return Difference(f"{len(steps)} weight vectors instead of {len(expected)} (the zero start plus one per update)",
-                          python_literal([np.asarray(w) for w in expected], limit=1500), python_literal(steps, limit=1500))
+                          shown, python_literal(steps, limit=1500))
     shapes = {step.shape for step in steps}
     if len(shapes) > 1:
-        return Difference("weight vectors of different shapes", "", python_literal(steps, limit=1500))
+        return Difference("weight vectors of different shapes", shown, python_literal(steps, limit=1500))
     difference = compare_arrays(exact=False, what="weight vectors")(np.array(steps), np.array(expected))
     if difference is None:
         return None

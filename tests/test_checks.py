@@ -690,3 +690,19 @@ def test_a_kept_multiclass_run_is_the_run_training_with_that_cap_gives(trainer_n
             for field in ("W", "b", "n_mistakes", "epochs", "converged", "classes"):
                 assert np.array_equal(getattr(got, field), getattr(fresh, field)), (k, cap, field)
     assert reused > 40  # what is given back rather than trained again: a run that converged, asked again at or after its end
+
+
+def test_a_case_the_reference_cannot_answer_is_dropped_and_named_never_failed():
+    from perceptron_course.grading.trusted.checks.framework import Case, Check, compare_number, prepare_cases
+
+    def reference(x):
+        if x == 3:
+            raise ArithmeticError("the solver gave up")
+        return 2.0 * x
+
+    check_ = Check("double", ("x",), lambda rng: [Case((x,), f"random number {x}") for x in range(5)], reference, compare_number())
+    prepared = prepare_cases(check_, np.random.default_rng(0))
+    assert [case.args for case in prepared.cases] == [(0,), (1,), (2,), (4,)]
+    assert prepared.dropped == ("random number 3 (the reference raised ArithmeticError)",)
+    assert run_in_process(check_, lambda x: 2.0 * x).passed
+    assert not run_in_process(check_, lambda x: 2.0 * x + (x == 4)).passed

@@ -18,7 +18,7 @@ from typing import Callable
 
 from . import algorithm, convergence, geometry, limitations, multiclass, worked_example
 from ..wire import harness_request, new_marker, read_replies
-from .framework import Check, Verdict, case_generator, judge_replies, prepare_cases
+from .framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
 
 #: Every check, by the name of the student function it tests.
 CHECKS: dict[str, Check] = {check.function: check for module in
@@ -29,11 +29,16 @@ CHECKS: dict[str, Check] = {check.function: check for module in
 INSTRUCTOR_SECRET = b"instructor's own run"
 
 
-def run_in_process(check: Check, function: Callable, *, secret: bytes = INSTRUCTOR_SECRET, student: str = "instructor") -> Verdict:
-    """Judge ``function`` with ``check`` in this process, through the same request, harness and parser as the kernel."""
+def run_in_process(check: Check, function: Callable, *, secret: bytes = INSTRUCTOR_SECRET, student: str = "instructor",
+                   prepared: PreparedCases | None = None) -> Verdict:
+    """Judge ``function`` with ``check`` in this process, through the same request, harness and parser as the kernel.
+
+    ``prepared``: the cases and answers of ``prepare_cases`` for this secret and student, when already drawn
+    (to judge many functions on the same draw).
+    """
     from ...in_sandbox import harness
 
-    prepared = prepare_cases(check, case_generator(secret, check.function, student))
+    prepared = prepared or prepare_cases(check, case_generator(secret, check.function, student))
     cases = prepared.cases
     marker = new_marker()
     lines: list[str] = []

@@ -93,13 +93,22 @@ def training_cases(rng: np.random.Generator, *, visible: list[Case]) -> list[Cas
     cases += [Case((boundary_X, boundary_y), what, {"max_epochs": cap})
               for cap, what in boundary_cases(boundary_X, boundary_y, "separable data")]
     for _ in range(N_RANDOM_CASES):
-        n, d = int(rng.integers(2, 40)), int(rng.integers(1, 5))
-        X, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
+        X, y = short_separable_data(rng)
         cases.append(_capped_case(rng, X, y, "random separable data"))
     for _ in range(N_BOUNDARY_CASES):
         X, y = separable_integer_data(rng)
         cases.append(_capped_case(rng, X, y, "random separable integer data"))
     return cases
+
+
+def short_separable_data(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random separable data rounded to 3 decimals (a failed call reads short), drawn again if rounding joined the classes."""
+    while True:
+        n, d = int(rng.integers(2, 40)), int(rng.integers(1, 5))
+        X, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
+        X = np.round(X, 3)
+        if perceptron.train(X, y, max_epochs=2_000).converged:
+            return X, y
 
 
 def _capped_case(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, what: str) -> Case:
@@ -232,6 +241,7 @@ def _every_cap_scores_zero_case(rng: np.random.Generator) -> Case:
 def _noisy_split(rng: np.random.Generator, n_train: int, n_dev: int, flip: float):
     X, y = linearly_separable(n_train + n_dev, int(rng.integers(1, 4)), margin=0.02, seed=int(rng.integers(1 << 30)))
     y = np.where(rng.random(len(y)) < flip, -y, y)  # label noise: not separable, so the cap matters
+    X = np.round(X, 3)  # a failed call reads short
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 

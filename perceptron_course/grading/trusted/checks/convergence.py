@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .... import geometry, perceptron, theory
-from ....datasets import linearly_separable, six_point_example
-from .algorithm import training_cases
+from ....datasets import six_point_example
+from .algorithm import short_separable_data, training_cases
 from .framework import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, lists_at_random, random_integer_points,
     random_points,
@@ -107,8 +107,8 @@ def _separable_through_origin(rng: np.random.Generator, n: int, d: int, *, integ
             normal = rng.integers(-3, 4, size=d)
             X = rng.integers(-4, 5, size=(n, d))
         else:
-            normal = rng.normal(size=d) * rng.uniform(0.2, 5.0)
-            X = rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0)
+            normal = np.round(rng.normal(size=d) * rng.uniform(0.2, 5.0), 3)
+            X = np.round(rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0), 3)  # rounded: a failed call reads short
         scores = X @ normal
         # A margin of at least 2% of the radius keeps the run short: at most (R / gamma)^2 = 2500 updates.
         wide_enough = 0 if integer else 0.02 * np.linalg.norm(normal) * np.max(np.linalg.norm(X, axis=1))
@@ -152,8 +152,8 @@ def _squeeze_cases(rng: np.random.Generator) -> list[Case]:
             X, y, normal = _separable_through_origin(rng, n, d)
             what = "random data separable through the origin"
         else:
-            raw, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
-            X = np.hstack([np.ones((n, 1)), raw])
+            raw, y = short_separable_data(rng)
+            X = np.hstack([np.ones((len(raw), 1)), raw])
             try:
                 normal, _ = theory.max_margin(X, y)
             except (theory.NotSeparableError, ArithmeticError):  # the solver gave up: the run's last weights separate too

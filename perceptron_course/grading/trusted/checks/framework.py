@@ -264,7 +264,8 @@ def lists_at_random(rng: np.random.Generator, cases: list[Case], parameters: Seq
     return result
 
 
-#: Characters of one call shown in a message (a call longer than this is cut, and says so).
+#: Characters of one whole call shown in a message (a call longer than this is cut, and says so); a call
+#: longer than ``SHORT_CALL_CHARS`` is shown short first.
 MAX_CALL_CHARS = 2000
 #: A call up to this long is shown as it is; a longer one is shown short first (long arguments by their
 #: name and shape), then whole, to paste.

@@ -790,3 +790,13 @@ def test_float32_is_named_as_the_difference():
     message = failed_behaviours("mlp_forward", float32_forward)
     assert "returned float32 values instead of float64 as hidden" in message and "float32 precision" in message
     assert "a wrong" not in message.split("\n")[0]
+
+
+def test_a_sample_the_solver_cannot_judge_never_fails_a_feature_map(monkeypatch):
+    from perceptron_course import theory
+
+    def giving_up(X, y):
+        raise ArithmeticError("the data are separable, but no solver found their max-margin separator")
+
+    monkeypatch.setattr(theory, "max_margin", giving_up)
+    assert run_in_process(CHECKS["xor_features"], lambda X: np.column_stack([np.asarray(X, float), np.prod(np.asarray(X, float), axis=1)])).passed

@@ -49,12 +49,19 @@ def _xor_feature_cases(rng: np.random.Generator) -> list[Case]:
     return cases
 
 
+#: What ``_separator`` gives when the solver could not answer: the sample and its fresh sample are left unjudged.
+UNANSWERED = np.zeros(0)
+
+
 def _separator(features: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
-    """The max-margin separator ``(b, w)`` of mapped points, or ``None`` if they are not separable."""
+    """The max-margin separator ``(b, w)`` of mapped points, ``None`` if they are not separable, ``UNANSWERED`` if
+    the solver gave up (separable, but no max-margin separator found: never the student's failure)."""
     try:
         weights, _ = theory.max_margin(augment(features), labels)
     except theory.NotSeparableError:
         return None
+    except ArithmeticError:
+        return UNANSWERED
     return weights
 
 
@@ -92,8 +99,8 @@ def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[tuple[C
         elif kind == "fresh":
             _, sample, labels = case.context
             separator = separators.get(sample)
-            if separator is None:
-                continue  # the sample itself already failed, and said why
+            if separator is None or separator is UNANSWERED:
+                continue  # the sample itself already failed, and said why (or the solver could not judge it)
             if separator.shape[0] != features.shape[1] + 1:
                 failures.append((case, "xor_features must give every point the same number of features: a fresh sample got "
                                         f"{features.shape[1]}, another sample {separator.shape[0] - 1}:\n    {call}"))

@@ -158,7 +158,19 @@ def _kernel_cases(rng: np.random.Generator) -> list[Case]:
         cases.append(Case((np.round(kernel(X, X), 3), y, int(rng.choice([3, 30]))), "random data with a polynomial or RBF kernel"))
     for _ in range(N_BOUNDARY_CASES):
         cases.append(_random_capped_kernel_case(rng))
+    cases.append(_cut_short_kernel_case(rng))
     return lists_at_random(rng, cases, ("K", "y", "max_epochs"), ("K", "y"))
+
+
+def _cut_short_kernel_case(rng: np.random.Generator) -> Case:
+    """A random integer Gram matrix and labels, with a cap after which the run would still make mistakes."""
+    while True:
+        X = random_integer_points(rng, int(rng.integers(2, 9)), int(rng.integers(1, 3)), -2, 3)
+        gram, y = X @ X.T + int(rng.integers(0, 2)), random_labels(rng, len(X))
+        cap = int(rng.integers(1, 5))
+        if not np.array_equal(_reference_kernel_perceptron(gram, y, cap), _reference_kernel_perceptron(gram, y, cap + 1)):
+            return Case((gram, y, cap), f"random integer Gram matrix and labels that still make mistakes after "
+                        f"max_epochs = {cap}: the run stops there")
 
 
 def _random_capped_kernel_case(rng: np.random.Generator) -> Case:

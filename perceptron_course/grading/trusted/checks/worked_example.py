@@ -10,7 +10,10 @@ from .... import perceptron
 from ....datasets import linearly_separable, six_point_example, two_point_example, xor
 from ..wire import python_literal
 from .algorithm import boundary_cases, training_cases
-from .framework import N_RANDOM_CASES, Case, Check, Difference, as_float_array, compare_arrays, compare_bool, lists_at_random
+from .framework import (
+    N_RANDOM_CASES, Case, Check, Difference, as_float_array, compare_arrays, compare_bool, lists_at_random,
+    random_integer_points, random_labels,
+)
 
 
 def _is_mistake_cases(rng: np.random.Generator) -> list[Case]:
@@ -25,7 +28,10 @@ def _is_mistake_cases(rng: np.random.Generator) -> list[Case]:
         for label in (-1, 1)
         for score in (-2.5, -1e-12, 0.0, -0.0, 1e-12, 3.0)
     ]
-    return visible + grid + [_random_is_mistake_case(rng) for _ in range(2 * N_RANDOM_CASES)]
+    label = int(rng.choice([-1, 1]))
+    negative_zero = Case((-0.0, label, "sign"), f"random label ({label:+d}) with a score of -0.0 under the rule 'sign': "
+                         "-0.0 is 0, so sign(-0.0) = +1")
+    return visible + grid + [_random_is_mistake_case(rng) for _ in range(2 * N_RANDOM_CASES)] + [negative_zero]
 
 
 def _random_is_mistake_case(rng: np.random.Generator) -> Case:
@@ -89,7 +95,20 @@ def _trace_cases(rng: np.random.Generator) -> list[Case]:
             cap = int(rng.choice([100, epochs, max(epochs - 1, 1)]))
             what = case.behaviour.split(" (max_epochs")[0]
             cases.append(Case((augmented, y, rule, cap), f"{what}, rule {rule!r} (max_epochs = {cap}; it converges in {epochs} epochs)"))
+    cases.append(_cut_short_trace_case(rng))
     return lists_at_random(rng, cases, ("X", "y", "rule", "max_epochs"), ("X", "y"))
+
+
+def _cut_short_trace_case(rng: np.random.Generator) -> Case:
+    """Random integer data and a cap after which the run would still update: one epoch more (or less) shows."""
+    while True:
+        X = random_integer_points(rng, int(rng.integers(2, 10)), int(rng.integers(1, 4)), -3, 4)
+        y = random_labels(rng, len(X))
+        rule = str(rng.choice(["margin", "sign"]))
+        cap = int(rng.integers(1, 5))
+        if len(_reference_trace(X, y, rule, cap + 1)) > len(_reference_trace(X, y, rule, cap)):
+            return Case((X, y, rule, cap), f"random integer data, rule {rule!r}, that still updates after "
+                        f"max_epochs = {cap}: the trace stops there")
 
 
 PERCEPTRON_TRACE = Check("perceptron_trace", ("X", "y", "rule", "max_epochs"), _trace_cases, _reference_trace, _compare_trace)

@@ -31,7 +31,10 @@ def _is_mistake_cases(rng: np.random.Generator) -> list[Case]:
     label = int(rng.choice([-1, 1]))
     negative_zero = Case((-0.0, label, "sign"), f"random label ({label:+d}) with a score of -0.0 under the rule 'sign': "
                          "-0.0 is 0, so sign(-0.0) = +1")
-    return visible + grid + [_random_is_mistake_case(rng) for _ in range(2 * N_RANDOM_CASES)] + [negative_zero]
+    zero = [0.0, -0.0, 0, np.float64(0.0)][int(rng.integers(4))]
+    separating = Case((zero, 1, "sign"), f"random form of a score of exactly 0 ({zero!r}), label +1, rule 'sign': "
+                      "sign(0) = +1 is the label, no mistake (under 'margin' it would be one)")
+    return visible + grid + [_random_is_mistake_case(rng) for _ in range(2 * N_RANDOM_CASES)] + [negative_zero, separating]
 
 
 def _random_is_mistake_case(rng: np.random.Generator) -> Case:

@@ -106,7 +106,7 @@ def test_two_point_example_respects_its_bound():
 
 # ----------------------------------------------------------------------------- max_margin against other solvers
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import example, given, settings, strategies as st  # noqa: E402
 
 
 @st.composite
@@ -130,20 +130,24 @@ def _separable_by_linear_programme(X, y) -> bool:
 
 def _margin_upper_bound_from_the_dual(X, y) -> float:
     """An upper bound on the best margin: 1 / sqrt(2 D(alpha)) for the dual D(alpha) = sum(alpha) - ||Z^T alpha||^2 / 2,
-    alpha >= 0, maximised by L-BFGS-B (any alpha >= 0 gives a bound, by weak duality)."""
+    alpha >= 0, maximised by L-BFGS-B (any alpha >= 0 gives a bound, by weak duality), on the points scaled to a
+    largest norm of 1 (the margin scales with them; L-BFGS-B stops early on a Gram matrix of entries near 1e8)."""
     from scipy.optimize import minimize
 
-    signed = y[:, None] * X
+    scale = float(np.max(np.linalg.norm(X, axis=1)))
+    signed = y[:, None] * X / scale
     gram = signed @ signed.T
     solved = minimize(lambda a: (0.5 * a @ gram @ a - a.sum(), gram @ a - 1.0), np.full(len(y), 1e-3), jac=True,
                       method="L-BFGS-B", bounds=[(0.0, None)] * len(y), options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10_000})
     alpha = np.maximum(solved.x, 0.0)
     dual = alpha.sum() - 0.5 * alpha @ gram @ alpha
-    return float(1.0 / np.sqrt(2.0 * dual))
+    return float(scale / np.sqrt(2.0 * dual))
 
 
 @settings(max_examples=300, deadline=None)
 @given(small_labelled_sets())
+@example((np.array([[1, 0, -5], [1, 7, -6], [1, -3, 6], [1, 0, 0], [1, 9, -3], [1, 7, 3], [1, 2, 1], [1, 3, -1]]) * 1000.0,
+          np.array([1, 1, -1, 1, 1, -1, 1, 1])))  # where the dual's solver needs the scaling
 def test_max_margin_agrees_with_a_linear_programme_and_the_dual(data):
     X, y = data
     separable = _separable_by_linear_programme(X, y)

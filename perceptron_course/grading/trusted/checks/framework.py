@@ -10,14 +10,18 @@ of each call, plain data, and decides here, on the trusted side.
 A failed case says what differed, expected against received, and on which call,
 written as Python a student can paste into a cell.
 
-Two rules hold for every check. Public cases never decide a behaviour alone: every
-boundary an exercise states (a score of exactly 0, a tie, integer input, Python lists for
+Three rules hold for every check. Every behaviour a docstring states has a witness on every
+draw: a case built so that its common bugs answer otherwise (a dev set every cap gets wrong,
+data on which stopping early changes the answer), not one that catches them on lucky draws
+(``tests/test_bug_witnesses.py`` judges a corpus of bugs over many draws). Public cases
+never decide a behaviour alone: every boundary an exercise states (a score of exactly 0, a tie, integer input, Python lists for
 ``array_like``, the epoch cap) is drawn at random as well, with the helpers of the section
 "random boundaries" (``points_with_zero_score``, ``integer_weights_and_boundary_points``,
 ``random_integer_points``, ``lists_at_random``). And the judgement is total and bounded:
 ``judge_replies`` judges each case through ``safe_case_failure`` (and a ``judge`` through
 one boundary too), so any value the wire accepts gives a pass or a failed case, and every
-value shown in a message is cut before it is written in full.
+value shown in a message is cut before it is written in full. A case the reference cannot
+answer (a solver that gives up) is dropped by ``prepare_cases`` and named for the TA, never failed.
 """
 
 from __future__ import annotations

@@ -117,6 +117,9 @@ def small_labelled_sets(draw):
     if draw(st.booleans()):
         points = np.hstack([np.ones((n, 1)), points])
     labels = np.array(draw(st.lists(st.sampled_from([-1, 1]), min_size=n, max_size=n)))
+    if draw(st.booleans()):  # a repeated point (scipy's NNLS once stopped short on one)
+        row = draw(st.integers(0, n - 1))
+        points, labels = np.vstack([points, points[row]]), np.append(labels, labels[row])
     return points * 10.0 ** draw(st.integers(-3, 3)), labels
 
 
@@ -181,3 +184,13 @@ def test_when_nnls_gives_no_usable_answer_a_linear_programme_decides(monkeypatch
     assert max_margin(X, y)[1] == pytest.approx(expected[1], rel=1e-6)
     with pytest.raises(NotSeparableError):
         max_margin(*xor())
+
+
+def test_the_set_on_which_nnls_stopped_short_is_separable_with_margin_2():
+    # Drawn for a proof_terms case (issue 31 item 19): scipy's NNLS returned a point with min y v·x = 0.66 < 1,
+    # and max_margin said "not separable"; the grader failed the submission with no feedback.
+    X = np.array([[2, 1], [-2, -3], [4, -3], [3, -2], [3, 0], [2, -2], [-2, 1], [3, 0]])
+    y = np.array([-1, 1, -1, -1, -1, -1, 1, -1])
+    w_star, gamma = max_margin(augment(X), y)
+    assert np.allclose(w_star, [0.0, -1.0, 0.0], atol=1e-9) and gamma == pytest.approx(2.0)
+    assert mistake_bound(X, y) == pytest.approx(np.max(np.sum(augment(X) ** 2, axis=1)) / 4.0)

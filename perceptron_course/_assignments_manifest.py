@@ -1952,7 +1952,7 @@ ASSIGNMENTS = [{'assignment': '01_geometry',
              'grade_id': 'mlp_forward',
              'metadata': {'deletable': False,
                           'nbgrader': {'cell_type': 'code',
-                                       'checksum': '2a91972c086a6662f9029f70719636e5',
+                                       'checksum': 'd1d2ba95cc25409437882bd6648ab464',
                                        'grade': False,
                                        'grade_id': 'mlp_forward',
                                        'locked': False,
@@ -1973,12 +1973,15 @@ ASSIGNMENTS = [{'assignment': '01_geometry',
                        '\n'
                        '    Returns\n'
                        '    -------\n'
-                       '    hidden : ndarray of float, shape (n, h)\n'
+                       '    hidden : ndarray of float64, shape (n, h)\n'
                        '        tanh(W x_i + c) in row i.\n'
-                       '    scores : ndarray of float, shape (n,)\n'
+                       '    scores : ndarray of float64, shape (n,)\n'
                        '        v · hidden[i] + d.\n'
                        '    labels : ndarray of int, shape (n,)\n'
                        '        sign(scores) with sign(0) = +1: each -1 or +1.\n'
+                       '\n'
+                       "    Compute in float64, NumPy's default float (float32 is not enough): hidden and scores\n"
+                       "    are compared with the reference's to within 1e-9.\n"
                        '    """\n'
                        '    # YOUR CODE HERE\n'
                        '    raise NotImplementedError("write mlp_forward: see its docstring")'},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from perceptron_course import geometry, perceptron
+from perceptron_course.grading.trusted.wire import python_literal
 from perceptron_course.grading.trusted.checks.framework import (
     N_RANDOM_CASES, Case, Check, Difference, compare_arrays, describe, holds_integers, compare_labels, compare_number, integer_weights_and_boundary_points,
     lists_at_random, random_integer_points, random_points,
@@ -40,7 +41,7 @@ def _compare_augmented(received, expected) -> Difference | None:
     """The augmented array, of floats: the docstring promises floats, for integer input too."""
     difference = _AUGMENTED_VALUES(received, expected)
     if difference is None and holds_integers(received):
-        return Difference("integers where floats are expected", "", describe(received),
+        return Difference("integers where floats are expected", python_literal(np.asarray(expected, dtype=float)), describe(received),
                           hint="augment returns floats, for integer input too (e.g. np.asarray(X, dtype=float))")
     return difference
 

@@ -89,13 +89,22 @@ def training_cases(rng: np.random.Generator, *, visible: list[Case]) -> list[Cas
     cases += [Case((boundary_X, boundary_y), what, {"max_epochs": cap})
               for cap, what in boundary_cases(boundary_X, boundary_y, "separable data")]
     for _ in range(N_RANDOM_CASES):
-        n, d = int(rng.integers(2, 40)), int(rng.integers(1, 5))
-        X, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
+        X, y = short_separable_data(rng)
         cases.append(_capped_case(rng, X, y, "random separable data"))
     for _ in range(N_BOUNDARY_CASES):
         X, y = separable_integer_data(rng)
         cases.append(_capped_case(rng, X, y, "random separable integer data"))
     return cases
+
+
+def short_separable_data(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random separable data rounded to 3 decimals (a failed call reads short), drawn again if rounding joined the classes."""
+    while True:
+        n, d = int(rng.integers(2, 40)), int(rng.integers(1, 5))
+        X, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
+        X = np.round(X, 3)
+        if perceptron.train(X, y, max_epochs=2_000).converged:
+            return X, y
 
 
 def _capped_case(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, what: str) -> Case:
@@ -201,9 +210,34 @@ def _separable_cap_case(rng: np.random.Generator) -> Case:
                 "random separable data, where every cap from convergence on ties: the smallest best cap wins")
 
 
+def _every_cap_scores_zero_case(rng: np.random.Generator) -> Case:
+    """Random training data, caps, and dev points every cap's perceptron misclassifies: each cap scores 0.
+
+    The dev points are drawn at random and kept where all caps predict the same label (sign(0) = +1),
+    then given the other label. Every cap ties at accuracy 0, so the answer is the smallest cap, still
+    one of the caps (a search that only keeps a cap when it beats 0 returns nothing).
+    """
+    while True:
+        n, d = int(rng.integers(3, 20)), int(rng.integers(1, 4))
+        X, y = (separable_integer_data(rng) if rng.random() < 0.5
+                else linearly_separable(n, d, margin=0.05, seed=int(rng.integers(1 << 30))))
+        caps = [int(cap) for cap in rng.choice(np.arange(1, 12), size=int(rng.integers(1, 5)), replace=False)]
+        run = perceptron.train(X, y, max_epochs=max(caps))
+        weights = [run.weights_after(cap) for cap in caps]
+        candidates = np.round(rng.normal(scale=2.0, size=(40, X.shape[1])), 2)
+        predicted = np.array([np.where(candidates @ w + b >= 0, 1, -1) for w, b in weights])
+        agreed = np.flatnonzero(np.all(predicted == predicted[0], axis=0))
+        if len(agreed):
+            keep = rng.choice(agreed, size=min(len(agreed), int(rng.integers(1, 6))), replace=False)
+            return Case((X, y, candidates[keep], -predicted[0][keep], caps),
+                        "random data with a dev set that every cap's perceptron gets wrong: every cap scores 0, "
+                        "so every cap ties and the smallest cap wins (still one of the caps)")
+
+
 def _noisy_split(rng: np.random.Generator, n_train: int, n_dev: int, flip: float):
     X, y = linearly_separable(n_train + n_dev, int(rng.integers(1, 4)), margin=0.02, seed=int(rng.integers(1 << 30)))
     y = np.where(rng.random(len(y)) < flip, -y, y)  # label noise: not separable, so the cap matters
+    X = np.round(X, 3)  # a failed call reads short
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 
@@ -222,6 +256,7 @@ def _cap_cases(rng: np.random.Generator) -> list[Case]:
         cases.append(Case((*split, caps), "random noisy data and caps"))
     for _ in range(N_BOUNDARY_CASES // 2):
         cases.append(_separable_cap_case(rng))
+    cases += [_every_cap_scores_zero_case(rng) for _ in range(2)]
     zero_cases = [_zero_score_dev_case(rng) for _ in range(N_BOUNDARY_CASES // 2)]
     cases += [case for case in zero_cases if case is not None]
     return lists_at_random(rng, cases, ("X_train", "y_train", "X_dev", "y_dev", "caps"), ("X_train", "y_train", "X_dev", "y_dev"))

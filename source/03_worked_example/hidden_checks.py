@@ -11,6 +11,7 @@ from perceptron_course.datasets import linearly_separable, six_point_example, tw
 from perceptron_course.grading.trusted.wire import python_literal
 from perceptron_course.grading.checks_api import checks_beside
 from perceptron_course.grading.trusted.checks.framework import N_RANDOM_CASES, Case, Check, Difference, as_float_array, compare_arrays, compare_bool, lists_at_random
+from perceptron_course.grading.trusted.checks.framework import random_integer_points, random_labels
 
 # The algorithm assignment's cases, reused (a dependency: dropping 02_algorithm breaks this file, and says so).
 _ALGORITHM = checks_beside(__file__, "02_algorithm")
@@ -30,7 +31,13 @@ def _is_mistake_cases(rng: np.random.Generator) -> list[Case]:
         for label in (-1, 1)
         for score in (-2.5, -1e-12, 0.0, -0.0, 1e-12, 3.0)
     ]
-    return visible + grid + [_random_is_mistake_case(rng) for _ in range(2 * N_RANDOM_CASES)]
+    label = int(rng.choice([-1, 1]))
+    negative_zero = Case((-0.0, label, "sign"), f"random label ({label:+d}) with a score of -0.0 under the rule 'sign': "
+                         "-0.0 is 0, so sign(-0.0) = +1")
+    zero = [0.0, -0.0, 0, np.float64(0.0)][int(rng.integers(4))]
+    separating = Case((zero, 1, "sign"), f"random form of a score of exactly 0 ({zero!r}), label +1, rule 'sign': "
+                      "sign(0) = +1 is the label, no mistake (under 'margin' it would be one)")
+    return visible + grid + [_random_is_mistake_case(rng) for _ in range(2 * N_RANDOM_CASES)] + [negative_zero, separating]
 
 
 def _random_is_mistake_case(rng: np.random.Generator) -> Case:
@@ -53,17 +60,18 @@ def _reference_trace(X, y, rule, max_epochs):
 
 
 def _compare_trace(received: Any, expected: Any) -> Difference | None:
+    shown = python_literal([np.asarray(w) for w in expected], limit=1500)
     if not isinstance(received, (list, tuple)):
-        return Difference("something that is not a list of weight vectors", "", python_literal(received, limit=300))
+        return Difference("something that is not a list of weight vectors", shown, python_literal(received, limit=300))
     steps = [as_float_array(step) for step in received]
     if any(step is None for step in steps):
-        return Difference("a list holding something that is not a weight vector", "", python_literal(received, limit=300))
+        return Difference("a list holding something that is not a weight vector", shown, python_literal(received, limit=300))
     if len(steps) != len(expected):
         return Difference(f"{len(steps)} weight vectors instead of {len(expected)} (the zero start plus one per update)",
-                          python_literal([np.asarray(w) for w in expected], limit=1500), python_literal(steps, limit=1500))
+                          shown, python_literal(steps, limit=1500))
     shapes = {step.shape for step in steps}
     if len(shapes) > 1:
-        return Difference("weight vectors of different shapes", "", python_literal(steps, limit=1500))
+        return Difference("weight vectors of different shapes", shown, python_literal(steps, limit=1500))
     difference = compare_arrays(exact=False, what="weight vectors")(np.array(steps), np.array(expected))
     if difference is None:
         return None
@@ -93,7 +101,20 @@ def _trace_cases(rng: np.random.Generator) -> list[Case]:
             cap = int(rng.choice([100, epochs, max(epochs - 1, 1)]))
             what = case.behaviour.split(" (max_epochs")[0]
             cases.append(Case((augmented, y, rule, cap), f"{what}, rule {rule!r} (max_epochs = {cap}; it converges in {epochs} epochs)"))
+    cases.append(_cut_short_trace_case(rng))
     return lists_at_random(rng, cases, ("X", "y", "rule", "max_epochs"), ("X", "y"))
+
+
+def _cut_short_trace_case(rng: np.random.Generator) -> Case:
+    """Random integer data and a cap after which the run would still update: one epoch more (or less) shows."""
+    while True:
+        X = random_integer_points(rng, int(rng.integers(2, 10)), int(rng.integers(1, 4)), -3, 4)
+        y = random_labels(rng, len(X))
+        rule = str(rng.choice(["margin", "sign"]))
+        cap = int(rng.integers(1, 5))
+        if len(_reference_trace(X, y, rule, cap + 1)) > len(_reference_trace(X, y, rule, cap)):
+            return Case((X, y, rule, cap), f"random integer data, rule {rule!r}, that still updates after "
+                        f"max_epochs = {cap}: the trace stops there")
 
 
 PERCEPTRON_TRACE = Check("perceptron_trace", ("X", "y", "rule", "max_epochs"), _trace_cases, _reference_trace, _compare_trace)

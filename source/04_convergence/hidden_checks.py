@@ -15,6 +15,7 @@ from perceptron_course.grading.trusted.checks.framework import (
 # The algorithm assignment's cases, reused (a dependency: dropping 02_algorithm breaks this file, and says so).
 _ALGORITHM = checks_beside(__file__, "02_algorithm")
 training_cases = _ALGORITHM.training_cases
+short_separable_data = _ALGORITHM.short_separable_data
 
 
 def _radius_cases(rng: np.random.Generator) -> list[Case]:
@@ -40,9 +41,25 @@ def _proof_cases(rng: np.random.Generator) -> list[Case]:
         X, y = case.args
         data = np.hstack([np.ones((len(X), 1)), X])
         history = perceptron.train(data, y, bias=False, max_epochs=100).weight_history
-        w_star, _ = theory.max_margin(data, y)
+        try:
+            w_star, _ = theory.max_margin(data, y)
+        except (theory.NotSeparableError, ArithmeticError):  # the solver gave up on this draw: a case left out, never failed
+            continue
         cases.append(Case((np.array(history), w_star), case.behaviour.split(" (max_epochs")[0]))
+    for _ in range(2):
+        cases.append(_signed_alignment_case(rng))
     return cases
+
+
+def _signed_alignment_case(rng: np.random.Generator) -> Case:
+    """A history (zero first row) and a unit w_star with some alignment below 0: the alignment is signed."""
+    while True:
+        k, d = int(rng.integers(2, 8)), int(rng.integers(1, 4))
+        history = np.vstack([np.zeros((1, d)), np.round(rng.normal(scale=2.0, size=(k, d)), 3)])
+        w_star = rng.normal(size=d)
+        w_star /= np.linalg.norm(w_star)
+        if np.any(history @ w_star < -1e-3):
+            return Case((history, w_star), "random weights, some pointing away from w_star: a negative alignment stays negative")
 
 
 PROOF_TERMS = Check(
@@ -95,8 +112,8 @@ def _separable_through_origin(rng: np.random.Generator, n: int, d: int, *, integ
             normal = rng.integers(-3, 4, size=d)
             X = rng.integers(-4, 5, size=(n, d))
         else:
-            normal = rng.normal(size=d) * rng.uniform(0.2, 5.0)
-            X = rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0)
+            normal = np.round(rng.normal(size=d) * rng.uniform(0.2, 5.0), 3)
+            X = np.round(rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0), 3)  # rounded: a failed call reads short
         scores = X @ normal
         # A margin of at least 2% of the radius keeps the run short: at most (R / gamma)^2 = 2500 updates.
         wide_enough = 0 if integer else 0.02 * np.linalg.norm(normal) * np.max(np.linalg.norm(X, axis=1))
@@ -140,9 +157,12 @@ def _squeeze_cases(rng: np.random.Generator) -> list[Case]:
             X, y, normal = _separable_through_origin(rng, n, d)
             what = "random data separable through the origin"
         else:
-            raw, y = linearly_separable(n, d, margin=float(rng.uniform(0.02, 0.2)), seed=int(rng.integers(1 << 30)))
-            X = np.hstack([np.ones((n, 1)), raw])
-            normal, _ = theory.max_margin(X, y)
+            raw, y = short_separable_data(rng)
+            X = np.hstack([np.ones((len(raw), 1)), raw])
+            try:
+                normal, _ = theory.max_margin(X, y)
+            except (theory.NotSeparableError, ArithmeticError):  # the solver gave up: the run's last weights separate too
+                normal = _run_history(X, y)[-1]
             what = "random separable data, augmented with a leading 1 (a run with a bias)"
         history = _run_history(X, y)
         w_star = normal if rng.random() < 0.5 else history[-1]  # the run's own final weights separate the data too

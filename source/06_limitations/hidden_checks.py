@@ -53,12 +53,19 @@ def _xor_feature_cases(rng: np.random.Generator) -> list[Case]:
     return cases
 
 
+#: What ``_separator`` gives when the solver could not answer: the sample and its fresh sample are left unjudged.
+UNANSWERED = np.zeros(0)
+
+
 def _separator(features: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
-    """The max-margin separator ``(b, w)`` of mapped points, or ``None`` if they are not separable."""
+    """The max-margin separator ``(b, w)`` of mapped points, ``None`` if they are not separable, ``UNANSWERED`` if
+    the solver gave up (separable, but no max-margin separator found: never the student's failure)."""
     try:
         weights, _ = theory.max_margin(augment(features), labels)
     except theory.NotSeparableError:
         return None
+    except ArithmeticError:
+        return UNANSWERED
     return weights
 
 
@@ -96,8 +103,8 @@ def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[tuple[C
         elif kind == "fresh":
             _, sample, labels = case.context
             separator = separators.get(sample)
-            if separator is None:
-                continue  # the sample itself already failed, and said why
+            if separator is None or separator is UNANSWERED:
+                continue  # the sample itself already failed, and said why (or the solver could not judge it)
             if separator.shape[0] != features.shape[1] + 1:
                 failures.append((case, "xor_features must give every point the same number of features: a fresh sample got "
                                         f"{features.shape[1]}, another sample {separator.shape[0] - 1}:\n    {call}"))
@@ -138,23 +145,36 @@ def _kernel_cases(rng: np.random.Generator) -> list[Case]:
     corners, corner_labels = xor()
     visible_K = (corners @ corners.T + 1.0) ** 2
     boundary_X, boundary_y = linearly_separable(12, 2, margin=0.05, bias=False, seed=5)
+    boundary_X = np.round(boundary_X, 3)  # a failed call reads short
     cases = [
         Case((visible_K, corner_labels, 20), "the visible test's XOR corners with the kernel (x·z + 1)^2"),
         Case((variants.linear_kernel(corners, corners), corner_labels, 4), "non-separable (linear kernel on XOR): stop after max_epochs"),
         Case((np.array([[4.0]]), np.array([1]), 5), "a single point: a score of exactly 0 at the start is a mistake"),
         Case((np.array([[2, 1], [1, 2]]), np.array([1, -1]), 10), "an integer Gram matrix"),
     ]
-    linear = variants.linear_kernel(boundary_X, boundary_X)
+    linear = np.round(variants.linear_kernel(boundary_X, boundary_X), 6)  # products of 3-decimal numbers, without float noise
     cases += [Case((linear, boundary_y, cap), what) for cap, what in
               boundary_cases(boundary_X, boundary_y, "a linear kernel on separable data", bias=False)]
     for _ in range(N_RANDOM_CASES):
         seed = int(rng.integers(1 << 30))
         X, y = xor(2, noise=0.2, seed=seed) if rng.random() < 0.5 else linearly_separable(15, 2, margin=0.05, seed=seed)
         kernel = variants.polynomial_kernel if rng.random() < 0.6 else (lambda A, B: variants.rbf_kernel(A, B, gamma=0.5))
-        cases.append(Case((kernel(X, X), y, int(rng.choice([3, 30]))), "random data with a polynomial or RBF kernel"))
+        cases.append(Case((np.round(kernel(X, X), 3), y, int(rng.choice([3, 30]))), "random data with a polynomial or RBF kernel"))
     for _ in range(N_BOUNDARY_CASES):
         cases.append(_random_capped_kernel_case(rng))
+    cases.append(_cut_short_kernel_case(rng))
     return lists_at_random(rng, cases, ("K", "y", "max_epochs"), ("K", "y"))
+
+
+def _cut_short_kernel_case(rng: np.random.Generator) -> Case:
+    """A random integer Gram matrix and labels, with a cap after which the run would still make mistakes."""
+    while True:
+        X = random_integer_points(rng, int(rng.integers(2, 9)), int(rng.integers(1, 3)), -2, 3)
+        gram, y = X @ X.T + int(rng.integers(0, 2)), random_labels(rng, len(X))
+        cap = int(rng.integers(1, 5))
+        if not np.array_equal(_reference_kernel_perceptron(gram, y, cap), _reference_kernel_perceptron(gram, y, cap + 1)):
+            return Case((gram, y, cap), f"random integer Gram matrix and labels that still make mistakes after "
+                        f"max_epochs = {cap}: the run stops there")
 
 
 def _random_capped_kernel_case(rng: np.random.Generator) -> Case:
@@ -202,7 +222,7 @@ def _averaged_cases(rng: np.random.Generator) -> list[Case]:
     ]
     for _ in range(N_RANDOM_CASES):
         n, d = int(rng.integers(2, 30)), int(rng.integers(1, 5))
-        X = rng.normal(size=(n, d))
+        X = np.round(rng.normal(size=(n, d)), 3)
         cases.append(Case((X, random_labels(rng, n), int(rng.integers(1, 10))), "random, mostly non-separable data"))
     for _ in range(N_BOUNDARY_CASES):
         X = random_integer_points(rng, int(rng.integers(2, 10)), int(rng.integers(1, 4)), -3, 4)
@@ -222,20 +242,54 @@ AVERAGED_PERCEPTRON = Check(
 # ----------------------------------------------------------------------------- hinge_sgd
 
 
-def _hinge_sgd_run(X, y, learning_rate, lam, epochs) -> tuple[np.ndarray, float, int, int]:
-    """SGD on ``lam/2 ||w||^2 + max(0, 1 - y (w·x + b))``, point by point; also counts visits with ``z == 1`` exactly."""
+def _hinge_sgd_run(X, y, learning_rate, lam, epochs, stop_when: str = "") -> tuple[np.ndarray, float, int, int]:
+    """SGD on ``lam/2 ||w||^2 + max(0, 1 - y (w·x + b))``, point by point; also counts visits with ``z == 1`` exactly.
+
+    ``stop_when`` runs the early stops a student may add, to draw cases where they show: after an epoch
+    with no perceptron mistake (``"no mistake"``, z <= 0) or with no hinge step (``"no step"``, z <= 1).
+    """
     points, labels = np.asarray(X, dtype=float), np.asarray(y).tolist()
     w, b, n_steps, at_kink = np.zeros(points.shape[1]), 0.0, 0, 0
     for _ in range(int(epochs)):
+        mistakes = steps = 0
         for x_i, y_i in zip(points, labels):
             z = y_i * (float(x_i @ w) + b)
             w = (1.0 - learning_rate * lam) * w
             at_kink += z == 1.0
+            mistakes += z <= 0.0
             if z <= 1.0:
                 w = w + learning_rate * y_i * x_i
                 b = b + learning_rate * y_i
                 n_steps += 1
+                steps += 1
+        if (stop_when == "no mistake" and not mistakes) or (stop_when == "no step" and not steps):
+            break
     return w, float(b), n_steps, at_kink
+
+
+def _differs(one: tuple, other: tuple) -> bool:
+    return not (np.allclose(one[0], other[0], rtol=1e-6, atol=1e-6) and np.isclose(one[1], other[1], rtol=1e-6, atol=1e-6)
+                and one[2] == other[2])
+
+
+def _every_epoch_case(rng: np.random.Generator, stop_when: str) -> Case:
+    """Random data on which stopping early (``stop_when``, see ``_hinge_sgd_run``) gives another answer.
+
+    ``"no step"`` differs only with ``lam > 0``: an epoch without a hinge step still shrinks w.
+    """
+    while True:
+        n, d = int(rng.integers(2, 12)), int(rng.integers(1, 4))
+        X, y = linearly_separable(n, d, margin=float(rng.uniform(0.1, 0.5)), seed=int(rng.integers(1 << 30)))
+        X = np.round(X, 3)  # a short call in the message
+        learning_rate = float(np.round(rng.uniform(0.2, 1.0), 3))
+        lam = 0.0 if stop_when == "no mistake" and rng.random() < 0.5 else float(np.round(rng.uniform(0.05, 0.5), 3))
+        epochs = int(rng.integers(3, 12))
+        full = _hinge_sgd_run(X, y, learning_rate, lam, epochs)
+        if _differs(full, _hinge_sgd_run(X, y, learning_rate, lam, epochs, stop_when)):
+            why = ("an epoch without a perceptron mistake (z <= 0) still takes hinge steps while z <= 1" if stop_when == "no mistake"
+                   else "an epoch without a hinge step still shrinks w by 1 - learning_rate * lam")
+            return Case((X, y, learning_rate, lam, epochs),
+                        f"random separable data run for exactly epochs = {epochs} passes: {why}")
 
 
 def _reference_hinge_sgd(X, y, learning_rate, lam, epochs):
@@ -264,12 +318,15 @@ def _kink_case(rng: np.random.Generator) -> Case:
 
 
 def _hinge_cases(rng: np.random.Generator) -> list[Case]:
+    visible_X, visible_y = np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([1, -1])
     cases = [
-        Case((np.array([[2.0, 0.0], [-2.0, 0.0]]), np.array([1, -1]), 0.5, 0.0, 3),
-             "the visible test: two points, lam = 0 (the perceptron has converged, the hinge keeps stepping)"),
-        Case((np.array([[2.0, 0.0], [-2.0, 0.0]]), np.array([1, -1]), 0.5, 0.5, 3), "the visible test with lam = 0.5"),
+        Case((visible_X, visible_y, 0.5, 0.0, 3), "the visible test: two points, lam = 0 (after epoch 1 every point is "
+             "correct, but z = 1 is still charged: two more hinge steps)"),
+        Case((visible_X, visible_y, 0.5, 0.5, 1), "the visible test with lam = 0.5 (each visit shrinks w before its step)"),
         _kink_case(rng),
         _kink_case(rng),
+        _every_epoch_case(rng, "no mistake"),
+        _every_epoch_case(rng, "no step"),
     ]
     X = random_points(rng)
     cases.append(Case((X, random_labels(rng, len(X)), float(rng.uniform(0.05, 1.0)), 0.0, int(rng.integers(1, 6))), "lam = 0: no shrinking, only hinge steps"))
@@ -297,8 +354,8 @@ def _hinge_cases(rng: np.random.Generator) -> list[Case]:
         else:
             X, y = rng.normal(size=(n, d)), random_labels(rng, n)
             what = "random, mostly non-separable data"
-        learning_rate = float(rng.uniform(0.01, 1.0))
-        cases.append(Case((X, y, learning_rate, float(rng.uniform(0.0, 1.0)), int(rng.integers(1, 10))), what))
+        learning_rate = round(float(rng.uniform(0.01, 1.0)), 3)
+        cases.append(Case((np.round(X, 3), y, learning_rate, round(float(rng.uniform(0.0, 1.0)), 3), int(rng.integers(1, 10))), what))
     return cases
 
 

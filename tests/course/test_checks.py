@@ -694,3 +694,113 @@ def test_a_kept_multiclass_run_is_the_run_training_with_that_cap_gives(trainer_n
             for field in ("W", "b", "n_mistakes", "epochs", "converged", "classes"):
                 assert np.array_equal(getattr(got, field), getattr(fresh, field)), (k, cap, field)
     assert reused > 40  # what is given back rather than trained again: a run that converged, asked again at or after its end
+
+
+def test_a_case_the_reference_cannot_answer_is_dropped_and_named_never_failed():
+    from perceptron_course.grading.trusted.checks.framework import Case, Check, compare_number, prepare_cases
+
+    def reference(x):
+        if x == 3:
+            raise ArithmeticError("the solver gave up")
+        return 2.0 * x
+
+    check_ = Check("double", ("x",), lambda rng: [Case((x,), f"random number {x}") for x in range(5)], reference, compare_number())
+    prepared = prepare_cases(check_, np.random.default_rng(0))
+    assert [case.args for case in prepared.cases] == [(0,), (1,), (2,), (4,)]
+    assert prepared.dropped == ("random number 3 (the reference raised ArithmeticError)",)
+    assert run_in_process(check_, lambda x: 2.0 * x).passed
+    assert not run_in_process(check_, lambda x: 2.0 * x + (x == 4)).passed
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def _visible_test_calls(assignment: str, function: str) -> list[dict]:
+    """The arguments (by parameter name) of every call the visible tests of ``function``'s cell make to it."""
+    import inspect
+
+    namespace = solution_namespace(assignment)
+    solution = namespace[function]
+    signature = inspect.signature(solution)
+    calls: list[dict] = []
+
+    def recording(*args, **kwargs):
+        calls.append(dict(signature.bind(*args, **kwargs).arguments))
+        return solution(*args, **kwargs)
+
+    for name in COURSE.notebook_names(assignment):
+        notebook = nbformat.read(COURSE.source / assignment / f"{name}.ipynb", as_version=4)
+        for cell in notebook.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == f"test_{function}":
+                exec(split_hidden(cell.source)[0], {**namespace, function: recording})
+    return calls
+
+
+def _same_arguments(one: dict, other: dict) -> bool:
+    return one.keys() == other.keys() and all(
+        np.shape(one[key]) == np.shape(other[key]) and np.array_equal(np.asarray(one[key]), np.asarray(other[key]))
+        for key in one)
+
+
+@pytest.mark.parametrize(("assignment", "function"), PARTS, ids=[p[1] for p in PARTS])
+def test_a_case_called_the_visible_test_is_a_call_the_visible_test_makes(assignment, function):
+    import inspect
+
+    calls = _visible_test_calls(assignment, function)
+    parameters = list(inspect.signature(solution_namespace(assignment)[function]).parameters)
+    named = [case for case in CHECKS[function].cases(case_generator(b"s" * 16, function, "ann"))
+             if "visible test" in case.behaviour and "another sample" not in case.behaviour]
+    assert calls
+    for case in named:
+        arguments = {**dict(zip(parameters, case.args)), **case.kwargs}
+        assert any(_same_arguments(arguments, call) for call in calls), case.behaviour
+
+
+def test_no_message_of_the_corpus_has_an_empty_part():
+    from bug_witnesses import CORPUS
+
+    for function, (bugs, _) in CORPUS.items():
+        for name, bug in bugs.items():
+            verdict = run_in_process(CHECKS[function], bug, secret=b"messages", student="m")
+            assert not verdict.passed, (function, name)
+            for message in verdict.failures:
+                for line in message.splitlines():
+                    assert line.strip() not in ("expected:", "received:", "hint:"), (function, name, message)
+
+
+def test_a_long_call_reads_short_then_whole_to_paste():
+    from perceptron_course.grading.trusted.checks.framework import SHORT_CALL_CHARS, call_text
+
+    check_ = CHECKS["train_perceptron"]
+    cases = check_.cases(case_generator(b"s" * 16, "train_perceptron", "ann"))
+    long_case = max(cases, key=lambda case: case.size())
+    text = call_text(check_, long_case)
+    short, title, whole = text.splitlines()
+    assert len(short) <= SHORT_CALL_CHARS and short.startswith("train_perceptron(X, y, max_epochs=")
+    assert f"X: an array of shape {np.shape(long_case.args[0])}" in short
+    assert title.strip() == "the whole call, to paste in a cell:"
+    pasted = eval(whole.strip().replace("train_perceptron(", "(lambda *a, **k: (a, k))("), {"np": np})
+    assert np.array_equal(pasted[0][0], long_case.args[0]) and pasted[1] == long_case.kwargs
+    short_case = min(cases, key=lambda case: case.size())
+    assert "\n" not in call_text(check_, short_case)
+
+
+def test_float32_is_named_as_the_difference():
+    limitations = solution_namespace("06_limitations")
+
+    def float32_forward(X, W, c, v, d):
+        return tuple(part.astype(np.float32) if part.dtype.kind == "f" else part for part in limitations["mlp_forward"](X, W, c, v, d))
+
+    message = failed_behaviours("mlp_forward", float32_forward)
+    assert "returned float32 values instead of float64 as hidden" in message and "float32 precision" in message
+    assert "a wrong" not in message.split("\n")[0]
+
+
+def test_a_sample_the_solver_cannot_judge_never_fails_a_feature_map(monkeypatch):
+    from perceptron_course import theory
+
+    def giving_up(X, y):
+        raise ArithmeticError("the data are separable, but no solver found their max-margin separator")
+
+    monkeypatch.setattr(theory, "max_margin", giving_up)
+    assert run_in_process(CHECKS["xor_features"], lambda X: np.column_stack([np.asarray(X, float), np.prod(np.asarray(X, float), axis=1)])).passed

@@ -264,3 +264,14 @@ def test_explain_needs_the_course_secret_and_creates_nothing(capsys, tmp_path):
     status, _, error = explain_cli(capsys, course, "ada", ASSIGNMENT)
     assert status == 2 and "cannot replay a grade: no course secret" in error
     assert tree_state(course.root) == before  # no gradebook created, no scratch left
+
+
+def test_cases_dropped_for_want_of_a_reference_answer_reach_the_record():
+    from perceptron_course.grading.trusted.case_sets import CASE_SETS_KEY, recorded_case_sets
+
+    written = {CASE_SETS_KEY: {"proof_terms": {"case_set": "a", "checker": "b",
+                                               "dropped": ["random separable data (the reference raised ArithmeticError)"]},
+                               "radius": {"case_set": "c", "checker": "d", "dropped": [3]}}}
+    recorded = recorded_case_sets(written)
+    assert recorded["proof_terms"]["dropped"] == ["random separable data (the reference raised ArithmeticError)"]
+    assert recorded["radius"] == {"case_set": "c", "checker": "d"}  # a malformed list is not kept

@@ -125,14 +125,23 @@ def _feed(mac, value: Any) -> None:
             mac.update(f"{type(item).__name__}:{text}\0".encode("utf-8", "backslashreplace"))
 
 
-def recorded_case_sets(grading_metadata: Any) -> dict[str, dict[str, str]]:
+def recorded_case_sets(grading_metadata: Any) -> dict[str, dict]:
     """The ids ``ResilientExecute`` recorded in a graded notebook's metadata (``{}`` when absent or malformed).
 
-    Read from what the grader wrote over whatever the submission held there (see ``limits_hit``).
+    Read from what the grader wrote over whatever the submission held there (see ``limits_hit``). A check
+    that dropped cases its reference could not answer (``PreparedCases.dropped``) also has ``"dropped"``,
+    the behaviours of those cases: the replay record keeps them for the TA.
     """
     recorded = grading_metadata.get(CASE_SETS_KEY) if isinstance(grading_metadata, dict) else None
     if not isinstance(recorded, dict):
         return {}
-    return {function: {"case_set": ids["case_set"], "checker": ids["checker"]} for function, ids in recorded.items()
-            if isinstance(function, str) and isinstance(ids, dict)
-            and isinstance(ids.get("case_set"), str) and isinstance(ids.get("checker"), str)}
+    found: dict[str, dict] = {}
+    for function, ids in recorded.items():
+        if not (isinstance(function, str) and isinstance(ids, dict)
+                and isinstance(ids.get("case_set"), str) and isinstance(ids.get("checker"), str)):
+            continue
+        found[function] = {"case_set": ids["case_set"], "checker": ids["checker"]}
+        dropped = ids.get("dropped")
+        if isinstance(dropped, list) and dropped and all(isinstance(item, str) for item in dropped):
+            found[function]["dropped"] = list(dropped)
+    return found

@@ -159,7 +159,7 @@ class ResilientExecute(Execute):
         self._cut_cells: set[int] = set()  # cells whose output was cut (and says so)
         self._limits: list[str] = []  # LIMIT_LABELS hit, each once, in the order they were first hit
         self._behaviours: dict[str, list[str]] = {}  # grade_id -> each failed verdict by its behaviour (reveal.py)
-        self._case_sets: dict[str, dict[str, str]] = {}  # per check judged: the ids of its cases and checker (case_sets.py)
+        self._case_sets: dict[str, dict] = {}  # per check judged: the ids of its cases and checker (case_sets.py)
         self._probing = False  # while a check's harness runs: its reply lines must not be cut
         self._parts: dict[str, dict] = {}  # grade_id -> what its checks found (item_analysis.part_record)
         self.timeout_func = self._remaining_timeout
@@ -293,6 +293,8 @@ class ResilientExecute(Execute):
         cases = prepared.cases
         self._case_sets[check.function] = {"case_set": case_set_id(self._secret, check.function, prepared),
                                            "checker": checker_id(check)}
+        if prepared.dropped:  # cases the reference could not answer: left out of the grade, said here for the TA
+            self._case_sets[check.function]["dropped"] = list(prepared.dropped)
         skipped = self._reason_to_skip()
         if skipped:
             untested = f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"

@@ -21,22 +21,28 @@ from pathlib import Path
 from typing import Callable
 
 from ..wire import harness_request, new_marker, read_replies
-from .framework import Check, Verdict, case_generator, judge_replies
+from .framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
 
 #: The secret used when an instructor runs a check in their own kernel (no student, no course secret).
 INSTRUCTOR_SECRET = b"instructor's own run"
 
 
-def run_in_process(check: Check, function: Callable, *, secret: bytes = INSTRUCTOR_SECRET, student: str = "instructor") -> Verdict:
-    """Judge ``function`` with ``check`` in this process, through the same request, harness and parser as the kernel."""
+def run_in_process(check: Check, function: Callable, *, secret: bytes = INSTRUCTOR_SECRET, student: str = "instructor",
+                   prepared: PreparedCases | None = None) -> Verdict:
+    """Judge ``function`` with ``check`` in this process, through the same request, harness and parser as the kernel.
+
+    ``prepared``: the cases and answers of ``prepare_cases`` for this secret and student, when already drawn
+    (to judge many functions on the same draw).
+    """
     from ...in_sandbox import harness
 
-    cases = check.cases(case_generator(secret, check.function, student))
+    prepared = prepared or prepare_cases(check, case_generator(secret, check.function, student))
+    cases = prepared.cases
     marker = new_marker()
     lines: list[str] = []
     harness.call_all({check.function: function}, harness_request(check.function, cases, marker), emit=lines.append)
     replies, problem = read_replies("\n".join(lines), marker, len(cases))
-    return judge_replies(check, cases, replies, problem)
+    return judge_replies(check, cases, replies, problem, prepared.expected)
 
 
 def instructor_check(check: Check) -> Callable[[Callable], None]:

@@ -10,14 +10,18 @@ of each call, plain data, and decides here, on the trusted side.
 A failed case says what differed, expected against received, and on which call,
 written as Python a student can paste into a cell.
 
-Two rules hold for every check. Public cases never decide a behaviour alone: every
-boundary an exercise states (a score of exactly 0, a tie, integer input, Python lists for
+Three rules hold for every check. Every behaviour a docstring states has a witness on every
+draw: a case built so that its common bugs answer otherwise (a dev set every cap gets wrong,
+data on which stopping early changes the answer), not one that catches them on lucky draws
+(``tests/test_bug_witnesses.py`` judges a corpus of bugs over many draws). Public cases
+never decide a behaviour alone: every boundary an exercise states (a score of exactly 0, a tie, integer input, Python lists for
 ``array_like``, the epoch cap) is drawn at random as well, with the helpers of the section
 "random boundaries" (``points_with_zero_score``, ``integer_weights_and_boundary_points``,
 ``random_integer_points``, ``lists_at_random``). And the judgement is total and bounded:
 ``judge_replies`` judges each case through ``safe_case_failure`` (and a ``judge`` through
 one boundary too), so any value the wire accepts gives a pass or a failed case, and every
-value shown in a message is cut before it is written in full.
+value shown in a message is cut before it is written in full. A case the reference cannot
+answer (a solver that gives up) is dropped by ``prepare_cases`` and named for the TA, never failed.
 """
 
 from __future__ import annotations
@@ -264,16 +268,56 @@ def lists_at_random(rng: np.random.Generator, cases: list[Case], parameters: Seq
     return result
 
 
-#: Characters of one call shown in a message (a call longer than this is cut, and says so).
+#: Characters of one whole call shown in a message (a call longer than this is cut, and says so); a call
+#: longer than ``SHORT_CALL_CHARS`` is shown short first.
 MAX_CALL_CHARS = 2000
+#: A call up to this long is shown as it is; a longer one is shown short first (long arguments by their
+#: name and shape), then whole, to paste.
+SHORT_CALL_CHARS = 240
+#: An argument written longer than this is named, not written, in the short call.
+SHORT_ARGUMENT_CHARS = 40
 
 
 def call_text(check: Check, case: Case) -> str:
-    """The call of ``case`` as Python a student can paste (cut past ``MAX_CALL_CHARS``)."""
+    """The call of ``case`` as Python a student can paste (cut past ``MAX_CALL_CHARS``).
+
+    A call longer than ``SHORT_CALL_CHARS`` reads short first, e.g. ``hinge_sgd(X, y, 0.5, 0.1, 3)``
+    with the shapes of ``X`` and ``y``, and then whole on a line of its own, to paste in a cell.
+    """
+    full = _whole_call(check, case)
+    if len(full) <= SHORT_CALL_CHARS:
+        return full
+    return f"{_short_call(check, case)}\n  the whole call, to paste in a cell:\n    {full}"
+
+
+def _whole_call(check: Check, case: Case) -> str:
     arguments = [python_literal(value, limit=MAX_CALL_CHARS) for value in case.args]
     arguments += [f"{key}={python_literal(value, limit=MAX_CALL_CHARS)}" for key, value in case.kwargs.items()]
     text = f"{check.function}({', '.join(arguments)})"
     return text if len(text) <= MAX_CALL_CHARS else text[:MAX_CALL_CHARS] + " ... [cut: longer than the grader shows]"
+
+
+def _short_call(check: Check, case: Case) -> str:
+    """The call with each long argument replaced by its parameter's name, and what that argument is after it."""
+    names = list(check.parameters) + [f"argument {k + 1}" for k in range(len(check.parameters), len(case.args))]
+    written, named = [], []
+    for name, value in [*zip(names, case.args), *case.kwargs.items()]:
+        text = python_literal(value, limit=SHORT_ARGUMENT_CHARS + 1)
+        keyword = f"{name}=" if name in case.kwargs else ""
+        if len(text) <= SHORT_ARGUMENT_CHARS:
+            written.append(keyword + text)
+        else:
+            written.append(keyword + name if keyword else name)
+            named.append(f"{name}: {_what_it_is(value)}")
+    return f"{check.function}({', '.join(written)})  # " + "; ".join(named)
+
+
+def _what_it_is(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} ({value.dtype.name})"
+    if isinstance(value, (list, tuple)):
+        return f"a Python {type(value).__name__} of {len(value)} items"
+    return f"a {type(value).__name__}"
 
 
 def expected_answer(check: Check, case: Case) -> Any:
@@ -294,17 +338,31 @@ class PreparedCases:
 
     cases: list[Case]
     expected: list | None  #: ``None`` for a check judged without a single right answer (``judge``)
+    #: Each case drawn but dropped because the reference could not answer it: its behaviour and the error's type.
+    #: Never sent, never judged: a case without a right answer cannot fail a submission (the TA's record says so).
+    dropped: tuple[str, ...] = ()
 
 
 def prepare_cases(check: Check, rng: np.random.Generator) -> PreparedCases:
     """Draw the cases and compute every expected answer: work that needs nothing from the student.
 
-    The grader runs it in a thread while the kernel starts and the student's cells run.
+    The grader runs it in a thread while the kernel starts and the student's cells run. A case
+    the reference raises on (a solver that gives up on a rare draw) is dropped, and named in
+    ``dropped``: the same secret, student and code drop the same cases, so a regrade is identical.
     """
     cases = check.cases(rng)
     if check.reference is None or check.judge is not None:
         return PreparedCases(cases, None)
-    return PreparedCases(cases, [expected_answer(check, case) for case in cases])
+    kept, expected, dropped = [], [], []
+    for case in cases:
+        try:
+            answer = expected_answer(check, case)
+        except Exception as error:  # noqa: BLE001 - the reference's failure is the grader's, never the student's
+            dropped.append(f"{case.behaviour} (the reference raised {type(error).__name__})")
+            continue
+        kept.append(case)
+        expected.append(answer)
+    return PreparedCases(kept, expected, tuple(dropped))
 
 
 # ----------------------------------------------------------------------------- judging
@@ -464,8 +522,8 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
     if difference is None:
         return ""
     lines = [f"{check.function} returned {difference.what} on {case.behaviour}:", f"    {call_text(check, case)}"]
-    if difference.expected or difference.received:
-        lines += [f"  expected: {difference.expected}", f"  received: {difference.received}"]
+    lines += [f"  {label}: {text}" for label, text in (("expected", difference.expected), ("received", difference.received))
+              if text]  # a part with nothing to say is left out, never printed empty
     if difference.detail:
         lines.append(f"  {difference.detail}")
     if difference.hint:
@@ -541,6 +599,19 @@ def _item_text(value: Any, index: tuple) -> str:
     return python_literal(item.item() if isinstance(item, np.generic) else item, limit=100)
 
 
+def lower_precision(received: Any, expected: np.ndarray) -> str:
+    """The name of ``received``'s float dtype when it is narrower than float64 and explains the difference, else ``""``.
+
+    Explains it: the received values equal ``expected`` rounded to that precision (within a few of its units).
+    """
+    if not (isinstance(received, np.ndarray) and received.dtype.kind == "f" and received.dtype.itemsize < 8):
+        return ""
+    unit = float(np.finfo(received.dtype).eps)
+    with np.errstate(all="ignore"):
+        near = np.isclose(received.astype(float), expected, rtol=16 * unit, atol=16 * unit)
+    return received.dtype.name if bool(np.all(near)) else ""
+
+
 def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> Compare:
     """Same shape and same values (exactly, or within ``rtol``/``atol``); ``what`` describes the expected return."""
 
@@ -559,6 +630,12 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
         first = tuple(int(i) for i in np.argwhere(~close)[0])
         where = (f"first difference at index {first if len(first) != 1 else first[0]}: "
                  f"expected {_item_text(expected, first)}, received {_item_text(received, first)}") if first else ""
+        precision = lower_precision(received, want)
+        if precision:
+            return Difference(f"{precision} values instead of float64", shown, _describe(received),
+                              hint=f"compute in float64, NumPy's default float (no {precision} anywhere): the values are "
+                                   f"right to {precision} precision, and the grader compares float64 to {rtol:g}",
+                              detail=where)
         return Difference("a wrong value", shown, _describe(received), detail=where)
 
     return compare
@@ -640,7 +717,8 @@ def compare_tuple(names: Sequence[str], parts: Sequence[Compare]) -> Compare:
 
     def compare(received: Any, expected: Any) -> Difference | None:
         if not isinstance(received, (tuple, list)) or len(received) != len(names):
-            return Difference(f"something that is not a tuple ({', '.join(names)})", "", _describe(received))
+            return Difference(f"something that is not a tuple ({', '.join(names)})", python_literal(tuple(expected), limit=1500),
+                              _describe(received))
         for position, (name, part, got, want) in enumerate(zip(names, parts, received, expected)):
             difference = part(got, want)
             if difference is not None:

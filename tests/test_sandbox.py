@@ -561,15 +561,23 @@ def test_each_sandbox_is_held_to_its_tasks_and_one_core():
     assert not any(group.exists() for group in groups)  # the forked spinners were killed with their groups
 
 
-def test_root_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
-    monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")  # turning it off is not enough as root
-    with pytest.raises(CourseError, match="refusing to run student code as root without a sandbox"):
-        sandbox.choose_isolation()
-    isolation = sandbox.choose_isolation(unsandboxed=True)
-    assert not isolation.sandbox and "WARNING" in capsys.readouterr().err
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
-    assert not sandbox.choose_isolation().sandbox  # another user: a warning, as before
+def test_grading_without_a_sandbox_is_refused_for_root_and_for_anyone_else_unless_asked_for_plainly(monkeypatch, capsys):
+    # Attack round 12 (item 9): a TA who is not root and has no user namespaces (a Kubernetes hub's pod) graded
+    # student code with their own rights after a warning only. Now only the plainly named opt-in runs it.
+    from perceptron_course.grading.trusted.cli import build_parser
+
+    monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")  # turning it off is not enough, for anyone
+    for uid, who in ((0, "as root"), (1000, r"with your own rights \(your files, the course secret, the gradebook\)")):
+        monkeypatch.setattr(sandbox.os, "geteuid", lambda uid=uid: uid)
+        with pytest.raises(CourseError, match=f"refusing to run student code {who} without a sandbox") as refused:
+            sandbox.choose_isolation()
+        assert "docs/hosting.md" in str(refused.value) and "--unsafe-no-sandbox" in str(refused.value)
+        assert "user namespaces" in str(refused.value)
+        isolation = sandbox.choose_isolation(unsandboxed=True)
+        assert not isolation.sandbox and "WARNING (--unsafe-no-sandbox)" in capsys.readouterr().err
+    for command in (["grade"], ["explain", "ada", "01_geometry"]):
+        assert build_parser().parse_args([*command, "--unsafe-no-sandbox"]).unsandboxed
+        assert not build_parser().parse_args(command).unsandboxed
 
 
 def test_intake_refuses_links_special_files_and_huge_notebooks(tmp_path):

@@ -220,8 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.add_argument("--force", action="store_true",
                        help="regrade submissions already graded and unchanged too (manual grades of unchanged answers stay)")
-    grade.add_argument("--unsandboxed", action="store_true",
-                       help="as root, run student code even where the sandbox cannot run (unsafe; see README)")
+    grade.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
+                       help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
+                            "read and change your files, the course secret and the gradebook; see docs/hosting.md)")
     grade.set_defaults(run=command_grade)
 
     refresh = commands.add_parser("refresh", help="rewrite feedback, grades.csv and the report from the gradebook "
@@ -238,8 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("student", help="the student's id (their folder in submitted/)")
     explain.add_argument("assignment", help="the assignment, e.g. 01_geometry")
     explain.add_argument("--root", default=None, help=ROOT_HELP)
-    explain.add_argument("--unsandboxed", action="store_true",
-                         help="as root, run student code even where the sandbox cannot run (unsafe; see README)")
+    explain.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
+                       help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
+                            "read and change your files, the course secret and the gradebook; see docs/hosting.md)")
     explain.set_defaults(run=command_explain)
 
     demo = commands.add_parser("demo", help="grade the bundled example class in a fresh work area")

@@ -139,6 +139,7 @@ def _grade_job(job: GradeJob) -> Outcome:
     with data_budget(), measured() as used, private_runtime_dir(isolation) as runtime, \
             grading_kernel(isolation, runtime, job.assignment) as config:
         config.ResilientExecute.grading_secret = read_secret(Path(job.course_root) / SECRET_FILE).hex()
+        config.ResilientExecute.submission_digest = taken.digest  # every byte handed in: what the cases are drawn from
         if job.reveal_as_of:
             config.RevealSchedule.as_of = job.reveal_as_of
         api = nbgrader_api(course, config)

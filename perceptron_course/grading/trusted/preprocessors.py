@@ -47,6 +47,7 @@ from traitlets import Bool, Integer, Unicode
 from .case_sets import CASE_SETS_KEY, case_set_id, checker_id
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
 from .gradebook_rows import comment_of, grade_of, opened_rows
+from .hand_in_digest import notebook_digest
 from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
@@ -123,6 +124,8 @@ class ResilientExecute(Execute):
     max_reply_chars = Integer(16_000_000, help="characters of harness output read for one check").tag(config=True)
     max_notebook_output_chars = Integer(16_000_000, help="characters of output kept in the whole notebook "
                                                          "(the harness's replies aside)").tag(config=True)
+    submission_digest = Unicode("", help="hand_in_digest of the hand-in as handed in (the grader's intake sets it); "
+                                         "without it, the digest of the whole notebook as it reaches this step").tag(config=True)
     require_grading_kernel = Bool(True, help="refuse to run student code in any kernel but the sandboxed "
                                              "grading kernel that perceptron-course grade starts").tag(config=True)
 
@@ -145,7 +148,7 @@ class ResilientExecute(Execute):
                                "nbgrader's own autograde does not")
         self._secret = bytes.fromhex(self.grading_secret) if self.grading_secret else read_secret(Path(self.secret_file))
         self._student = ((resources or {}).get("nbgrader") or {}).get("student", "")
-        self._submission = code_digest(nb)
+        self._submission = self.submission_digest or notebook_digest(nb)
         self._deadline = monotonic() + self.time_budget
         self._restarts = 0
         self._gave_up = ""
@@ -426,15 +429,6 @@ class ResilientExecute(Execute):
 
     def _update_display_id(self, display_id, msg):
         """Display updates are ignored: they would rewrite earlier outputs past the caps."""
-
-
-def code_digest(nb) -> str:
-    """A digest of every code cell's source: what a resubmission changes, and a regrade does not."""
-    digest = hashlib.sha256()
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            digest.update(cell.source.encode("utf-8", "surrogatepass") + b"\0")
-    return digest.hexdigest()
 
 
 def _error(ename: str, evalue: str):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import hmac
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -145,14 +146,17 @@ def case_generator(secret: bytes, function: str, student: str, submission: str =
     """The random generator of one student's cases for one function.
 
     Derived from the course secret, so nobody without it can know the cases; from the
-    student, so one student's cases tell nothing about another's; and from the
-    submission's code (``submission``, a digest), so the answers a failed case shows in
-    feedback are useless to a resubmission: changed code draws new cases. The same
-    secret, student and code always give the same cases: a regrade is identical.
+    student, so one student's cases tell nothing about another's; and from the hand-in
+    (``submission``: ``hand_in_digest``, every byte handed in), so the answers a failed case
+    shows in feedback are useless to any other hand-in: a change of any cell, output, tag or
+    metadata draws new cases. The same secret, student and hand-in always give the same cases:
+    a regrade is identical. The parts are length-prefixed under an HMAC keyed by the secret, so
+    no two different lists of parts give the same generator.
     """
-    parts = [secret, function.encode(), student.encode(), submission.encode()]
-    digest = hashlib.sha256(b"\0".join(parts)).digest()
-    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(digest[:16], "little")))
+    mac = hmac.new(secret, b"perceptron-course cases v2", hashlib.sha256)
+    for part in (function.encode("utf-8"), student.encode("utf-8", "surrogateescape"), submission.encode("utf-8")):
+        mac.update(len(part).to_bytes(8, "big") + part)
+    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(mac.digest()[:16], "little")))
 
 
 def random_points(rng: np.random.Generator) -> np.ndarray:

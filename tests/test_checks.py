@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from perceptron_course.grading.trusted import checks
-from perceptron_course.grading.trusted.checks import CHECKS
+from perceptron_course.grading.trusted.checks import CHECKS, framework
 from perceptron_course.grading.trusted.checks.framework import case_generator
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.checks import run_in_process
@@ -690,3 +690,25 @@ def test_a_kept_multiclass_run_is_the_run_training_with_that_cap_gives(trainer_n
             for field in ("W", "b", "n_mistakes", "epochs", "converged", "classes"):
                 assert np.array_equal(getattr(got, field), getattr(fresh, field)), (k, cap, field)
     assert reused > 40  # what is given back rather than trained again: a run that converged, asked again at or after its end
+
+
+# Attack round 12 (item 3): numbers returned as text (``['1.25']``, dtype ``<U``) got full marks in 04_convergence,
+# since the comparisons cast what they received to float. Every comparison now requires numbers.
+NOT_NUMBERS = {"text": lambda value: np.asarray(value).astype(str), "a string": lambda value: str(float(np.ravel(value)[0])),
+               "text in a list": lambda value: [str(item) for item in np.ravel(value)],
+               "bools": lambda value: np.ones(np.shape(value), dtype=bool)}
+
+
+@pytest.mark.parametrize("form", sorted(NOT_NUMBERS))
+@pytest.mark.parametrize("compare, expected", [
+    (framework.compare_number(), 1.25), (framework.compare_count(), 1),
+    (framework.compare_arrays(exact=True, what="an array"), np.array([1.0, 1.0])),
+    (framework.compare_arrays(exact=False, what="an array"), np.array([[1.0], [1.0]])),
+    (framework.compare_labels(), np.array([1, 1])),
+])
+def test_a_comparison_requires_numbers_not_text_or_bools(compare, expected, form):
+    received = NOT_NUMBERS[form](expected)
+    assert compare(np.asarray(expected), expected) is None  # the same values as numbers pass
+    difference = compare(received, expected)
+    assert difference is not None and ("not" in difference.what or "other than" in difference.what), (form, difference)
+    assert ("text" if form != "bools" else "True") in difference.hint, (form, difference)

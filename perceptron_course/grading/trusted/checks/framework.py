@@ -497,17 +497,41 @@ def _same_array(before: np.ndarray, after: Any) -> bool:
 # ----------------------------------------------------------------------------- comparisons
 
 
-def as_float_array(value: Any) -> np.ndarray | None:
-    """``value`` as a float array, or ``None`` if it is not made of numbers (strings, ragged lists, objects, ...)."""
-    if isinstance(value, (Unsupported, str, dict)) or value is None:
+#: NumPy kinds of numbers (signed, unsigned, float): text, bytes and objects are not numbers even when they read as one.
+NUMBER_KINDS = "iuf"
+
+
+def as_float_array(value: Any, *, bools: bool = False) -> np.ndarray | None:
+    """``value`` as a float array, or ``None`` if it is not made of numbers.
+
+    Judged on what was returned, before any cast: text (``['1.25']``, an array of dtype ``<U``), a
+    string anywhere in a list, ragged lists and objects are not numbers (attack round 12: numbers
+    returned as text got full marks, since ``np.asarray(['1.25'], dtype=float)`` reads them); nor are
+    bools, unless ``bools`` (where a bool is a mistake with a hint of its own, as for labels).
+    """
+    if isinstance(value, (Unsupported, str, bytes, dict)) or value is None:
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            array = np.asarray(value, dtype=float)
+            returned = np.asarray(value)
+            if returned.dtype.kind not in NUMBER_KINDS + ("b" if bools else ""):
+                return None
+            array = returned.astype(float)
     except (TypeError, ValueError, OverflowError):
         return None
     return array
+
+
+def kind_hint(received: Any) -> str:
+    """A hint when ``received`` holds text or bools where numbers are promised, else ``""``."""
+    try:
+        kind = np.asarray(received).dtype.kind if not isinstance(received, (Unsupported, dict)) else ""
+    except (TypeError, ValueError, OverflowError):
+        return ""
+    if kind in "USO" or isinstance(received, str):
+        return "return numbers (float or int), not text: '1.25' is a string, 1.25 is a number"
+    return "return numbers, not True/False" if kind == "b" else ""
 
 
 def describe(value: Any) -> str:
@@ -553,7 +577,7 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
         shown = python_literal(np.asarray(expected), limit=1500)
         got = as_float_array(received)
         if got is None:
-            return Difference(f"something that is not {what}", shown, _describe(received))
+            return Difference(f"something that is not {what}", shown, _describe(received), hint=kind_hint(received))
         if got.shape != want.shape:
             return Difference(f"an array of the wrong shape {got.shape} (expected {want.shape}, {what})",
                               shown, _describe(received))
@@ -575,7 +599,8 @@ def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a num
         got = as_float_array(received)
         if got is None or got.size != 1:
             shape = f" of shape {got.shape}" if got is not None else ""
-            return Difference(f"something{shape} that is not {what}", repr(float(expected)), _describe(received))
+            return Difference(f"something{shape} that is not {what}", repr(float(expected)), _describe(received),
+                              hint=kind_hint(received))
         value = float(got.ravel()[0])
         if np.isclose(value, float(expected), rtol=rtol, atol=atol):
             return None
@@ -590,7 +615,8 @@ def compare_count(what: str = "a count", *, noun: str = "count") -> Compare:
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
         if got is None or got.size != 1 or isinstance(received, (bool, np.bool_)):
-            return Difference(f"something that is not {what}", repr(int(expected)), _describe(received))
+            return Difference(f"something that is not {what}", repr(int(expected)), _describe(received),
+                              hint=kind_hint(received))
         if float(got.ravel()[0]) == int(expected):
             return None
         return Difference(f"a wrong {noun}", repr(int(expected)), _describe(received))
@@ -623,7 +649,7 @@ def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
     values = compare_arrays(exact=True, what=what)
 
     def compare(received: Any, expected: Any) -> Difference | None:
-        got = as_float_array(received)
+        got = as_float_array(received, bools=True)
         if got is not None and got.shape == np.shape(expected) and not np.all(np.isin(got, (-1, 1))):
             if _holds_bools(received):
                 hint = "return the labels -1 and +1, not True and False (e.g. np.where(scores >= 0, 1, -1))"

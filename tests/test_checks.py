@@ -712,3 +712,47 @@ def test_a_comparison_requires_numbers_not_text_or_bools(compare, expected, form
     difference = compare(received, expected)
     assert difference is not None and ("not" in difference.what or "other than" in difference.what), (form, difference)
     assert ("text" if form != "bools" else "True") in difference.hint, (form, difference)
+
+
+def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeypatch):
+    # Attack round 12 (item 2): a perceptron_step that adds y x to the caller's w in place, in a kernel where student
+    # code had replaced json.dumps (reached through a class attribute) so that the harness reported every argument
+    # unchanged: 3/3. The harness now calls each case again on the same objects; the second answer is judged here.
+    import json
+
+    from perceptron_course.grading.trusted.checks import run_in_process
+
+    def perceptron_step(w, b, x, y):
+        mistake = bool(y * (np.dot(w, x) + b) <= 0)
+        if mistake:
+            w += y * np.asarray(x, dtype=float)  # the caller's array
+            b = b + y
+        return w, float(b), mistake
+
+    honest = lambda w, b, x, y: perceptron_step(np.array(w, dtype=float), b, x, y)  # noqa: E731
+    real_dumps = json.dumps
+    sent: list = []
+
+    class Box:  # what the attacker reached json through
+        module = json
+
+    def lying_dumps(value, *args, **kwargs):
+        if isinstance(value, dict) and value.get("function") == "perceptron_step":
+            sent[:] = value["calls"]
+        if isinstance(value, dict) and "args_after" in value and sent:
+            value = {**value, "args_after": sent[value["index"]]["args"]}  # "unchanged", says the report
+        return real_dumps(value, *args, **kwargs)
+
+    assert run_in_process(CHECKS["perceptron_step"], honest).passed
+    assert not run_in_process(CHECKS["perceptron_step"], perceptron_step).passed
+    monkeypatch.setattr(Box.module, "dumps", lying_dumps)
+    from perceptron_course.grading.trusted.wire import harness_request
+
+    request = harness_request("perceptron_step", CHECKS["perceptron_step"].cases(
+        case_generator(b"s" * 16, "perceptron_step", "instructor")), "@@m@@")
+    lying_dumps(request)  # the attacker read the request (the harness cell holds it)
+    verdict = run_in_process(CHECKS["perceptron_step"], perceptron_step, secret=b"s" * 16)
+    monkeypatch.undo()
+    assert not verdict.passed
+    assert "changed its argument" not in verdict.message()  # the report lied ...
+    assert "when called a second time with the same arguments" in verdict.message()  # ... the second answer did not

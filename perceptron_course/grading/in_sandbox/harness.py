@@ -115,13 +115,32 @@ def _stdout_writer():
     return write
 
 
+def _call_again(function, args, kwargs):
+    """The same call once more, on the very objects of the first (changed in place or not): ``{"again": wire}``.
+
+    The grader expects the same answer: a function that changed its arguments in place (or keeps
+    state between calls) answers differently. So the verdict on an in-place change rests on a
+    returned value, judged on the trusted side, and not only on what this harness reports of the
+    arguments (``args_after``), which student code that ran before it can rewrite (attack round 12).
+    """
+    try:
+        with warnings.catch_warnings(), numpy.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return {"again": encode(function(*args, **kwargs))}
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - as for the first call
+        return {"again_error": _error_text(error)}
+
+
 def call_all(namespace, request, emit=None):
     """Call ``namespace[request["function"]]`` on every case of ``request``; emit one JSON line per call.
 
     ``request``: ``{"function": name, "marker": str, "calls": [{"args": [...], "kwargs": {...}}]}``
     with arguments in wire form. Each line is the marker followed by
     ``{"index": i, "result": wire}`` and ``"args_after"`` (the arguments after the
-    call, to see whether they were changed in place), or ``{"index": i, "error": [type, message]}``.
+    call, to see whether they were changed in place), then ``"again"`` (the answer to the same call made
+    once more on the same objects) or ``"again_error"``; or ``{"index": i, "error": [type, message]}``.
     A missing function gives one line ``{"missing": true}``.
     """
     write = emit or _stdout_writer()
@@ -144,6 +163,7 @@ def call_all(namespace, request, emit=None):
         else:
             reply = {"index": index, "result": encode(result),
                      "args_after": [encode(item) for item in args] + [encode(kwargs[key]) for key in sorted(kwargs)]}
+            reply.update(_call_again(function, args, kwargs))
         try:
             line = json.dumps(reply, allow_nan=True)
         except (TypeError, ValueError, RecursionError, OverflowError) as error:

@@ -148,6 +148,9 @@ _IPYTHON_HOOKS = {
     "system_raw": "a shell escape (!cmd)",
 }
 _GET_IPYTHON = "get_ipython()"
+#: How a holder of values is named among the aliases: ``<held by K>`` for a class ``K`` (or a name given attributes),
+#: and ``<held by K>.s`` for what it holds under ``s``.
+HOLDER_PREFIX = "<held by "
 
 
 @dataclass(frozen=True)
@@ -240,7 +243,7 @@ class _CellVisitor(ast.NodeVisitor):
                 return frozenset({"get_ipython"})
             return self.aliases.get(node.id, frozenset({"builtins"}) if node.id == "__builtins__" else frozenset())
         if isinstance(node, ast.Attribute):
-            return frozenset(f"{base}.{node.attr}" for base in self.reached(node.value))
+            return self.attribute_paths(self.reached(node.value), node.attr)
         if isinstance(node, ast.Call):
             return self._reached_by_call(node)
         if isinstance(node, ast.Subscript):
@@ -259,13 +262,28 @@ class _CellVisitor(ast.NodeVisitor):
             return self.reached(node.body)
         return frozenset()
 
+    def attribute_paths(self, bases: frozenset[str], attribute: str) -> frozenset[str]:
+        """What ``<base>.<attribute>`` may stand for: a module's attribute, or what a holder (a class, an object a
+        name stands for) was given under that name (``class K: s = sys``, ``f.s = sys``: ``K.s`` is ``sys``)."""
+        found = set()
+        for base in bases:
+            if base.startswith(HOLDER_PREFIX):
+                found |= self.aliases.get(f"{base}.{attribute}", frozenset())  # nothing known: not a made-up path
+            else:
+                found.add(f"{base}.{attribute}")
+        return frozenset(found)
+
     def _reached_by_call(self, node: ast.Call) -> frozenset[str]:
         if isinstance(node.func, ast.Name) and node.func.id == "get_ipython":
             return frozenset({_GET_IPYTHON})
         constant = _constant_attribute(node)
         if constant is not None:
-            return frozenset(f"{base}.{constant}" for base in self.reached(node.args[0]))
-        if self.reached(node.func) and not isinstance(node.func, ast.Lambda):
+            return self.attribute_paths(self.reached(node.args[0]), constant)
+        called = self.reached(node.func)
+        holders = frozenset(path for path in called if path.startswith(HOLDER_PREFIX))
+        if holders:
+            return holders  # ``K()``: an instance reaches what its class holds
+        if called and not isinstance(node.func, ast.Lambda):
             return frozenset()  # a library function's result: not a module
         passed = [a for a in [*node.args, *(k.value for k in node.keywords)]
                   if isinstance(a, (ast.Name, ast.Attribute, ast.Starred, ast.List, ast.Tuple, ast.Dict, ast.Set))]
@@ -425,7 +443,38 @@ class _CellVisitor(ast.NodeVisitor):
         for target in node.targets:
             self.check_target(target)
             self.bind(target, paths)
+            self.hold(target, paths)
         self.generic_visit(node)
+
+    def hold(self, target: ast.AST, paths: frozenset[str]) -> None:
+        """``name.attr = sys``: ``name`` now holds ``sys`` under ``attr`` (later ``name.attr.settrace`` is seen)."""
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and paths:
+            holder = f"{HOLDER_PREFIX}{target.value.id}>"
+            self.aliases[target.value.id] = self.aliases.get(target.value.id, frozenset()) | {holder}
+            self.aliases[f"{holder}.{target.attr}"] = self.aliases.get(f"{holder}.{target.attr}", frozenset()) | paths
+            self._reached.clear()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        """A class holds what its body binds (``class K: s = sys``): ``K.s``, ``K().s`` and a subclass's ``s`` reach it.
+
+        Attack round 12: ``exec`` and ``sys.settrace`` reached through a module held as a class attribute raised no flag.
+        """
+        for part in [*node.decorator_list, *node.bases, *(keyword.value for keyword in node.keywords)]:
+            self.visit(part)
+        holder = f"{HOLDER_PREFIX}{node.name}>"
+        inherited = _union(self.reached(base) for base in node.bases)
+        before = dict(self.aliases)
+        for statement in node.body:
+            self.visit(statement)
+        for name, paths in list(self.aliases.items()):
+            if not name.startswith(HOLDER_PREFIX) and paths and before.get(name) != paths:
+                self.aliases[f"{holder}.{name}"] = paths
+        for base in inherited:
+            for key, paths in list(self.aliases.items()):
+                if key.startswith(base + "."):
+                    self.aliases.setdefault(holder + key[len(base):], paths)
+        self.aliases[node.name] = frozenset({holder})
+        self._reached.clear()
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.bind(node.target, self.reached(node.value))
@@ -519,7 +568,7 @@ class _CellVisitor(ast.NodeVisitor):
         if target.attr.startswith("__") and target.attr.endswith("__"):
             self.flag(target, f"assignment to .{target.attr}")
         base = self.dotted(target.value)
-        if base and not base.startswith(_GET_IPYTHON):
+        if base and not base.startswith((_GET_IPYTHON, HOLDER_PREFIX)):
             self.flag(target, f"assignment to {base}.{target.attr} (a module attribute)")
 
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..wire import Reply, Unsupported, python_literal
+from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, python_literal
 
 #: Random cases per check, besides the named ones.
 N_RANDOM_CASES = 20
@@ -466,7 +466,7 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
         expected = expected_answer(check, case)
     difference = check.compare(reply.result, expected)
     if difference is None:
-        return ""
+        return _second_call_failure(check, case, reply, expected)
     lines = [f"{check.function} returned {difference.what} on {case.behaviour}:", f"    {call_text(check, case)}"]
     if difference.expected or difference.received:
         lines += [f"  expected: {difference.expected}", f"  received: {difference.received}"]
@@ -475,6 +475,32 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
     if difference.hint:
         lines.append(f"  hint: {difference.hint}")
     return "\n".join(lines)
+
+
+def _second_call_failure(check: Check, case: Case, reply: Reply, expected: Any) -> str:
+    """Why the same call, made again on the same objects, failed where the first passed; or ``""``.
+
+    The harness calls each case twice on the very same argument objects. A function that changed its
+    arguments in place sees other values the second time and answers differently: this verdict rests
+    on that answer, judged here, never on the kernel's own report of the arguments (which student
+    code that ran before the harness can rewrite).
+    """
+    assert check.compare is not None
+    hint = ("hint: work on copies; an in-place operation (+=, *=, a slice assignment) on an argument changes the "
+            "caller's array, and the function must also keep no state between calls")
+    if reply.again_error is not None:
+        kind, message = reply.again_error
+        return (f"{check.function} raised {kind}{': ' + message if message else ''} when called a second time with the "
+                f"same arguments on {case.behaviour} (the first call had changed them in place?):\n    "
+                f"{call_text(check, case)}\n  {hint}")
+    if reply.again is NOT_CALLED_AGAIN:
+        return ""
+    difference = check.compare(reply.again, expected)
+    if difference is None:
+        return ""
+    return (f"{check.function} gave another answer when called a second time with the same arguments on {case.behaviour}: "
+            f"it changed them in place (the caller's arrays), or keeps state between calls:\n    {call_text(check, case)}\n"
+            f"  expected: {difference.expected}\n  received the second time: {difference.received}\n  {hint}")
 
 
 def changed_arguments(check: Check, case: Case, args_after: list) -> str:

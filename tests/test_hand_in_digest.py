@@ -106,3 +106,52 @@ def test_the_intake_draws_from_the_bytes_handed_in_outputs_included(tmp_path):
     assert taken["ada"].notebooks == taken["ben"].notebooks  # what runs: outputs dropped
     assert taken["ada"].digest != taken["ben"].digest  # what the cases are drawn from: every byte handed in
     assert taken["ada"].digest == hand_in_digest({"geometry.ipynb": (course.submitted / "ada" / "01_geometry" / "geometry.ipynb").read_bytes()})
+
+
+def _graded_predict(notebook, secret: bytes, digest: str):
+    """The verdict on ``predict`` of ``notebook`` for the cases of ``digest``: its code cells run as the kernel runs them
+    (skip-execution cells skipped), the visible test's calls first, then the harness on the hidden cases."""
+    import runpy
+
+    from perceptron_course.grading.trusted.checks.framework import judge_replies
+    from perceptron_course.grading.trusted.wire import harness_request, new_marker, read_replies
+    from perceptron_course.grading.in_sandbox import harness
+
+    attack = runpy.run_path(str(ROUND12 / "_resubmission.py"))
+    namespace = {"np": np}
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and (cell.source.startswith("_table[") or cell.source == attack["PREDICT"]):
+            if "skip-execution" not in cell.metadata.get("tags", []):
+                exec(cell.source, namespace)  # noqa: S102 - the fixture's own code
+    for args in attack["VISIBLE_CALLS"]:
+        namespace["predict"](*args)
+    check = CHECKS["predict"]
+    cases = check.cases(case_generator(secret, "predict", attack["STUDENT"], digest))
+    marker, lines = new_marker(), []
+    harness.call_all(namespace, harness_request("predict", cases, marker), emit=lines.append)
+    replies, problem = read_replies("\n".join(lines), marker, len(cases))
+    return judge_replies(check, cases, replies, problem)
+
+
+ROUND12 = __import__("pathlib").Path(__file__).resolve().parent / "fixtures" / "attacks_round12"
+
+
+def test_the_resubmission_of_round_12_answered_its_cases_from_a_table_and_now_draws_new_ones(tmp_path):
+    import runpy
+    from pathlib import Path
+
+    from perceptron_course.grading.trusted.example_class import copy_course
+
+    attack = runpy.run_path(str(ROUND12 / "_resubmission.py"))
+    course = copy_course(Path(__file__).resolve().parents[1], tmp_path / "course")
+    first = attack["first_hand_in"](course)
+    second = attack["second_hand_in"](first, attack["labels_shown_in_feedback"](course, SECRET, first))
+    # before round 12: one digest for both (their code cells are the same), so the table answers every case
+    old = _old_code_digest(first)
+    assert old == _old_code_digest(second)
+    assert not _graded_predict(first, SECRET, old).passed  # 0/2 ...
+    # ... and the resubmission would have needed the first's cases: with them, the table answers everything
+    first_digest = hand_in_digest({"geometry.ipynb": nbformat.writes(first).encode("utf-8")})
+    assert _graded_predict(second, SECRET, first_digest).passed
+    # now: the second hand-in's own bytes draw its cases, and the table is of no use
+    assert not _graded_predict(second, SECRET, _digest(second)).passed

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import resource
+import runpy
 import shutil
 import socket
 import stat
@@ -36,6 +37,8 @@ from perceptron_course.grading.trusted.secret import load_or_create_secret
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sandbox_class"
+#: The twelfth attack round's hand-ins (a README there says what each attempts), graded in the same batch.
+ROUND12 = Path(__file__).resolve().parent / "fixtures" / "attacks_round12"
 REAL_PACKAGE = REPO / "perceptron_course"
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
@@ -667,9 +670,11 @@ def _make_name_attacks(course) -> None:
 def hostile_batch(tmp_path_factory):
     course = copy_course(REPO, tmp_path_factory.mktemp("hostile"))
     build_example_class(course, FIXTURES)
+    build_example_class(course, ROUND12)
     file_attacks = _make_file_attacks(course)
     _make_name_attacks(course)
-    load_or_create_secret(course.root)
+    secret = load_or_create_secret(course.root)
+    runpy.run_path(str(ROUND12 / "_resubmission.py"))["write_second_hand_in"](course, secret)  # needs the secret
     before = tree_state(course.root, exclude=GRADER_OUTPUT)
     machine_before = _machine_state()
     saved = os.environ.get("PERCEPTRON_TA_TOKEN")
@@ -727,7 +732,7 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     for folder in ("autograded", "feedback"):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
         assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *FIRST_ROUND, *SECOND_ROUND,
-                          *THIRD_ROUND, *FIFTH_ROUND, "html_nesting"}, graded
+                          *THIRD_ROUND, *FIFTH_ROUND, "html_nesting", *TWELFTH_ROUND}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
 
@@ -931,6 +936,43 @@ def test_hostile_batch_third_round_evasions_are_flagged_and_run_no_program(hosti
     page = html.unescape((hostile_batch["course"].feedback / "third_evasions" / "01_geometry" / "geometry.html").read_text())
     for way in ("list alias", "getattr value", "identity"):
         assert f"BLOCKED run a program through the {way}" in page and f"LEAKED run a program through the {way}" not in page
+
+
+#: Hand-ins of the twelfth round and the flags each must raise (tests/fixtures/attacks_round12/README.md).
+TWELFTH_ROUND = {
+    "resubmit_table": [],
+    "numbers_as_text": [],
+    "hidden_mutation": ["assignment to json.dumps (a module attribute)"],
+    "held_module_exec": ["sys.settrace", "sys.setprofile", "sys.modules"],
+}
+
+
+@pytest.mark.slow
+def test_hostile_batch_twelfth_round_forged_points_are_gone_and_evasions_are_flagged(hostile_batch):
+    outcomes, course = hostile_batch["outcomes"], hostile_batch["course"]
+    for student, expected in TWELFTH_ROUND.items():
+        outcome = outcomes[student]
+        assert outcome.status == "graded", (student, outcome.reason)
+        constructs = [flag.construct for flag in outcome.flags]
+        for construct in expected:
+            assert any(c.startswith(construct) for c in constructs), (student, constructs)
+    # item 1: the table of the first hand-in's feedback answers nothing once the second hand-in draws its own cases
+    resubmitted = outcomes["resubmit_table"].cell_scores
+    assert resubmitted["test_predict"] == 0 and all(resubmitted[cell] > 0 for cell in ("test_augment", "test_signed_distance",
+                                                                                      "test_set_margin")), resubmitted
+    # item 3: numbers returned as text score nothing in 04
+    tested = ("test_radius", "test_proof_terms", "test_proof_squeeze", "test_mistake_bound")
+    as_text = outcomes["numbers_as_text"].cell_scores
+    assert {cell: as_text[cell] for cell in tested} == dict.fromkeys(tested, 0), as_text
+    page = html.unescape((course.feedback / "numbers_as_text" / "04_convergence" / "convergence.html").read_text(encoding="utf-8"))
+    assert "not text" in page
+    # item 2: the in-place change hidden from the harness's report is seen in the second answer
+    assert outcomes["hidden_mutation"].cell_scores["test_perceptron_step"] == 0
+    page = html.unescape((course.feedback / "hidden_mutation" / "02_algorithm" / "algorithm.html").read_text(encoding="utf-8"))
+    assert "when called a second time with the same arguments" in page
+    # item 6: correct code, flagged, its points kept
+    assert outcomes["held_module_exec"].score == 8
+    assert outcomes["honest"].score == outcomes["honest"].max_score == 8
 
 
 def _csv_cells(path: Path) -> list[list[str]]:

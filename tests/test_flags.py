@@ -469,6 +469,11 @@ HELD = [
     ("import sys\nclass K:\n    s = sys\nK.s.modules['builtins'].exec('1')", "sys.modules"),
     ("import json\nclass K:\n    m = json\nK.m.dumps = print", "assignment to json.dumps (a module attribute)"),
     ("import numpy as np\nclass K:\n    m = np\nK.m.testing._private.utils.os.system('ls')", "numpy.testing._private.utils.os.system"),
+    ("import sys\nclass K:\n    s = sys\ntype(K()).s.settrace(print)", "sys.settrace"),
+    ("import sys\nclass K:\n    def go(self):\n        self.s.settrace(print)\n    s = sys", "sys.settrace"),
+    ("import sys\nclass K:\n    s = sys\n    @classmethod\n    def go(cls):\n        cls.s.setprofile(print)", "sys.setprofile"),
+    ("import sys\nclass K:\n    def __init__(self):\n        self.s = sys\n    def go(self):\n        self.s.settrace(print)",
+     "sys.settrace"),
 ]
 
 

@@ -164,7 +164,7 @@ def command_demo(args) -> int:
     written = build_example_class(course, source_course.root / "example_class")
     print(f"example class: {len({s for s, _ in written})} students, {len(written)} submissions in {course.submitted}")
     start = time.perf_counter()
-    outcomes = grade(course, progress=not args.quiet, jobs=args.jobs)
+    outcomes = grade(course, progress=not args.quiet, jobs=args.jobs, unsandboxed=args.unsandboxed)
     _print_summary(course, outcomes, time.perf_counter() - start)
     print(f"open it in JupyterLab's formgrader: perceptron-course lab --root {_shown_path(out)}")
     return 0
@@ -249,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--course", default=str(repository_root()), help=argparse.SUPPRESS)
     demo.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: one per core)")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    demo.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
+                      help="grade the example class even where the sandbox cannot run, with your own rights (see docs/hosting.md)")
     demo.set_defaults(run=command_demo)
 
     bundle = commands.add_parser("bundle", help="write what students receive (assignments, lectures, student package) as a folder and a zip")

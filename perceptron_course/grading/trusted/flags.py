@@ -286,7 +286,7 @@ class _CellVisitor(ast.NodeVisitor):
         if called and not isinstance(node.func, ast.Lambda):
             return frozenset()  # a library function's result: not a module
         passed = [a for a in [*node.args, *(k.value for k in node.keywords)]
-                  if isinstance(a, (ast.Name, ast.Attribute, ast.Starred, ast.List, ast.Tuple, ast.Dict, ast.Set))]
+                  if isinstance(a, (ast.Name, ast.Attribute, ast.Starred, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call))]
         return self.reached(node.func) | _union(self.reached(argument) for argument in passed)
 
     def dotted(self, node: ast.AST) -> str | None:
@@ -449,9 +449,12 @@ class _CellVisitor(ast.NodeVisitor):
     def hold(self, target: ast.AST, paths: frozenset[str]) -> None:
         """``name.attr = sys``: ``name`` now holds ``sys`` under ``attr`` (later ``name.attr.settrace`` is seen)."""
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and paths:
-            holder = f"{HOLDER_PREFIX}{target.value.id}>"
-            self.aliases[target.value.id] = self.aliases.get(target.value.id, frozenset()) | {holder}
-            self.aliases[f"{holder}.{target.attr}"] = self.aliases.get(f"{holder}.{target.attr}", frozenset()) | paths
+            name = target.value.id
+            holders = {path for path in self.aliases.get(name, ()) if path.startswith(HOLDER_PREFIX)} \
+                or {f"{HOLDER_PREFIX}{name}>"}  # ``self.s = sys`` in a method: the class holds it
+            self.aliases[name] = self.aliases.get(name, frozenset()) | holders
+            for holder in holders:
+                self.aliases[f"{holder}.{target.attr}"] = self.aliases.get(f"{holder}.{target.attr}", frozenset()) | paths
             self._reached.clear()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -463,9 +466,11 @@ class _CellVisitor(ast.NodeVisitor):
             self.visit(part)
         holder = f"{HOLDER_PREFIX}{node.name}>"
         inherited = _union(self.reached(base) for base in node.bases)
+        methods = [statement for statement in node.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))]
         before = dict(self.aliases)
         for statement in node.body:
-            self.visit(statement)
+            if statement not in methods:
+                self.visit(statement)
         for name, paths in list(self.aliases.items()):
             if not name.startswith(HOLDER_PREFIX) and paths and before.get(name) != paths:
                 self.aliases[f"{holder}.{name}"] = paths
@@ -475,6 +480,20 @@ class _CellVisitor(ast.NodeVisitor):
                     self.aliases.setdefault(holder + key[len(base):], paths)
         self.aliases[node.name] = frozenset({holder})
         self._reached.clear()
+        for method in methods:  # ``self.s`` and ``cls.s`` in a method reach what the class holds
+            arguments = [*method.args.posonlyargs, *method.args.args]
+            first = arguments[0].arg if arguments else None
+            saved = self.aliases.get(first) if first else None
+            if first:
+                self.aliases[first] = (saved or frozenset()) | {holder}
+                self._reached.clear()
+            self.visit(method)
+            if first:
+                if saved is None:
+                    self.aliases.pop(first, None)
+                else:
+                    self.aliases[first] = saved
+                self._reached.clear()
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.bind(node.target, self.reached(node.value))

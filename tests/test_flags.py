@@ -474,6 +474,10 @@ HELD = [
     ("import sys\nclass K:\n    s = sys\n    @classmethod\n    def go(cls):\n        cls.s.setprofile(print)", "sys.setprofile"),
     ("import sys\nclass K:\n    def __init__(self):\n        self.s = sys\n    def go(self):\n        self.s.settrace(print)",
      "sys.settrace"),
+    ("import sys\nclass K:\n    def go(self):\n        self.s.settrace(print)\n    def __init__(self):\n        self.s = sys",
+     "sys.settrace"),
+    ("import sys\nclass K:\n    pass\nsetattr(K, 's', sys)\nK.s.settrace(print)", "sys.settrace"),
+    ("import sys\nclass K:\n    l = [sys]\nK.l[0].settrace(print)", "sys.settrace"),
 ]
 
 

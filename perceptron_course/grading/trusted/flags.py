@@ -358,8 +358,10 @@ class _CellVisitor(ast.NodeVisitor):
             elif attribute in INTROSPECTION_ATTRIBUTES | DYNAMIC_BUILTINS:
                 self.flag(node, f"{name}(..., {attribute!r})")
             target = self.dotted(node.args[0])
-            if name in {"setattr", "delattr"} and target:
+            if name in {"setattr", "delattr"} and target and not target.startswith(HOLDER_PREFIX):
                 self.flag(node, f"{name} on module {target}")
+            if name == "setattr" and attribute is not None and len(node.args) >= 3:  # setattr(K, "s", sys): K holds sys
+                self.hold(ast.Attribute(value=node.args[0], attr=attribute, ctx=ast.Store()), self.reached(node.args[2]))
 
     def ipython_call(self, node: ast.Call, dotted: str) -> None:
         """``get_ipython().run_line_magic(...)`` and friends, as IPython's transformer writes magics."""
@@ -480,6 +482,16 @@ class _CellVisitor(ast.NodeVisitor):
                     self.aliases.setdefault(holder + key[len(base):], paths)
         self.aliases[node.name] = frozenset({holder})
         self._reached.clear()
+        for method in methods:  # what any method gives ``self`` (``self.s = sys``), before reading any method
+            arguments = [*method.args.posonlyargs, *method.args.args]
+            if arguments:
+                for inner in ast.walk(method):
+                    if isinstance(inner, ast.Assign):
+                        for target in inner.targets:
+                            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                                    and target.value.id == arguments[0].arg:
+                                self.hold(ast.Attribute(value=ast.Name(id=node.name, ctx=ast.Load()), attr=target.attr,
+                                                        ctx=ast.Store()), self.reached(inner.value))
         for method in methods:  # ``self.s`` and ``cls.s`` in a method reach what the class holds
             arguments = [*method.args.posonlyargs, *method.args.args]
             first = arguments[0].arg if arguments else None

@@ -12,6 +12,17 @@ comparison with the reference happens outside the kernel, on whatever comes back
 Code that tampers with this harness can only change the data it returns, which
 is then judged like any other answer.
 
+Everything this harness uses (``json``, ``numpy``, ``sys.stdout``, ``type``, ``isinstance``, an
+exception's ``__str__``) may have been replaced by student code that ran before it, and nothing
+run in the same interpreter can prevent that (attack round 12 replaced ``json.dumps`` to report
+the caller's arrays unchanged). So nothing the trusted side concludes rests on this harness's
+honesty: replies are parsed strictly and judged as answers; what it reports of the arguments
+(``args_after``) can only incriminate a function; and an in-place change is judged from a value,
+the answer to the same call made a second time on the same objects (``again``), which a changed
+argument makes wrong. A function that recognises the second call and replays its first answer can
+still hide a change in its own memory: no evidence of a side effect inside the kernel can be checked
+from outside it.
+
 It depends on nothing but the standard library and NumPy, keeps its names out of
 the student's namespace, and never imports the grader.
 

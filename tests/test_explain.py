@@ -207,8 +207,9 @@ def test_explain_does_not_claim_reproduction_for_other_content_with_the_same_sco
     finally:
         notebook.write_bytes(graded_bytes)
     assert status == 1
-    for part in PARTS:
-        assert part_row(output, part).split()[1:] == ["2/2", "2/2", "same"]
+    for part, function in PARTS.items():  # the same scores, on new cases (drawn from every byte handed in)
+        assert part_row(output, part).split()[1:4] == ["2/2", "2/2", "same"]
+        assert f"cases of {function} changed" in part_row(output, part)
     assert "- the submission: its files are not those graded" in output
     assert "Result: does NOT reproduce: the hand-in regraded is not the one recorded" in output
     assert "Result: reproduces" not in output

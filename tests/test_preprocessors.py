@@ -147,6 +147,8 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
     a flush per call blamed the call before the deadly one here). The calls from the first unanswered one are made
     again, one per execution: the verdict names the call it died on, and the restarts this costs are not counted."""
 
+    import numpy as np
+
     from perceptron_course.grading.trusted.checks import CHECKS
     from perceptron_course.grading.trusted.checks.framework import call_text, case_generator
 
@@ -159,7 +161,7 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
     test = "### BEGIN HIDDEN TESTS\ncheck_augment(augment)\n### END HIDDEN TESTS\n"
     check = CHECKS["augment"]
     cases = check.cases(case_generator(bytes.fromhex(SECRET), "augment", "someone", "a hand-in's digest"))
-    deadly = next(k for k, case in enumerate(cases) if case.args[0].ndim == 2 and case.args[0].shape[0] > 3)
+    deadly = next(k for k, case in enumerate(cases) if np.ndim(case.args[0]) == 2 and np.shape(case.args[0])[0] > 3)
     assert deadly >= 3, "the test needs calls that return before the deadly one"
     notebook = execute([dies, test], test_cells=[1], submission_digest="a hand-in's digest")
     message = errors(notebook.cells[1])[0]

@@ -1098,6 +1098,32 @@ def test_two_submissions_graded_by_the_same_zygote_share_nothing(tmp_path):
     assert _wait_until_gone("perceptron-planted") == []
 
 
+RANDOM_STATE = """
+    import json, os, random, sys, tempfile
+    import numpy
+    print(json.dumps({"random": random.random(), "numpy": float(numpy.random.random()), "urandom": os.urandom(8).hex(),
+                      "temporary name": next(tempfile._get_candidate_names()), "hash": hash("perceptron"),
+                      "hash seed": os.environ.get("PYTHONHASHSEED"), "randomized": sys.flags.hash_randomization}))
+"""
+
+
+def test_kernels_of_one_zygote_draw_their_own_randomness_and_share_only_what_a_fork_cannot_renew(tmp_path, monkeypatch):
+    # Attack round 12 (item 7). What Python lets a fork renew is renewed; the string-hash key is not (it is drawn once,
+    # at interpreter start, and cached in every string and dict): the zygote's, drawn at random since the sandbox's
+    # environment is cleared, even when the grader's has PYTHONHASHSEED=0 (as this test run does).
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    zygote = kernel_pool.zygote_for_this_thread()
+    first, second = probe_json(RANDOM_STATE, tmp_path), probe_json(RANDOM_STATE, tmp_path)
+    assert kernel_pool.zygote_for_this_thread() is zygote
+    for renewed in ("random", "numpy", "urandom", "temporary name"):
+        assert first[renewed] != second[renewed], renewed
+    assert first["hash seed"] is None and first["randomized"] == 1
+    assert first["hash"] == second["hash"]  # shared by the kernels of one zygote: see zygote._reseed_warm_random_state
+    with_seed_zero = subprocess.run([sys.executable, "-c", "print(hash('perceptron'))"], capture_output=True, text=True,
+                                    env={**os.environ, "PYTHONHASHSEED": "0"}, check=True)
+    assert int(with_seed_zero.stdout) != first["hash"]
+
+
 def test_the_zygote_never_runs_student_code_and_keeps_its_warm_state(tmp_path):
     zygote = kernel_pool.zygote_for_this_thread()
     seen = probe_json("""

@@ -754,5 +754,47 @@ def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeyp
     verdict = run_in_process(CHECKS["perceptron_step"], perceptron_step, secret=b"s" * 16)
     monkeypatch.undo()
     assert not verdict.passed
-    assert "changed its argument" not in verdict.message()  # the report lied ...
-    assert "when called a second time with the same arguments" in verdict.message()  # ... the second answer did not
+    assert not any("changed its argument" in failure for failure in verdict.failures)  # the report lied ...
+    assert any(framework.SECOND_CALL in failure for failure in verdict.failures)  # ... the second answer did not
+
+
+def test_the_second_call_keeps_the_arrays_and_takes_the_next_case_s_numbers_so_replaying_the_first_answer_fails(monkeypatch):
+    # A hook that rewrites the report could also copy the first answer into the second: the second call's numbers come
+    # from the next case, so its right answer is another one, which needs the arrays' values as they were sent.
+    import json
+
+    from perceptron_course.grading.trusted.checks import run_in_process
+    from perceptron_course.grading.trusted.checks.framework import prepare_cases, second_call
+
+    check = CHECKS["perceptron_step"]
+    prepared = prepare_cases(check, case_generator(b"s" * 16, "perceptron_step", "instructor"))
+    for index, case in enumerate(prepared.cases):
+        again = second_call(prepared.cases, index)
+        assert all(mine is theirs for mine, theirs in zip(case.args, again.args) if isinstance(mine, (np.ndarray, list)))
+    differing = sum(not _same_answer(first, second) for first, second in zip(prepared.expected, prepared.again_expected))
+    assert differing >= len(prepared.cases) // 3  # most second calls have another right answer
+
+    def perceptron_step(w, b, x, y):
+        mistake = bool(y * (np.dot(w, x) + b) <= 0)
+        if mistake:
+            w += y * np.asarray(x, dtype=float)
+            b = b + y
+        return w, float(b), mistake
+
+    real_dumps = json.dumps
+
+    def replaying_dumps(value, *args, **kwargs):
+        if isinstance(value, dict) and "again" in value:
+            value = {**value, "again": value["result"]}  # "the same answer, of course"
+        return real_dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(json, "dumps", replaying_dumps)
+    verdict = run_in_process(check, perceptron_step, secret=b"s" * 16)
+    honest = run_in_process(check, lambda w, b, x, y: perceptron_step(np.array(w, dtype=float), b, x, y), secret=b"s" * 16)
+    monkeypatch.undo()
+    assert not verdict.passed and any(framework.SECOND_CALL in failure for failure in verdict.failures)
+    assert not honest.passed  # replaying is wrong for an honest function too: the second answer is judged on its own
+
+
+def _same_answer(first, second) -> bool:
+    return all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(first, second))

@@ -113,7 +113,7 @@ def _graded_predict(notebook, secret: bytes, digest: str):
     (skip-execution cells skipped), the visible test's calls first, then the harness on the hidden cases."""
     import runpy
 
-    from perceptron_course.grading.trusted.checks.framework import judge_replies
+    from perceptron_course.grading.trusted.checks.framework import judge_replies, prepare_cases
     from perceptron_course.grading.trusted.wire import harness_request, new_marker, read_replies
     from perceptron_course.grading.in_sandbox import harness
 
@@ -126,11 +126,11 @@ def _graded_predict(notebook, secret: bytes, digest: str):
     for args in attack["VISIBLE_CALLS"]:
         namespace["predict"](*args)
     check = CHECKS["predict"]
-    cases = check.cases(case_generator(secret, "predict", attack["STUDENT"], digest))
+    prepared = prepare_cases(check, case_generator(secret, "predict", attack["STUDENT"], digest))
     marker, lines = new_marker(), []
-    harness.call_all(namespace, harness_request("predict", cases, marker), emit=lines.append)
-    replies, problem = read_replies("\n".join(lines), marker, len(cases))
-    return judge_replies(check, cases, replies, problem)
+    harness.call_all(namespace, harness_request("predict", prepared.cases, marker, prepared.again), emit=lines.append)
+    replies, problem = read_replies("\n".join(lines), marker, len(prepared.cases))
+    return judge_replies(check, prepared.cases, replies, problem, prepared.expected, prepared.again, prepared.again_expected)
 
 
 ROUND12 = __import__("pathlib").Path(__file__).resolve().parent / "fixtures" / "attacks_round12"

@@ -969,7 +969,7 @@ def test_hostile_batch_twelfth_round_forged_points_are_gone_and_evasions_are_fla
     # item 2: the in-place change hidden from the harness's report is seen in the second answer
     assert outcomes["hidden_mutation"].cell_scores["test_perceptron_step"] == 0
     page = html.unescape((course.feedback / "hidden_mutation" / "02_algorithm" / "algorithm.html").read_text(encoding="utf-8"))
-    assert "when called a second time with the same arguments" in page
+    assert "on the call made right after it on the same arrays" in page
     # item 6: correct code, flagged, its points kept
     assert outcomes["held_module_exec"].score == 8
     assert outcomes["honest"].score == outcomes["honest"].max_score == 8

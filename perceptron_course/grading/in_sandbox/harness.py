@@ -126,14 +126,18 @@ def _stdout_writer():
     return write
 
 
-def _call_again(function, args, kwargs):
-    """The same call once more, on the very objects of the first (changed in place or not): ``{"again": wire}``.
+def _call_again(function, args, kwargs, plan=None):
+    """A second call on the very objects of the first (changed in place or not): ``{"again": wire}``.
 
-    The grader expects the same answer: a function that changed its arguments in place (or keeps
-    state between calls) answers differently. So the verdict on an in-place change rests on a
+    ``plan`` (the request's ``"again"``) says which arguments are the first call's objects and gives
+    the others (the next case's numbers): the grader knows the answer, which a function that changed
+    its arguments in place gets wrong. So the verdict on an in-place change rests on a
     returned value, judged on the trusted side, and not only on what this harness reports of the
     arguments (``args_after``), which student code that ran before it can rewrite (attack round 12).
     """
+    if plan is not None:  # the same objects where the plan says so, the next case's values elsewhere
+        kwargs = {key: kwargs[key] if tag == "same" else decode(value) for key, (tag, value) in plan["kwargs"].items()}
+        args = [args[value] if tag == "same" else decode(value) for tag, value in plan["args"]]
     try:
         with warnings.catch_warnings(), numpy.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -174,7 +178,7 @@ def call_all(namespace, request, emit=None):
         else:
             reply = {"index": index, "result": encode(result),
                      "args_after": [encode(item) for item in args] + [encode(kwargs[key]) for key in sorted(kwargs)]}
-            reply.update(_call_again(function, args, kwargs))
+            reply.update(_call_again(function, args, kwargs, call.get("again")))
         try:
             line = json.dumps(reply, allow_nan=True)
         except (TypeError, ValueError, RecursionError, OverflowError) as error:

@@ -286,12 +286,13 @@ class ResilientExecute(Execute):
         if skipped:
             untested = f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"
             return Verdict(check.function, len(cases), [untested], [untested])
-        replies, stopped = self._call_in_kernel(declaration.target, cases, index)
+        replies, stopped = self._call_in_kernel(declaration.target, cases, index, again=prepared.again)
         if _kernel_restarted(stopped) and len(replies) < len(cases):
-            replies, stopped = self._find_the_failing_call(declaration.target, cases, index, replies, stopped)
-        return judge_replies(check, cases, replies, stopped, prepared.expected)
+            replies, stopped = self._find_the_failing_call(declaration.target, cases, index, replies, stopped, prepared.again)
+        return judge_replies(check, cases, replies, stopped, prepared.expected, prepared.again, prepared.again_expected)
 
-    def _find_the_failing_call(self, target: str, cases: list, index: int, replies: list, stopped: str) -> tuple[list, str]:
+    def _find_the_failing_call(self, target: str, cases: list, index: int, replies: list, stopped: str,
+                               again: list | None = None) -> tuple[list, str]:
         """After the kernel died (or hung) on an unknown call: the calls again, one per execution, up to the one that fails.
 
         The restarts this costs do not count against ``max_restarts``; the time budget bounds them.
@@ -300,13 +301,15 @@ class ResilientExecute(Execute):
         for position in range(len(replies), len(cases)):
             if self._reason_to_skip():
                 break
-            one, why = self._call_in_kernel(target, cases[position:position + 1], index, counted=False)
+            one, why = self._call_in_kernel(target, cases[position:position + 1], index, counted=False,
+                                            again=None if again is None else again[position:position + 1])
             if not (len(one) == 1 and isinstance(one[0], Reply)):  # this call failed (or the function is gone)
                 return replies + [dataclasses.replace(reply, index=k) for k, reply in enumerate(again, len(replies))], why or stopped
             again.append(one[0])
         return replies, stopped
 
-    def _call_in_kernel(self, target: str, cases: list, index: int, *, counted: bool = True) -> tuple[list, str]:
+    def _call_in_kernel(self, target: str, cases: list, index: int, *, counted: bool = True,
+                        again: list | None = None) -> tuple[list, str]:
         """Run the harness on ``cases`` after cell ``index``: the replies read back, and why they stop early (or ``""``).
 
         A kernel that died or could not be interrupted is restarted and the cells before
@@ -316,7 +319,7 @@ class ResilientExecute(Execute):
         # Built as nbformat's new_code_cell builds it, without checking a 30 KB source against the schema: it never
         # enters the notebook.
         probe = NotebookNode(id=uuid.uuid4().hex[:8], cell_type="code", metadata=NotebookNode(), execution_count=None,
-                             source=harness_code(harness_request(target, cases, marker)), outputs=[])
+                             source=harness_code(harness_request(target, cases, marker, again)), outputs=[])
         original = self.nb.cells[index]
         self._output_chars[index] = 0
         self._cut_cells.discard(index)  # the probe's own cut says so in its own outputs

@@ -299,13 +299,25 @@ def _scalar_literal(value: Any) -> str:
     return f"<an object of type {type(value).__name__[:100]}>"
 
 
-def harness_request(target: str, cases: list, marker: str) -> dict:
+def harness_request(target: str, cases: list, marker: str, again: list | None = None) -> dict:
     """The plain-data request for the harness: the student function's name, the marker and every case's arguments.
 
-    ``cases`` are ``checks.framework.Case`` objects (their ``args`` and ``kwargs``).
+    ``cases`` are ``checks.framework.Case`` objects (their ``args`` and ``kwargs``); ``again``, the second
+    call of each (``framework.second_call``): an argument that is the very object of the first call is
+    sent as ``["same", position]`` (``["same", key]``), the others as values. Without it, each call is
+    made again as it is.
     """
+    def second(case, follow) -> dict:
+        return {"args": [["same", position] if value is mine else ["value", encode(value)]
+                         for position, (value, mine) in enumerate(zip(follow.args, case.args))],
+                "kwargs": {key: ["same", key] if value is case.kwargs.get(key) else ["value", encode(value)]
+                           for key, value in follow.kwargs.items()}}
+
     calls = [{"args": [encode(value) for value in case.args],
               "kwargs": {key: encode(value) for key, value in case.kwargs.items()}} for case in cases]
+    if again is not None:
+        for call, case, follow in zip(calls, cases, again):
+            call["again"] = second(case, follow)
     return {"function": target, "marker": marker, "calls": calls}
 
 

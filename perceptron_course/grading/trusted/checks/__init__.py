@@ -18,7 +18,7 @@ from typing import Callable
 
 from . import algorithm, convergence, geometry, limitations, multiclass, worked_example
 from ..wire import harness_request, new_marker, read_replies
-from .framework import Check, Verdict, case_generator, judge_replies
+from .framework import Check, Verdict, case_generator, judge_replies, prepare_cases
 
 #: Every check, by the name of the student function it tests.
 CHECKS: dict[str, Check] = {check.function: check for module in
@@ -33,12 +33,13 @@ def run_in_process(check: Check, function: Callable, *, secret: bytes = INSTRUCT
     """Judge ``function`` with ``check`` in this process, through the same request, harness and parser as the kernel."""
     from ...in_sandbox import harness
 
-    cases = check.cases(case_generator(secret, check.function, student))
+    prepared = prepare_cases(check, case_generator(secret, check.function, student))
     marker = new_marker()
     lines: list[str] = []
-    harness.call_all({check.function: function}, harness_request(check.function, cases, marker), emit=lines.append)
-    replies, problem = read_replies("\n".join(lines), marker, len(cases))
-    return judge_replies(check, cases, replies, problem)
+    request = harness_request(check.function, prepared.cases, marker, prepared.again)
+    harness.call_all({check.function: function}, request, emit=lines.append)
+    replies, problem = read_replies("\n".join(lines), marker, len(prepared.cases))
+    return judge_replies(check, prepared.cases, replies, problem, prepared.expected, prepared.again, prepared.again_expected)
 
 
 def _instructor_check(check: Check) -> Callable[[Callable], None]:

@@ -23,6 +23,7 @@ value shown in a message is cut before it is written in full.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import hmac
 import warnings
@@ -298,17 +299,48 @@ class PreparedCases:
 
     cases: list[Case]
     expected: list | None  #: ``None`` for a check judged without a single right answer (``judge``)
+    #: The second call of each case (``second_call``) and the reference's answer to it; ``None``: the same call again.
+    again: list[Case] | None = None
+    again_expected: list | None = None
+
+
+def second_call(cases: Sequence[Case], index: int) -> Case:
+    """The call made after case ``index`` on its very objects: its arrays, lists and dicts (the same objects, which
+    the first call may have changed in place), with its other arguments (numbers, strings) from the next case.
+
+    Its right answer then differs from the first call's, so a kernel cannot pass it by sending the first answer
+    again: it must compute it from the values the arrays had when sent (attack round 12). An argument of another
+    type in the next case is kept: a case with no such argument is called again as it is.
+    """
+    case, other = cases[index], cases[(index + 1) % len(cases)]
+
+    def mixed(mine: Any, theirs: Any) -> Any:
+        return mine if isinstance(mine, (np.ndarray, list, dict)) or type(theirs) is not type(mine) else theirs
+
+    args = tuple(mixed(mine, theirs) for mine, theirs in zip(case.args, other.args)) if len(other.args) == len(case.args) else case.args
+    kwargs = {key: mixed(value, other.kwargs.get(key, value)) for key, value in case.kwargs.items()}
+    return Case(args, case.behaviour, kwargs, case.context)
 
 
 def prepare_cases(check: Check, rng: np.random.Generator) -> PreparedCases:
-    """Draw the cases and compute every expected answer: work that needs nothing from the student.
+    """Draw the cases and compute every expected answer (of each second call too): work that needs nothing from the student.
 
     The grader runs it in a thread while the kernel starts and the student's cells run.
     """
     cases = check.cases(rng)
     if check.reference is None or check.judge is not None:
         return PreparedCases(cases, None)
-    return PreparedCases(cases, [expected_answer(check, case) for case in cases])
+    expected = [expected_answer(check, case) for case in cases]
+    again, again_expected = [], []
+    for index, case in enumerate(cases):
+        follow = second_call(cases, index)
+        try:
+            answer = expected_answer(check, follow)
+        except Exception:  # noqa: BLE001 - a mix the reference refuses: the same call again, with the same answer
+            follow, answer = dataclasses.replace(follow, args=case.args, kwargs=case.kwargs), expected[index]
+        again.append(follow)
+        again_expected.append(answer)
+    return PreparedCases(cases, expected, again, again_expected)
 
 
 # ----------------------------------------------------------------------------- judging
@@ -319,7 +351,8 @@ def not_implemented_message(function: str) -> str:
 
 
 def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply | dict], stopped: str = "",
-                  expected: Sequence | None = None) -> Verdict:
+                  expected: Sequence | None = None, again: Sequence[Case] | None = None,
+                  again_expected: Sequence | None = None) -> Verdict:
     """The verdict on a student's function from its replies, in the order of ``cases``.
 
     ``replies`` may be shorter than ``cases`` when the calls stopped early
@@ -341,7 +374,7 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
         failed = _judge_safely(check, cases, list(replies))
         summaries = [f"{check.function} failed a hidden case."] * len(failed)  # a judge's messages follow no pattern
     else:
-        compared = _compare_each(check, cases, replies, expected)
+        compared = _compare_each(check, cases, replies, expected, again, again_expected)
         failed = [(case, message) for case, message, _ in compared]
         summaries = [summary for _, _, summary in compared]
     if len(replies) < len(cases):  # every case must be answered: silence is never a pass
@@ -397,17 +430,23 @@ def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> "lis
                        "return data of the form its docstring says.")]
 
 
-def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply],
-                  expected: Sequence | None) -> list[tuple[Case, str, str]]:
+def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], expected: Sequence | None,
+                  again: Sequence[Case] | None = None, again_expected: Sequence | None = None) -> list[tuple[Case, str, str]]:
     """Each failed case with its failure message and its behaviour summary (``case_summary``), in the order to show."""
-    failed: list[tuple[Case, str, str]] = []
+    failed: list[tuple[Case, str, str, bool]] = []
     for index, (case, reply) in enumerate(zip(cases, replies)):
-        message = safe_case_failure(check, case, reply, expected[index] if expected is not None else _NOT_COMPUTED)
+        first_expected = expected[index] if expected is not None else _NOT_COMPUTED
+        message, second = safe_case_failure(check, case, reply, first_expected), False
+        if not message and reply.returned:
+            follow = (again[index], again_expected[index]) if again is not None and again_expected is not None \
+                else (case, first_expected)
+            message = second = _safe_second_call_failure(check, *follow, reply)
         if message:
-            failed.append((case, message, case_summary(check, case, reply)))
-    # Named edge cases say most about a bug; among random cases the smallest input reads best.
-    failed.sort(key=lambda item: (item[0].is_random, item[0].size() if item[0].is_random else 0))
-    return failed
+            failed.append((case, message, case_summary(check, case, reply), bool(second)))
+    # A first call's failure before a second call's; named edge cases say most about a bug; among random cases the
+    # smallest input reads best.
+    failed.sort(key=lambda item: (item[3], item[0].is_random, item[0].size() if item[0].is_random else 0))
+    return [item[:3] for item in failed]
 
 
 def case_summary(check: Check, case: Case, reply: Reply | None = None) -> str:
@@ -466,7 +505,7 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
         expected = expected_answer(check, case)
     difference = check.compare(reply.result, expected)
     if difference is None:
-        return _second_call_failure(check, case, reply, expected)
+        return ""
     lines = [f"{check.function} returned {difference.what} on {case.behaviour}:", f"    {call_text(check, case)}"]
     if difference.expected or difference.received:
         lines += [f"  expected: {difference.expected}", f"  received: {difference.received}"]
@@ -477,30 +516,46 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
     return "\n".join(lines)
 
 
-def _second_call_failure(check: Check, case: Case, reply: Reply, expected: Any) -> str:
-    """Why the same call, made again on the same objects, failed where the first passed; or ``""``.
+def _safe_second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) -> str:
+    """``_second_call_failure`` that never raises (the trusted side is total)."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if expected is _NOT_COMPUTED:
+                expected = expected_answer(check, case)
+            return _second_call_failure(check, case, expected, reply)
+    except Exception as error:  # noqa: BLE001
+        return (f"{check.function} returned a value the grader could not compare ({type(error).__name__}) {SECOND_CALL}:"
+                f"\n    {call_text(check, case)}")
 
-    The harness calls each case twice on the very same argument objects. A function that changed its
-    arguments in place sees other values the second time and answers differently: this verdict rests
-    on that answer, judged here, never on the kernel's own report of the arguments (which student
-    code that ran before the harness can rewrite).
+
+#: How a message names the second call of a case (``second_call``).
+SECOND_CALL = "on the call made right after it on the same arrays (its other arguments from the next case)"
+
+
+def _second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) -> str:
+    """Why the second call (``second_call``, on the same array objects), ``case``, failed where the first passed; or ``""``.
+
+    It is a call of its own, with its own right answer: a function wrong on it fails it, and so does
+    one whose first call changed the arrays in place. This verdict rests on that answer, judged here,
+    never on the kernel's own report of the arguments (which student code that ran before the
+    harness can rewrite).
     """
     assert check.compare is not None
-    hint = ("hint: work on copies; an in-place operation (+=, *=, a slice assignment) on an argument changes the "
-            "caller's array, and the function must also keep no state between calls")
+    hint = ("hint: if your function gives the right answer to this call on its own, the call before it changed the "
+            "arrays in place: work on copies (an in-place operation, +=, *= or a slice assignment, on an argument "
+            "changes the caller's array)")
     if reply.again_error is not None:
         kind, message = reply.again_error
-        return (f"{check.function} raised {kind}{': ' + message if message else ''} when called a second time with the "
-                f"same arguments on {case.behaviour} (the first call had changed them in place?):\n    "
+        return (f"{check.function} raised {kind}{': ' + message if message else ''} {SECOND_CALL}:\n    "
                 f"{call_text(check, case)}\n  {hint}")
     if reply.again is NOT_CALLED_AGAIN:
         return ""
     difference = check.compare(reply.again, expected)
     if difference is None:
         return ""
-    return (f"{check.function} gave another answer when called a second time with the same arguments on {case.behaviour}: "
-            f"it changed them in place (the caller's arrays), or keeps state between calls:\n    {call_text(check, case)}\n"
-            f"  expected: {difference.expected}\n  received the second time: {difference.received}\n  {hint}")
+    return (f"{check.function} returned {difference.what} {SECOND_CALL}:\n    {call_text(check, case)}\n"
+            f"  expected: {difference.expected}\n  received: {difference.received}\n  {hint}")
 
 
 def changed_arguments(check: Check, case: Case, args_after: list) -> str:

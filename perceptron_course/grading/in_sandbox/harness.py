@@ -18,10 +18,10 @@ run in the same interpreter can prevent that (attack round 12 replaced ``json.du
 the caller's arrays unchanged). So nothing the trusted side concludes rests on this harness's
 honesty: replies are parsed strictly and judged as answers; what it reports of the arguments
 (``args_after``) can only incriminate a function; and an in-place change is judged from a value,
-the answer to the same call made a second time on the same objects (``again``), which a changed
-argument makes wrong. A function that recognises the second call and replays its first answer can
-still hide a change in its own memory: no evidence of a side effect inside the kernel can be checked
-from outside it.
+the answer to a second call on the same array objects with the next case's numbers (``again``),
+whose right answer a changed argument makes wrong and which differs from the first answer (copying
+that one fails). No evidence of a side effect inside the kernel can be checked from outside it: a
+hook can still compute the second answer on copies, which is what a correct function does.
 
 It depends on nothing but the standard library and NumPy, keeps its names out of
 the student's namespace, and never imports the grader.

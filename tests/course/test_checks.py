@@ -13,6 +13,7 @@ import pytest
 
 from perceptron_course.grading.trusted import checks
 from perceptron_course.grading.trusted.check_registry import course_checks
+from perceptron_course.grading.trusted.checks import framework
 from perceptron_course.grading.trusted.checks.framework import case_generator
 from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.checks import run_in_process
@@ -804,3 +805,111 @@ def test_a_sample_the_solver_cannot_judge_never_fails_a_feature_map(monkeypatch)
 
     monkeypatch.setattr(theory, "max_margin", giving_up)
     assert run_in_process(CHECKS["xor_features"], lambda X: np.column_stack([np.asarray(X, float), np.prod(np.asarray(X, float), axis=1)])).passed
+
+
+# Attack round 12 (item 3): numbers returned as text (``['1.25']``, dtype ``<U``) got full marks in 04_convergence,
+# since the comparisons cast what they received to float. Every comparison now requires numbers.
+NOT_NUMBERS = {"text": lambda value: np.asarray(value).astype(str), "a string": lambda value: str(float(np.ravel(value)[0])),
+               "text in a list": lambda value: [str(item) for item in np.ravel(value)],
+               "bools": lambda value: np.ones(np.shape(value), dtype=bool)}
+
+
+@pytest.mark.parametrize("form", sorted(NOT_NUMBERS))
+@pytest.mark.parametrize("compare, expected", [
+    (framework.compare_number(), 1.25), (framework.compare_count(), 1),
+    (framework.compare_arrays(exact=True, what="an array"), np.array([1.0, 1.0])),
+    (framework.compare_arrays(exact=False, what="an array"), np.array([[1.0], [1.0]])),
+    (framework.compare_labels(), np.array([1, 1])),
+])
+def test_a_comparison_requires_numbers_not_text_or_bools(compare, expected, form):
+    received = NOT_NUMBERS[form](expected)
+    assert compare(np.asarray(expected), expected) is None  # the same values as numbers pass
+    difference = compare(received, expected)
+    assert difference is not None and ("not" in difference.what or "other than" in difference.what), (form, difference)
+    assert ("text" if form != "bools" else "True") in difference.hint, (form, difference)
+
+
+def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeypatch):
+    # Attack round 12 (item 2): a perceptron_step that adds y x to the caller's w in place, in a kernel where student
+    # code had replaced json.dumps (reached through a class attribute) so that the harness reported every argument
+    # unchanged: 3/3. The harness now calls each case again on the same objects; the second answer is judged here.
+    import json
+
+    from perceptron_course.grading.trusted.checks import run_in_process
+
+    def perceptron_step(w, b, x, y):
+        mistake = bool(y * (np.dot(w, x) + b) <= 0)
+        if mistake:
+            w += y * np.asarray(x, dtype=float)  # the caller's array
+            b = b + y
+        return w, float(b), mistake
+
+    honest = lambda w, b, x, y: perceptron_step(np.array(w, dtype=float), b, x, y)  # noqa: E731
+    real_dumps = json.dumps
+    sent: list = []
+
+    class Box:  # what the attacker reached json through
+        module = json
+
+    def lying_dumps(value, *args, **kwargs):
+        if isinstance(value, dict) and value.get("function") == "perceptron_step":
+            sent[:] = value["calls"]
+        if isinstance(value, dict) and "args_after" in value and sent:
+            value = {**value, "args_after": sent[value["index"]]["args"]}  # "unchanged", says the report
+        return real_dumps(value, *args, **kwargs)
+
+    assert run_in_process(CHECKS["perceptron_step"], honest).passed
+    assert not run_in_process(CHECKS["perceptron_step"], perceptron_step).passed
+    monkeypatch.setattr(Box.module, "dumps", lying_dumps)
+    from perceptron_course.grading.trusted.wire import harness_request
+
+    request = harness_request("perceptron_step", CHECKS["perceptron_step"].cases(
+        case_generator(b"s" * 16, "perceptron_step", "instructor")), "@@m@@")
+    lying_dumps(request)  # the attacker read the request (the harness cell holds it)
+    verdict = run_in_process(CHECKS["perceptron_step"], perceptron_step, secret=b"s" * 16)
+    monkeypatch.undo()
+    assert not verdict.passed
+    assert not any("changed its argument" in failure for failure in verdict.failures)  # the report lied ...
+    assert any(framework.SECOND_CALL in failure for failure in verdict.failures)  # ... the second answer did not
+
+
+def test_the_second_call_keeps_the_arrays_and_takes_the_next_case_s_numbers_so_replaying_the_first_answer_fails(monkeypatch):
+    # A hook that rewrites the report could also copy the first answer into the second: the second call's numbers come
+    # from the next case, so its right answer is another one, which needs the arrays' values as they were sent.
+    import json
+
+    from perceptron_course.grading.trusted.checks import run_in_process
+    from perceptron_course.grading.trusted.checks.framework import prepare_cases, second_call
+
+    check = CHECKS["perceptron_step"]
+    prepared = prepare_cases(check, case_generator(b"s" * 16, "perceptron_step", "instructor"))
+    for index, case in enumerate(prepared.cases):
+        again = second_call(prepared.cases, index)
+        assert all(mine is theirs for mine, theirs in zip(case.args, again.args) if isinstance(mine, (np.ndarray, list)))
+    differing = sum(not _same_answer(first, second) for first, second in zip(prepared.expected, prepared.again_expected))
+    assert differing >= len(prepared.cases) // 3  # most second calls have another right answer
+
+    def perceptron_step(w, b, x, y):
+        mistake = bool(y * (np.dot(w, x) + b) <= 0)
+        if mistake:
+            w += y * np.asarray(x, dtype=float)
+            b = b + y
+        return w, float(b), mistake
+
+    real_dumps = json.dumps
+
+    def replaying_dumps(value, *args, **kwargs):
+        if isinstance(value, dict) and "again" in value:
+            value = {**value, "again": value["result"]}  # "the same answer, of course"
+        return real_dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(json, "dumps", replaying_dumps)
+    verdict = run_in_process(check, perceptron_step, secret=b"s" * 16)
+    honest = run_in_process(check, lambda w, b, x, y: perceptron_step(np.array(w, dtype=float), b, x, y), secret=b"s" * 16)
+    monkeypatch.undo()
+    assert not verdict.passed and any(framework.SECOND_CALL in failure for failure in verdict.failures)
+    assert not honest.passed  # replaying is wrong for an honest function too: the second answer is judged on its own
+
+
+def _same_answer(first, second) -> bool:
+    return all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(first, second))

@@ -210,6 +210,29 @@ def test_explain_notices_a_changed_submission(graded, capsys):
     assert "checker" not in output  # the checks are the same; their cases are drawn from the new code
 
 
+@pytest.mark.slow
+def test_explain_does_not_claim_reproduction_for_other_content_with_the_same_scores(graded, capsys):
+    # Attack round 12 (item 1): a hand-in that kept the digest of the graded one while its content differed was said
+    # to reproduce. Now the content is compared first: a tag changed, the same (full) scores, and no reproduction.
+    course, _ = graded
+    notebook = course.submitted / "ada" / ASSIGNMENT / "geometry.ipynb"
+    graded_bytes = notebook.read_bytes()
+    edited = nbformat.reads(graded_bytes.decode("utf-8"), as_version=4)
+    next(cell for cell in edited.cells if cell.cell_type == "markdown").metadata["tags"] = ["not code at all"]
+    notebook.write_text(nbformat.writes(edited), encoding="utf-8")
+    try:
+        status, output, _ = explain_cli(capsys, course, "ada", ASSIGNMENT)
+    finally:
+        notebook.write_bytes(graded_bytes)
+    assert status == 1
+    for part, function in PARTS.items():  # the same scores, on new cases (drawn from every byte handed in)
+        assert part_row(output, part).split()[1:4] == ["2/2", "2/2", "same"]
+        assert f"cases of {function} changed" in part_row(output, part)
+    assert "- the submission: its files are not those graded" in output
+    assert "Result: does NOT reproduce: the hand-in regraded is not the one recorded" in output
+    assert "Result: reproduces" not in output
+
+
 def test_explain_refuses_an_unknown_student_or_assignment(capsys, tmp_path):
     course = copy_course(fixture_course(), tmp_path / "course")
     hand_in(course, "ada")

@@ -467,3 +467,39 @@ def test_question_lines_beyond_the_budget_are_flagged_as_beyond_the_budget():
     review = review_notebook(notebook_of(*cells), "01_geometry", frozenset({"setup"}), max_work=6_100)
     assert [flag.construct for flag in review.flags] == [
         "not analysed: the static review's budget ran out here (1 cells from cell 3 on; at most 6,100 work units a notebook)"]
+
+
+#: Attack round 12 (item 6): modules held by a class (or an object given attributes) reached exec, settrace and
+#: the harness's json.dumps with no flag. Each is now followed through the holder.
+HELD = [
+    ("import sys\nclass K:\n    s = sys\nK.s.settrace(print)", "sys.settrace"),
+    ("import sys\nclass K:\n    s = sys\nK().s.setprofile(print)", "sys.setprofile"),
+    ("import sys\nclass K:\n    s = sys\nclass L(K):\n    pass\nL.s.settrace(print)", "sys.settrace"),
+    ("import sys\nclass K:\n    s = sys\ngetattr(K, 's').settrace(print)", "sys.settrace"),
+    ("import sys\nclass K:\n    pass\nK.s = sys\nK.s.settrace(print)", "sys.settrace"),
+    ("import sys\ndef f():\n    pass\nf.s = sys\nf.s.modules['builtins'].exec('1')", "sys.modules"),
+    ("import sys\nclass K:\n    s = sys\nK.s.modules['builtins'].exec('1')", "sys.modules"),
+    ("import json\nclass K:\n    m = json\nK.m.dumps = print", "assignment to json.dumps (a module attribute)"),
+    ("import numpy as np\nclass K:\n    m = np\nK.m.testing._private.utils.os.system('ls')", "numpy.testing._private.utils.os.system"),
+    ("import sys\nclass K:\n    s = sys\ntype(K()).s.settrace(print)", "sys.settrace"),
+    ("import sys\nclass K:\n    def go(self):\n        self.s.settrace(print)\n    s = sys", "sys.settrace"),
+    ("import sys\nclass K:\n    s = sys\n    @classmethod\n    def go(cls):\n        cls.s.setprofile(print)", "sys.setprofile"),
+    ("import sys\nclass K:\n    def __init__(self):\n        self.s = sys\n    def go(self):\n        self.s.settrace(print)",
+     "sys.settrace"),
+    ("import sys\nclass K:\n    def go(self):\n        self.s.settrace(print)\n    def __init__(self):\n        self.s = sys",
+     "sys.settrace"),
+    ("import sys\nclass K:\n    pass\nsetattr(K, 's', sys)\nK.s.settrace(print)", "sys.settrace"),
+    ("import sys\nclass K:\n    l = [sys]\nK.l[0].settrace(print)", "sys.settrace"),
+]
+
+
+@pytest.mark.parametrize("source, expected", HELD)
+def test_a_module_held_by_a_class_or_an_object_is_followed(source, expected):
+    assert any(construct.startswith(expected) for _, construct in constructs(source)), constructs(source)
+
+
+def test_honest_classes_and_attributes_raise_no_flag():
+    source = ("import numpy as np\nclass Model:\n    rate = 1.0\n    _count = 0\n    def fit(self, X):\n"
+              "        self._w = np.zeros(X.shape[1])\n        return self\nModel._count += 1\nm = Model()\n"
+              "m.rate = 2.0\nprint(Model.rate, m.fit(np.ones((2, 2)))._w)\ndef f():\n    pass\nf.calls = 0\n")
+    assert constructs(source) == []

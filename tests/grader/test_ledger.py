@@ -55,7 +55,7 @@ def test_a_new_timestamp_is_a_new_hand_in(tmp_path):
     assert fingerprint(course, "ada", "04_convergence").submitted != before
 
 
-def test_a_renamed_resubmission_is_a_new_hand_in_and_stored_outputs_are_not(tmp_path):
+def test_a_renamed_resubmission_and_a_changed_stored_output_are_new_hand_ins(tmp_path):
     course = copy_course(fixture_course(), tmp_path / "course")
     first = hand_in(course, "ada")
     before = fingerprint(course, "ada", "04_convergence")
@@ -64,12 +64,16 @@ def test_a_renamed_resubmission_is_a_new_hand_in_and_stored_outputs_are_not(tmp_
         if cell.cell_type == "code":
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="debug\n" * 1000)]
     nbformat.write(notebook, first)
-    assert fingerprint(course, "ada", "04_convergence") == before  # the grader drops stored outputs: nothing to regrade
+    # The grader drops stored outputs before running, but the hidden cases are drawn from every byte handed in
+    # (attack round 12): new outputs draw new cases, so the hand-in is graded again.
+    with_outputs = fingerprint(course, "ada", "04_convergence")
+    assert with_outputs.submitted not in ("", before.submitted)
+    assert fingerprint(course, "ada", "04_convergence") == with_outputs  # the same bytes: nothing to regrade
 
     renamed = first.with_name("convergence-1.ipynb")  # an LMS's name for a resubmission, beside the first one
     edit_cell("radius", "def radius(X):\n    return 2.0")(next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "radius"))
     nbformat.write(notebook, renamed)
-    assert fingerprint(course, "ada", "04_convergence").submitted not in ("", before.submitted)  # the latest copy counts
+    assert fingerprint(course, "ada", "04_convergence").submitted not in ("", before.submitted, with_outputs.submitted)  # the latest copy counts
 
 
 def test_a_submission_the_intake_refuses_has_no_fingerprint(tmp_path):

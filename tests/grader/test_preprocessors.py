@@ -146,11 +146,11 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
     """Replies of the last calls die with the kernel (unflushed, or flushed but still queued in its ZeroMQ socket:
     a flush per call blamed the call before the deadly one here). The calls from the first unanswered one are made
     again, one per execution: the verdict names the call it died on, and the restarts this costs are not counted."""
-    from nbformat.v4 import new_notebook as plain_notebook
+
+    import numpy as np
 
     from perceptron_course.grading.trusted.checks import CHECKS
     from perceptron_course.grading.trusted.checks.framework import call_text, case_generator
-    from perceptron_course.grading.trusted.preprocessors import code_digest
 
     dies = ("import numpy as np, os\n"
             "def augment(X):\n"
@@ -160,11 +160,10 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
             "    return np.hstack([np.ones((len(X), 1)), X])\n")
     test = "### BEGIN HIDDEN TESTS\ncheck_augment(augment)\n### END HIDDEN TESTS\n"
     check = CHECKS["augment"]
-    digest = code_digest(plain_notebook(cells=[new_code_cell(dies), new_code_cell(test)]))
-    cases = check.cases(case_generator(bytes.fromhex(SECRET), "augment", "someone", digest))
-    deadly = next(k for k, case in enumerate(cases) if case.args[0].ndim == 2 and case.args[0].shape[0] > 3)
+    cases = check.cases(case_generator(bytes.fromhex(SECRET), "augment", "someone", "a hand-in's digest"))
+    deadly = next(k for k, case in enumerate(cases) if np.ndim(case.args[0]) == 2 and np.shape(case.args[0])[0] > 3)
     assert deadly >= 3, "the test needs calls that return before the deadly one"
-    notebook = execute([dies, test], test_cells=[1])
+    notebook = execute([dies, test], test_cells=[1], submission_digest="a hand-in's digest")
     message = errors(notebook.cells[1])[0]
     assert f"made the kernel die (os._exit, a crash, or too much memory) on this call:\n    {call_text(check, cases[deadly])}" in message
     assert "gives up" not in message and limits_hit(notebook) == ["the kernel died (restarted)"]

@@ -269,7 +269,8 @@ def test_the_report_warns_while_any_graded_submission_ran_without_a_sandbox(clas
     write_report(course, [Outcome("bo", "01_geometry", GRADED, 1.0, 8.0)], unsandboxed)
     write_exports(course, ISOLATION)  # as `perceptron-course refresh` later: the ledger still says how bo was graded
     report = (course.reports / "report.md").read_text(encoding="utf-8")
-    assert "**WARNING: student code ran without a sandbox** (1 submission graded without one: bwrap is missing)" in report
+    assert "**WARNING: student code ran without a sandbox** (1 submission graded without one: bwrap is missing; " \
+           "graded with --unsafe-no-sandbox" in report
 
 
 def test_matplotlib_is_prepared_for_the_report_while_the_comparison_of_code_imports_it():

@@ -196,11 +196,11 @@ def test_without_a_sandbox_grading_says_so_loudly(monkeypatch, capsys):
     from perceptron_course.grading.trusted.report import isolation_line
 
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # as root it refuses instead (tests/grader/test_sandbox.py)
-    isolation = sandbox.choose_isolation()
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # without the opt-in it refuses (tests/grader/test_sandbox.py)
+    isolation = sandbox.choose_isolation(unsandboxed=True)
     assert not isolation.sandbox and "bubblewrap is not installed" in isolation.note
-    assert "WARNING: student code will run WITHOUT a sandbox" in capsys.readouterr().err
-    assert isolation_line(isolation).startswith("**WARNING")
+    assert "student code will run WITHOUT a sandbox" in capsys.readouterr().err
+    assert isolation_line(isolation).startswith("**WARNING") and "--unsafe-no-sandbox" in isolation_line(isolation)
     monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")
     assert "turned off" in sandbox.sandbox_problem()
 

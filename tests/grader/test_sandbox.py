@@ -13,6 +13,7 @@ import json
 import os
 import re
 import resource
+import runpy
 import shutil
 import socket
 import stat
@@ -36,6 +37,8 @@ from perceptron_course.grading.trusted.secret import load_or_create_secret
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox_class"
+#: The twelfth attack round's hand-ins (a README there says what each attempts), graded in the same batch.
+ROUND12 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12"
 REAL_PACKAGE = REPO / "perceptron_course"
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
@@ -561,15 +564,23 @@ def test_each_sandbox_is_held_to_its_tasks_and_one_core():
     assert not any(group.exists() for group in groups)  # the forked spinners were killed with their groups
 
 
-def test_root_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
-    monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")  # turning it off is not enough as root
-    with pytest.raises(CourseError, match="refusing to run student code as root without a sandbox"):
-        sandbox.choose_isolation()
-    isolation = sandbox.choose_isolation(unsandboxed=True)
-    assert not isolation.sandbox and "WARNING" in capsys.readouterr().err
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
-    assert not sandbox.choose_isolation().sandbox  # another user: a warning, as before
+def test_grading_without_a_sandbox_is_refused_for_root_and_for_anyone_else_unless_asked_for_plainly(monkeypatch, capsys):
+    # Attack round 12 (item 9): a TA who is not root and has no user namespaces (a Kubernetes hub's pod) graded
+    # student code with their own rights after a warning only. Now only the plainly named opt-in runs it.
+    from perceptron_course.grading.trusted.cli import build_parser
+
+    monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "off")  # turning it off is not enough, for anyone
+    for uid, who in ((0, "as root"), (1000, r"with your own rights \(your files, the course secret, the gradebook\)")):
+        monkeypatch.setattr(sandbox.os, "geteuid", lambda uid=uid: uid)
+        with pytest.raises(CourseError, match=f"refusing to run student code {who} without a sandbox") as refused:
+            sandbox.choose_isolation()
+        assert "docs/hosting.md" in str(refused.value) and "--unsafe-no-sandbox" in str(refused.value)
+        assert "user namespaces" in str(refused.value)
+        isolation = sandbox.choose_isolation(unsandboxed=True)
+        assert not isolation.sandbox and "WARNING (--unsafe-no-sandbox)" in capsys.readouterr().err
+    for command in (["grade"], ["explain", "ada", "01_geometry"]):
+        assert build_parser().parse_args([*command, "--unsafe-no-sandbox"]).unsandboxed
+        assert not build_parser().parse_args(command).unsandboxed
 
 
 def test_intake_refuses_links_special_files_and_huge_notebooks(tmp_path):
@@ -659,9 +670,11 @@ def _make_name_attacks(course) -> None:
 def hostile_batch(tmp_path_factory):
     course = copy_course(fixture_course(), tmp_path_factory.mktemp("hostile"))
     build_example_class(course, FIXTURES)
+    build_example_class(course, ROUND12)
     file_attacks = _make_file_attacks(course)
     _make_name_attacks(course)
-    load_or_create_secret(course.root)
+    secret = load_or_create_secret(course.root)
+    runpy.run_path(str(ROUND12 / "_resubmission.py"))["write_second_hand_in"](course, secret)  # needs the secret
     before = tree_state(course.root, exclude=GRADER_OUTPUT)
     machine_before = _machine_state()
     saved = os.environ.get("PERCEPTRON_TA_TOKEN")
@@ -719,7 +732,7 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     for folder in ("autograded", "feedback"):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
         assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *FIRST_ROUND, *SECOND_ROUND,
-                          *THIRD_ROUND, *FIFTH_ROUND, "html_nesting"}, graded
+                          *THIRD_ROUND, *FIFTH_ROUND, "html_nesting", *TWELFTH_ROUND}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
 
@@ -925,6 +938,43 @@ def test_hostile_batch_third_round_evasions_are_flagged_and_run_no_program(hosti
         assert f"BLOCKED run a program through the {way}" in page and f"LEAKED run a program through the {way}" not in page
 
 
+#: Hand-ins of the twelfth round and the flags each must raise (tests/fixtures/attacks_round12/README.md).
+TWELFTH_ROUND = {
+    "resubmit_table": [],
+    "numbers_as_text": [],
+    "hidden_mutation": ["assignment to json.dumps (a module attribute)"],
+    "held_module_exec": ["sys.settrace", "sys.setprofile", "sys.modules"],
+}
+
+
+@pytest.mark.slow
+def test_hostile_batch_twelfth_round_forged_points_are_gone_and_evasions_are_flagged(hostile_batch):
+    outcomes, course = hostile_batch["outcomes"], hostile_batch["course"]
+    for student, expected in TWELFTH_ROUND.items():
+        outcome = outcomes[student]
+        assert outcome.status == "graded", (student, outcome.reason)
+        constructs = [flag.construct for flag in outcome.flags]
+        for construct in expected:
+            assert any(c.startswith(construct) for c in constructs), (student, constructs)
+    # item 1: the table of the first hand-in's feedback answers nothing once the second hand-in draws its own cases
+    resubmitted = outcomes["resubmit_table"].cell_scores
+    assert resubmitted["test_predict"] == 0 and all(resubmitted[cell] > 0 for cell in ("test_augment", "test_signed_distance",
+                                                                                      "test_set_margin")), resubmitted
+    # item 3: numbers returned as text score nothing in 04
+    tested = ("test_radius", "test_proof_terms", "test_proof_squeeze", "test_mistake_bound")
+    as_text = outcomes["numbers_as_text"].cell_scores
+    assert {cell: as_text[cell] for cell in tested} == dict.fromkeys(tested, 0), as_text
+    page = html.unescape((course.feedback / "numbers_as_text" / "04_convergence" / "convergence.html").read_text(encoding="utf-8"))
+    assert "not text" in page
+    # item 2: the in-place change hidden from the harness's report is seen in the second answer
+    assert outcomes["hidden_mutation"].cell_scores["test_perceptron_step"] == 0
+    page = html.unescape((course.feedback / "hidden_mutation" / "02_algorithm" / "algorithm.html").read_text(encoding="utf-8"))
+    assert "on the call made right after it on the same arrays" in page
+    # item 6: correct code, flagged, its points kept
+    assert outcomes["held_module_exec"].score == 8
+    assert outcomes["honest"].score == outcomes["honest"].max_score == 8
+
+
 def _csv_cells(path: Path) -> list[list[str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.reader(handle))
@@ -1046,6 +1096,32 @@ def test_two_submissions_graded_by_the_same_zygote_share_nothing(tmp_path):
                       "segment": -1, "hostname": second["hostname"], "sysvipc": []}
     assert second["hostname"] != "planted"
     assert _wait_until_gone("perceptron-planted") == []
+
+
+RANDOM_STATE = """
+    import json, os, random, sys, tempfile
+    import numpy
+    print(json.dumps({"random": random.random(), "numpy": float(numpy.random.random()), "urandom": os.urandom(8).hex(),
+                      "temporary name": next(tempfile._get_candidate_names()), "hash": hash("perceptron"),
+                      "hash seed": os.environ.get("PYTHONHASHSEED"), "randomized": sys.flags.hash_randomization}))
+"""
+
+
+def test_kernels_of_one_zygote_draw_their_own_randomness_and_share_only_what_a_fork_cannot_renew(tmp_path, monkeypatch):
+    # Attack round 12 (item 7). What Python lets a fork renew is renewed; the string-hash key is not (it is drawn once,
+    # at interpreter start, and cached in every string and dict): the zygote's, drawn at random since the sandbox's
+    # environment is cleared, even when the grader's has PYTHONHASHSEED=0 (as this test run does).
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    zygote = kernel_pool.zygote_for_this_thread()
+    first, second = probe_json(RANDOM_STATE, tmp_path), probe_json(RANDOM_STATE, tmp_path)
+    assert kernel_pool.zygote_for_this_thread() is zygote
+    for renewed in ("random", "numpy", "urandom", "temporary name"):
+        assert first[renewed] != second[renewed], renewed
+    assert first["hash seed"] is None and first["randomized"] == 1
+    assert first["hash"] == second["hash"]  # shared by the kernels of one zygote: see zygote._reseed_warm_random_state
+    with_seed_zero = subprocess.run([sys.executable, "-c", "print(hash('perceptron'))"], capture_output=True, text=True,
+                                    env={**os.environ, "PYTHONHASHSEED": "0"}, check=True)
+    assert int(with_seed_zero.stdout) != first["hash"]
 
 
 def test_the_zygote_never_runs_student_code_and_keeps_its_warm_state(tmp_path):

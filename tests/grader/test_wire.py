@@ -91,7 +91,8 @@ def test_deep_nesting_and_huge_lines_are_refused():
 
 def test_replies_must_come_in_order_and_well_formed():
     marker = new_marker()
-    good = [marker + json.dumps({"index": i, "result": encode(float(i)), "args_after": []}) for i in range(3)]
+    good = [marker + json.dumps({"index": i, "result": encode(float(i)), "args_after": [], "again": encode(float(i))})
+            for i in range(3)]
     replies, problem = read_replies("\n".join(["noise", *good]), marker, 3)
     assert [r.result for r in replies] == [0.0, 1.0, 2.0] and problem == ""
     replies, problem = read_replies("\n".join([good[1], good[0]]), marker, 3)
@@ -141,7 +142,7 @@ from wire_strategies import wire_forms, wire_values  # noqa: E402
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(form=wire_forms)
 def test_any_wire_form_is_a_value_or_a_wire_error(form):
-    line = json.dumps({"index": 0, "result": form, "args_after": [form]}, allow_nan=True)
+    line = json.dumps({"index": 0, "result": form, "args_after": [form], "again": form}, allow_nan=True)
     try:
         reply = parse_reply(line)
     except WireError:
@@ -177,7 +178,18 @@ def test_integers_of_int64_and_uint64_are_accepted(tag, value, kind):
 
 def test_integers_beyond_uint64_are_refused_with_a_reason_not_an_overflow():
     with pytest.raises(WireError, match="too large"):
-        parse_reply(json.dumps({"index": 0, "result": ["np.int", 2**64], "args_after": []}))
+        parse_reply(json.dumps({"index": 0, "result": ["np.int", 2**64], "args_after": [], "again": ["int", 1]}))
+
+
+def test_a_reply_carries_the_answer_to_the_same_call_made_again_or_why_not():
+    # Attack round 12 (item 2): the verdict on an in-place change rests on that second answer, so a reply without it is refused.
+    plain = {"index": 0, "result": ["int", 1], "args_after": []}
+    with pytest.raises(WireError, match="second call"):
+        parse_reply(json.dumps(plain))
+    assert parse_reply(json.dumps({**plain, "again": ["int", 2]})).again == 2
+    assert parse_reply(json.dumps({**plain, "again_error": ["ValueError", "no"]})).again_error == ("ValueError", "no")
+    with pytest.raises(WireError, match="malformed"):
+        parse_reply(json.dumps({**plain, "again_error": ["ValueError", 3]}))
 
 
 
@@ -212,4 +224,5 @@ def test_the_harness_flushes_after_each_megabyte_of_replies(monkeypatch):
     replies, problem = read_replies(stdout.getvalue(), "M", 8)
     assert problem == "" and len(replies) == 8
     sent = len(stdout.getvalue())
-    assert 2_500_000 < sent < 3 * 2**20 and stdout.flushes == 2  # one flush per MiB written, not one per reply
+    # each reply carries the answer twice (the same call made again on the same objects: attack round 12)
+    assert 5_000_000 < sent < 6 * 2**20 and stdout.flushes == 4  # one flush per MiB written (two replies of 0.7 MB), not one per reply

@@ -12,6 +12,17 @@ comparison with the reference happens outside the kernel, on whatever comes back
 Code that tampers with this harness can only change the data it returns, which
 is then judged like any other answer.
 
+Everything this harness uses (``json``, ``numpy``, ``sys.stdout``, ``type``, ``isinstance``, an
+exception's ``__str__``) may have been replaced by student code that ran before it, and nothing
+run in the same interpreter can prevent that (attack round 12 replaced ``json.dumps`` to report
+the caller's arrays unchanged). So nothing the trusted side concludes rests on this harness's
+honesty: replies are parsed strictly and judged as answers; what it reports of the arguments
+(``args_after``) can only incriminate a function; and an in-place change is judged from a value,
+the answer to a second call on the same array objects with the next case's numbers (``again``),
+whose right answer a changed argument makes wrong and which differs from the first answer (copying
+that one fails). No evidence of a side effect inside the kernel can be checked from outside it: a
+hook can still compute the second answer on copies, which is what a correct function does.
+
 It depends on nothing but the standard library and NumPy, keeps its names out of
 the student's namespace, and never imports the grader.
 
@@ -115,13 +126,36 @@ def _stdout_writer():
     return write
 
 
+def _call_again(function, args, kwargs, plan=None):
+    """A second call on the very objects of the first (changed in place or not): ``{"again": wire}``.
+
+    ``plan`` (the request's ``"again"``) says which arguments are the first call's objects and gives
+    the others (the next case's numbers): the grader knows the answer, which a function that changed
+    its arguments in place gets wrong. So the verdict on an in-place change rests on a
+    returned value, judged on the trusted side, and not only on what this harness reports of the
+    arguments (``args_after``), which student code that ran before it can rewrite (attack round 12).
+    """
+    if plan is not None:  # the same objects where the plan says so, the next case's values elsewhere
+        kwargs = {key: kwargs[key] if tag == "same" else decode(value) for key, (tag, value) in plan["kwargs"].items()}
+        args = [args[value] if tag == "same" else decode(value) for tag, value in plan["args"]]
+    try:
+        with warnings.catch_warnings(), numpy.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return {"again": encode(function(*args, **kwargs))}
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - as for the first call
+        return {"again_error": _error_text(error)}
+
+
 def call_all(namespace, request, emit=None):
     """Call ``namespace[request["function"]]`` on every case of ``request``; emit one JSON line per call.
 
     ``request``: ``{"function": name, "marker": str, "calls": [{"args": [...], "kwargs": {...}}]}``
     with arguments in wire form. Each line is the marker followed by
     ``{"index": i, "result": wire}`` and ``"args_after"`` (the arguments after the
-    call, to see whether they were changed in place), or ``{"index": i, "error": [type, message]}``.
+    call, to see whether they were changed in place), then ``"again"`` (the answer to the same call made
+    once more on the same objects) or ``"again_error"``; or ``{"index": i, "error": [type, message]}``.
     A missing function gives one line ``{"missing": true}``.
     """
     write = emit or _stdout_writer()
@@ -144,6 +178,7 @@ def call_all(namespace, request, emit=None):
         else:
             reply = {"index": index, "result": encode(result),
                      "args_after": [encode(item) for item in args] + [encode(kwargs[key]) for key in sorted(kwargs)]}
+            reply.update(_call_again(function, args, kwargs, call.get("again")))
         try:
             line = json.dumps(reply, allow_nan=True)
         except (TypeError, ValueError, RecursionError, OverflowError) as error:

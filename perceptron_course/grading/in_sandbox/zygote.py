@@ -296,7 +296,17 @@ def _map_user(proc: int, kernel_pid: int, uid: int, gid: int) -> None:
 
 
 def _reseed_warm_random_state() -> None:
-    """NumPy's global generator, seeded once in the zygote, seeded afresh (Python's ``random`` reseeds on fork)."""
+    """NumPy's global generator, seeded once in the zygote, seeded afresh (Python's ``random`` reseeds on fork).
+
+    What a fork cannot renew (attack round 12, item 7): the string-hash key and the memory layout.
+    Python draws its hash key (``PYTHONHASHSEED``, cleared from the sandbox's environment: random per
+    zygote) once, at interpreter start, and every string and dict made since caches hashes computed
+    with it: a new key in the child would make equal strings miss each other in every existing dict.
+    Only ``execve`` lays out a process anew (new ASLR offsets), which the kernel's seccomp filter
+    refuses and which would undo the warm start. So the kernels of one zygote share both, and no data:
+    a key or an address helps only against a process one can feed input to, and a kernel feeds only
+    the grader, another interpreter with its own key and layout.
+    """
     numpy_random = sys.modules.get("numpy.random")
     if numpy_random is not None:
         numpy_random.seed()

@@ -142,6 +142,7 @@ def _grade_job(job: GradeJob) -> Outcome:
         # The checks come from the TA's course itself, not the area's copy of source/: a worker loads each
         # assignment's hidden_checks.py once for all its jobs (check_registry), and a check's files stay put.
         config.ResilientExecute.course_root = job.course_root
+        config.ResilientExecute.submission_digest = taken.digest  # every byte handed in: what the cases are drawn from
         if job.reveal_as_of:
             config.RevealSchedule.as_of = job.reveal_as_of
         api = nbgrader_api(course, config)

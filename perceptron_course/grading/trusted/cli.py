@@ -179,7 +179,7 @@ def command_demo(args) -> int:
     written = build_example_class(course, source_course.root / "example_class")
     print(f"example class: {len({s for s, _ in written})} students, {len(written)} submissions in {course.submitted}")
     start = time.perf_counter()
-    outcomes = grade(course, progress=not args.quiet, jobs=args.jobs)
+    outcomes = grade(course, progress=not args.quiet, jobs=args.jobs, unsandboxed=args.unsandboxed)
     _print_summary(course, outcomes, time.perf_counter() - start)
     print(f"open it in JupyterLab's formgrader: perceptron-course lab --root {_shown_path(out)}")
     return 0
@@ -256,8 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.add_argument("--force", action="store_true",
                        help="regrade submissions already graded and unchanged too (manual grades of unchanged answers stay)")
-    grade.add_argument("--unsandboxed", action="store_true",
-                       help="as root, run student code even where the sandbox cannot run (unsafe; see README)")
+    grade.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
+                       help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
+                            "read and change your files, the course secret and the gradebook; see docs/hosting.md)")
     grade.set_defaults(run=command_grade)
 
     refresh = commands.add_parser("refresh", help="rewrite feedback, grades.csv and the report from the gradebook "
@@ -274,8 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("student", help="the student's id (their folder in submitted/)")
     explain.add_argument("assignment", help="the assignment, e.g. 01_geometry")
     explain.add_argument("--root", default=None, help=ROOT_HELP)
-    explain.add_argument("--unsandboxed", action="store_true",
-                         help="as root, run student code even where the sandbox cannot run (unsafe; see README)")
+    explain.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
+                       help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
+                            "read and change your files, the course secret and the gradebook; see docs/hosting.md)")
     explain.set_defaults(run=command_explain)
 
     demo = commands.add_parser("demo", help="grade the bundled example class in a fresh work area")
@@ -283,6 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--course", default=str(repository_root()), help=argparse.SUPPRESS)
     demo.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: one per core)")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    demo.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
+                      help="grade the example class even where the sandbox cannot run, with your own rights (see docs/hosting.md)")
     demo.set_defaults(run=command_demo)
 
     bundle = commands.add_parser("bundle", help="write what students receive (assignments, lectures, student package) as a folder and a zip")

@@ -49,8 +49,14 @@ class Replay:
                 if _score(recorded.get(part)) != _score(now.get(part))]
 
     @property
+    def same_hand_in(self) -> bool:
+        """Whether the hand-in regraded is the one recorded (every byte: its cases are drawn from them); unknown without a record."""
+        return self.from_gradebook or (self.recorded or {}).get("submission") == (self.now or {}).get("submission")
+
+    @property
     def reproduces(self) -> bool:
-        return self.now is not None and self.recorded is not None and not self.differing_parts
+        """The same scores, for the same hand-in: other content drawing the same scores reproduces nothing."""
+        return self.now is not None and self.recorded is not None and not self.differing_parts and self.same_hand_in
 
 
 def _tested(part: dict | None) -> bool:
@@ -315,6 +321,9 @@ def _verdict(replay: Replay, causes: list[str]) -> list[str]:
         tail = " (though the inputs above differ: they did not change its score)" if causes and not replay.from_gradebook else ""
         return [f"Result: reproduces: every autograded part has its recorded score{tail}"]
     parts = replay.differing_parts
+    if not parts:  # same scores, other content
+        return ["Result: does NOT reproduce: the hand-in regraded is not the one recorded (its files changed since); "
+                "the same scores on other content say nothing about the recorded grade. `perceptron-course grade` grades the new hand-in"]
     lines = [f"Result: does NOT reproduce: {len(parts)} part{'s' * (len(parts) > 1)} scored differently ({', '.join(parts)})"]
     if replay.from_gradebook:
         lines.append("There is no record of what it was graded with; grade it again to keep one.")

@@ -141,6 +141,9 @@ _IPYTHON_HOOKS = {
     "system_raw": "a shell escape (!cmd)",
 }
 _GET_IPYTHON = "get_ipython()"
+#: How a holder of values is named among the aliases: ``<held by K>`` for a class ``K`` (or a name given attributes),
+#: and ``<held by K>.s`` for what it holds under ``s``.
+HOLDER_PREFIX = "<held by "
 
 
 @dataclass(frozen=True)
@@ -236,7 +239,7 @@ class _CellVisitor(ast.NodeVisitor):
                 return frozenset({"get_ipython"})
             return self.aliases.get(node.id, frozenset({"builtins"}) if node.id == "__builtins__" else frozenset())
         if isinstance(node, ast.Attribute):
-            return frozenset(f"{base}.{node.attr}" for base in self.reached(node.value))
+            return self.attribute_paths(self.reached(node.value), node.attr)
         if isinstance(node, ast.Call):
             return self._reached_by_call(node)
         if isinstance(node, ast.Subscript):
@@ -255,16 +258,31 @@ class _CellVisitor(ast.NodeVisitor):
             return self.reached(node.body)
         return frozenset()
 
+    def attribute_paths(self, bases: frozenset[str], attribute: str) -> frozenset[str]:
+        """What ``<base>.<attribute>`` may stand for: a module's attribute, or what a holder (a class, an object a
+        name stands for) was given under that name (``class K: s = sys``, ``f.s = sys``: ``K.s`` is ``sys``)."""
+        found = set()
+        for base in bases:
+            if base.startswith(HOLDER_PREFIX):
+                found |= self.aliases.get(f"{base}.{attribute}", frozenset())  # nothing known: not a made-up path
+            else:
+                found.add(f"{base}.{attribute}")
+        return frozenset(found)
+
     def _reached_by_call(self, node: ast.Call) -> frozenset[str]:
         if isinstance(node.func, ast.Name) and node.func.id == "get_ipython":
             return frozenset({_GET_IPYTHON})
         constant = _constant_attribute(node)
         if constant is not None:
-            return frozenset(f"{base}.{constant}" for base in self.reached(node.args[0]))
-        if self.reached(node.func) and not isinstance(node.func, ast.Lambda):
+            return self.attribute_paths(self.reached(node.args[0]), constant)
+        called = self.reached(node.func)
+        holders = frozenset(path for path in called if path.startswith(HOLDER_PREFIX))
+        if holders:
+            return holders  # ``K()``: an instance reaches what its class holds
+        if called and not isinstance(node.func, ast.Lambda):
             return frozenset()  # a library function's result: not a module
         passed = [a for a in [*node.args, *(k.value for k in node.keywords)]
-                  if isinstance(a, (ast.Name, ast.Attribute, ast.Starred, ast.List, ast.Tuple, ast.Dict, ast.Set))]
+                  if isinstance(a, (ast.Name, ast.Attribute, ast.Starred, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call))]
         return self.reached(node.func) | _union(self.reached(argument) for argument in passed)
 
     def dotted(self, node: ast.AST) -> str | None:
@@ -336,8 +354,10 @@ class _CellVisitor(ast.NodeVisitor):
             elif attribute in INTROSPECTION_ATTRIBUTES | DYNAMIC_BUILTINS:
                 self.flag(node, f"{name}(..., {attribute!r})")
             target = self.dotted(node.args[0])
-            if name in {"setattr", "delattr"} and target:
+            if name in {"setattr", "delattr"} and target and not target.startswith(HOLDER_PREFIX):
                 self.flag(node, f"{name} on module {target}")
+            if name == "setattr" and attribute is not None and len(node.args) >= 3:  # setattr(K, "s", sys): K holds sys
+                self.hold(ast.Attribute(value=node.args[0], attr=attribute, ctx=ast.Store()), self.reached(node.args[2]))
 
     def ipython_call(self, node: ast.Call, dotted: str) -> None:
         """``get_ipython().run_line_magic(...)`` and friends, as IPython's transformer writes magics."""
@@ -421,7 +441,67 @@ class _CellVisitor(ast.NodeVisitor):
         for target in node.targets:
             self.check_target(target)
             self.bind(target, paths)
+            self.hold(target, paths)
         self.generic_visit(node)
+
+    def hold(self, target: ast.AST, paths: frozenset[str]) -> None:
+        """``name.attr = sys``: ``name`` now holds ``sys`` under ``attr`` (later ``name.attr.settrace`` is seen)."""
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and paths:
+            name = target.value.id
+            holders = {path for path in self.aliases.get(name, ()) if path.startswith(HOLDER_PREFIX)} \
+                or {f"{HOLDER_PREFIX}{name}>"}  # ``self.s = sys`` in a method: the class holds it
+            self.aliases[name] = self.aliases.get(name, frozenset()) | holders
+            for holder in holders:
+                self.aliases[f"{holder}.{target.attr}"] = self.aliases.get(f"{holder}.{target.attr}", frozenset()) | paths
+            self._reached.clear()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        """A class holds what its body binds (``class K: s = sys``): ``K.s``, ``K().s`` and a subclass's ``s`` reach it.
+
+        Attack round 12: ``exec`` and ``sys.settrace`` reached through a module held as a class attribute raised no flag.
+        """
+        for part in [*node.decorator_list, *node.bases, *(keyword.value for keyword in node.keywords)]:
+            self.visit(part)
+        holder = f"{HOLDER_PREFIX}{node.name}>"
+        inherited = _union(self.reached(base) for base in node.bases)
+        methods = [statement for statement in node.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        before = dict(self.aliases)
+        for statement in node.body:
+            if statement not in methods:
+                self.visit(statement)
+        for name, paths in list(self.aliases.items()):
+            if not name.startswith(HOLDER_PREFIX) and paths and before.get(name) != paths:
+                self.aliases[f"{holder}.{name}"] = paths
+        for base in inherited:
+            for key, paths in list(self.aliases.items()):
+                if key.startswith(base + "."):
+                    self.aliases.setdefault(holder + key[len(base):], paths)
+        self.aliases[node.name] = frozenset({holder})
+        self._reached.clear()
+        for method in methods:  # what any method gives ``self`` (``self.s = sys``), before reading any method
+            arguments = [*method.args.posonlyargs, *method.args.args]
+            if arguments:
+                for inner in ast.walk(method):
+                    if isinstance(inner, ast.Assign):
+                        for target in inner.targets:
+                            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                                    and target.value.id == arguments[0].arg:
+                                self.hold(ast.Attribute(value=ast.Name(id=node.name, ctx=ast.Load()), attr=target.attr,
+                                                        ctx=ast.Store()), self.reached(inner.value))
+        for method in methods:  # ``self.s`` and ``cls.s`` in a method reach what the class holds
+            arguments = [*method.args.posonlyargs, *method.args.args]
+            first = arguments[0].arg if arguments else None
+            saved = self.aliases.get(first) if first else None
+            if first:
+                self.aliases[first] = (saved or frozenset()) | {holder}
+                self._reached.clear()
+            self.visit(method)
+            if first:
+                if saved is None:
+                    self.aliases.pop(first, None)
+                else:
+                    self.aliases[first] = saved
+                self._reached.clear()
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.bind(node.target, self.reached(node.value))
@@ -515,7 +595,7 @@ class _CellVisitor(ast.NodeVisitor):
         if target.attr.startswith("__") and target.attr.endswith("__"):
             self.flag(target, f"assignment to .{target.attr}")
         base = self.dotted(target.value)
-        if base and not base.startswith(_GET_IPYTHON):
+        if base and not base.startswith((_GET_IPYTHON, HOLDER_PREFIX)):
             self.flag(target, f"assignment to {base}.{target.attr} (a module attribute)")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from ...intake_rules import MAX_FILE_BYTES, Assignment, IntakeError, assignment_from_notebook, examine
 from .course import Course
 from .files import UnsafeFileError, folder_problems, name_problem, read_capped
+from .hand_in_digest import hand_in_digest
 from .safe_text import quoted
 
 #: Largest ``timestamp.txt`` and ``submission_secret.txt`` read (nbgrader writes one short line in each).
@@ -38,6 +39,8 @@ class TakenIn:
     timestamp: bytes | None = None  #: ``timestamp.txt`` as collected, when it holds a date
     submission_secret: bytes | None = None  #: ``submission_secret.txt`` as collected, when it is plain
     handed_in_as: dict[str, str] = field(default_factory=dict)  #: ``geometry`` -> ``geometry (1)``: a notebook graded under another name
+    #: ``hand_in_digest`` of the notebooks as handed in (before outputs are dropped): what the hidden cases are drawn from
+    digest: str = ""
     notes: list[str] = field(default_factory=list)
     refused: str = ""
 
@@ -139,17 +142,23 @@ def take_in(course: Course, student: str, assignment: str) -> TakenIn:
     taken = TakenIn()
     taken.timestamp, note = _timestamp(folder)
     taken.submission_secret = _submission_secret(folder)
+    as_handed_in: dict[str, bytes] = {}
     for name in names:
         files = handed_in if len(names) == 1 else [f"{name}.ipynb"] if f"{name}.ipynb" in handed_in else []
-        intake = examine({file: _read(folder / file) for file in files}, expected_assignment(course, assignment, name), others)
+        read = {file: _read(folder / file) for file in files}
+        intake = examine(read, expected_assignment(course, assignment, name), others)
         if intake.refused:
             return TakenIn(refused=quoted(intake.refused, 400))
         taken.notes += [quoted(text, 300) for text in intake.notes]
         taken.notebooks[f"{name}.ipynb"] = _as_valid_notebook(intake.notebook, intake.graded_file)
+        original = read.get(intake.graded_file)
+        # as handed in, stored outputs and all; a notebook put back whole (none handed in) as graded
+        as_handed_in[f"{name}.ipynb"] = original if isinstance(original, bytes) else taken.notebooks[f"{name}.ipynb"]
         stem = intake.graded_file.removesuffix(".ipynb")
         if stem != name and _PLAIN_FILE_STEM.fullmatch(stem):
             taken.handed_in_as[name] = stem
     taken.notes += [note] if note else []
+    taken.digest = hand_in_digest(as_handed_in)
     return taken
 
 

@@ -177,7 +177,8 @@ def fingerprint(course: Course, student: str, assignment: str) -> Fingerprint:
 
     ``submitted`` hashes what grading would run: each notebook under its expected name (the
     file the intake picks, whatever its name, with stored outputs dropped), the name it was
-    handed in under, and ``timestamp.txt``. ``answers`` maps ``notebook/grade_id`` of each graded
+    handed in under, ``timestamp.txt``, and the digest of the notebooks as handed in (stored
+    outputs included), which the hidden cases are drawn from. ``answers`` maps ``notebook/grade_id`` of each graded
     cell to the hash of the text of that cell when it is a written answer (a TA grades it), and
     to ``submitted`` for a test cell (its score depends on the whole notebook).
     """
@@ -188,6 +189,7 @@ def fingerprint(course: Course, student: str, assignment: str) -> Fingerprint:
     if taken.refused:
         return Fingerprint("", {})
     contents = dict(taken.notebooks)
+    contents["hand-in as handed in"] = taken.digest.encode()  # outputs and all: what the cases are drawn from
     contents.update({f"{name}.handed-in-as": stem.encode() for name, stem in taken.handed_in_as.items()})
     if taken.timestamp is not None:
         contents[TIMESTAMP_FILE] = taken.timestamp

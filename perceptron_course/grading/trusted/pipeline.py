@@ -285,7 +285,8 @@ def grade(
         Runs the grading jobs instead of a local process pool, e.g. a Dask client's
         ``get_executor()``; its workers must be processes that see the course folder.
     unsandboxed : bool
-        As root, run student code even where the sandbox cannot run (the TA's ``--unsandboxed``).
+        Run student code even where the sandbox cannot run, with the grader's own rights (the TA's
+        ``--unsafe-no-sandbox``); without it, grading where the sandbox cannot run is refused.
     force : bool
         Regrade submissions that did not change too.
     now : datetime, optional
@@ -295,7 +296,7 @@ def grade(
     Raises
     ------
     CourseError
-        For a problem the TA must fix, e.g. grading as root where the sandbox cannot run.
+        For a problem the TA must fix, e.g. grading where the sandbox cannot run.
     BatchInterrupted
         On Ctrl+C, once what was graded is kept and the exports are rewritten for it.
     """

@@ -48,6 +48,7 @@ from .case_sets import CASE_SETS_KEY, case_set_id, checker_id
 from .check_registry import ChecksError, course_checks
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
 from .gradebook_rows import comment_of, grade_of, opened_rows
+from .hand_in_digest import notebook_digest
 from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
 from .sandbox import KERNEL_NAME, SandboxKernelManager
 from .secret import SECRET_FILE, read_secret
@@ -126,6 +127,8 @@ class ResilientExecute(Execute):
                                                          "(the harness's replies aside)").tag(config=True)
     course_root = Unicode("", help="the course whose source/<assignment>/hidden_checks.py holds the checks (default: "
                                    "CourseDirectory.root, then the working folder)").tag(config=True)
+    submission_digest = Unicode("", help="hand_in_digest of the hand-in as handed in (the grader's intake sets it); "
+                                         "without it, the digest of the whole notebook as it reaches this step").tag(config=True)
     require_grading_kernel = Bool(True, help="refuse to run student code in any kernel but the sandboxed "
                                              "grading kernel that perceptron-course grade starts").tag(config=True)
 
@@ -148,7 +151,7 @@ class ResilientExecute(Execute):
                                "nbgrader's own autograde does not")
         self._secret = bytes.fromhex(self.grading_secret) if self.grading_secret else read_secret(Path(self.secret_file))
         self._student = ((resources or {}).get("nbgrader") or {}).get("student", "")
-        self._submission = code_digest(nb)
+        self._submission = self.submission_digest or notebook_digest(nb)
         self._checks, self._checks_problem = self._load_checks(((resources or {}).get("nbgrader") or {}).get("assignment"))
         self._deadline = monotonic() + self.time_budget
         self._restarts = 0
@@ -299,12 +302,13 @@ class ResilientExecute(Execute):
         if skipped:
             untested = f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"
             return Verdict(check.function, len(cases), [untested], [untested])
-        replies, stopped = self._call_in_kernel(declaration.target, cases, index)
+        replies, stopped = self._call_in_kernel(declaration.target, cases, index, again=prepared.again)
         if _kernel_restarted(stopped) and len(replies) < len(cases):
-            replies, stopped = self._find_the_failing_call(declaration.target, cases, index, replies, stopped)
-        return judge_replies(check, cases, replies, stopped, prepared.expected)
+            replies, stopped = self._find_the_failing_call(declaration.target, cases, index, replies, stopped, prepared.again)
+        return judge_replies(check, cases, replies, stopped, prepared.expected, prepared.again, prepared.again_expected)
 
-    def _find_the_failing_call(self, target: str, cases: list, index: int, replies: list, stopped: str) -> tuple[list, str]:
+    def _find_the_failing_call(self, target: str, cases: list, index: int, replies: list, stopped: str,
+                               again: list | None = None) -> tuple[list, str]:
         """After the kernel died (or hung) on an unknown call: the calls again, one per execution, up to the one that fails.
 
         The restarts this costs do not count against ``max_restarts``; the time budget bounds them.
@@ -313,13 +317,15 @@ class ResilientExecute(Execute):
         for position in range(len(replies), len(cases)):
             if self._reason_to_skip():
                 break
-            one, why = self._call_in_kernel(target, cases[position:position + 1], index, counted=False)
+            one, why = self._call_in_kernel(target, cases[position:position + 1], index, counted=False,
+                                            again=None if again is None else again[position:position + 1])
             if not (len(one) == 1 and isinstance(one[0], Reply)):  # this call failed (or the function is gone)
                 return replies + [dataclasses.replace(reply, index=k) for k, reply in enumerate(again, len(replies))], why or stopped
             again.append(one[0])
         return replies, stopped
 
-    def _call_in_kernel(self, target: str, cases: list, index: int, *, counted: bool = True) -> tuple[list, str]:
+    def _call_in_kernel(self, target: str, cases: list, index: int, *, counted: bool = True,
+                        again: list | None = None) -> tuple[list, str]:
         """Run the harness on ``cases`` after cell ``index``: the replies read back, and why they stop early (or ``""``).
 
         A kernel that died or could not be interrupted is restarted and the cells before
@@ -329,7 +335,7 @@ class ResilientExecute(Execute):
         # Built as nbformat's new_code_cell builds it, without checking a 30 KB source against the schema: it never
         # enters the notebook.
         probe = NotebookNode(id=uuid.uuid4().hex[:8], cell_type="code", metadata=NotebookNode(), execution_count=None,
-                             source=harness_code(harness_request(target, cases, marker)), outputs=[])
+                             source=harness_code(harness_request(target, cases, marker, again)), outputs=[])
         original = self.nb.cells[index]
         self._output_chars[index] = 0
         self._cut_cells.discard(index)  # the probe's own cut says so in its own outputs
@@ -442,15 +448,6 @@ class ResilientExecute(Execute):
 
     def _update_display_id(self, display_id, msg):
         """Display updates are ignored: they would rewrite earlier outputs past the caps."""
-
-
-def code_digest(nb) -> str:
-    """A digest of every code cell's source: what a resubmission changes, and a regrade does not."""
-    digest = hashlib.sha256()
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            digest.update(cell.source.encode("utf-8", "surrogatepass") + b"\0")
-    return digest.hexdigest()
 
 
 def _error(ename: str, evalue: str):

@@ -332,7 +332,8 @@ def isolation_line(isolation: Isolation) -> str:
     cap = f"memory capped at {isolation.memory_mb} MiB per kernel"
     if isolation.sandbox:
         return f"Student code ran in a bubblewrap sandbox (no network, course files hidden), {cap}."
-    return f"**WARNING: student code ran without a sandbox** ({isolation.note}); {cap}."
+    return (f"**WARNING: student code ran without a sandbox** ({isolation.note}; graded with --unsafe-no-sandbox: "
+            f"it could read and change whatever the grader's user can); {cap}.")
 
 
 # ------------------------------------------------------------------ writing

@@ -57,7 +57,7 @@ SCRATCH_MB = 64
 MAX_FILE_MB = 16
 #: Processes and threads of the kernel (RLIMIT_NPROC); BLAS libraries are told to use one thread.
 MAX_PROCESSES = 64
-SANDBOX_VARIABLE = "PERCEPTRON_COURSE_SANDBOX"  # "off" disables the sandbox (as root, only with --unsandboxed)
+SANDBOX_VARIABLE = "PERCEPTRON_COURSE_SANDBOX"  # "off" disables the sandbox (grading then needs --unsafe-no-sandbox)
 SANDBOX_UID = 1000
 #: Largest message the grader accepts from a kernel (outputs are cut far below this anyway).
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -79,6 +79,11 @@ ALLOWED_EXTRAS = {"04_convergence": {"theory": ("_max_margin.py", "from ._max_ma
 #: Packages that compute the reference's answers (``Perceptron`` equals ``train`` bit for bit).
 BLOCKED_PACKAGES = ("sklearn.linear_model",)
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+#: What grading safely needs, for the refusal and the warning (the hosting guide says how on a hub or a pod).
+SANDBOX_NEEDS = ("Grading needs bubblewrap and libseccomp2, run as root or as a user allowed unprivileged user "
+                 "namespaces (a Kubernetes pod usually needs a securityContext that permits them): see docs/hosting.md")
+#: The one way to grade without a sandbox (``grade`` and ``explain``).
+UNSAFE_FLAG = "--unsafe-no-sandbox"
 
 
 @dataclass(frozen=True)
@@ -152,23 +157,27 @@ def sandbox_problem() -> str:
 def choose_isolation(memory_mb: int = DEFAULT_MEMORY_MB, *, unsandboxed: bool = False) -> Isolation:
     """The sandbox if it works here, and the memory cap in any case.
 
-    Without a sandbox, grading as root is refused unless ``unsandboxed`` (the TA's explicit
-    ``--unsandboxed``); otherwise it goes on with a loud warning.
+    Without a sandbox, grading is refused, whoever the grader is: a TA who is not root runs student
+    code with their own rights (their course, its secret, the gradebook, their home folder). Only
+    ``unsandboxed`` (the TA's explicit ``--unsafe-no-sandbox``) lets it go on, with a warning on
+    stderr here and a bold one at the top of the report (``report.isolation_line``).
 
     Raises
     ------
     CourseError
-        As root, when the sandbox cannot run and ``unsandboxed`` is false.
+        When the sandbox cannot run and ``unsandboxed`` is false: saying why, what is needed, and the opt-in.
     """
     problem = sandbox_problem()
-    if problem and os.geteuid() == 0 and not unsandboxed:
-        raise CourseError(f"refusing to run student code as root without a sandbox ({problem}): {INSTALL_HINT}, "
-                          "or pass --unsandboxed to accept the risk")
+    if problem and not unsandboxed:
+        who = "as root" if os.geteuid() == 0 else "with your own rights (your files, the course secret, the gradebook)"
+        raise CourseError(f"refusing to run student code {who} without a sandbox ({problem}). {SANDBOX_NEEDS}; "
+                          f"to grade anyway, knowing that student code can then read and change what you can, "
+                          f"pass {UNSAFE_FLAG}")
     if problem:
         print(
-            f"WARNING: student code will run WITHOUT a sandbox: {problem}. It could read source/ "
-            "(solutions, hidden tests), other submissions and the gradebook. Scores are unaffected; "
-            "see README, 'Grading safely'.",
+            f"WARNING ({UNSAFE_FLAG}): student code will run WITHOUT a sandbox: {problem}. It can read and change "
+            "whatever this user can: source/ (solutions, hidden tests), the course secret, other submissions and "
+            f"the gradebook. {SANDBOX_NEEDS}.",
             file=sys.stderr,
         )
     return Isolation(sandbox=not problem, memory_mb=memory_mb, note=problem)

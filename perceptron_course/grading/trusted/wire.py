@@ -21,7 +21,7 @@ import numpy as np
 
 from ..in_sandbox.harness import encode
 
-__all__ = ["MAX_REPLY_CHARS", "Reply", "Unsupported", "WireError", "decode_value", "encode", "harness_request", "new_marker",
+__all__ = ["MAX_REPLY_CHARS", "NOT_CALLED_AGAIN", "Reply", "Unsupported", "WireError", "decode_value", "encode", "harness_request", "new_marker",
            "parse_reply", "python_literal", "read_replies"]
 
 #: Longest reply line accepted for one call (characters of JSON).
@@ -50,6 +50,10 @@ class Unsupported:
     type_name: str
 
 
+#: ``Reply.again`` of a reply built without a second call (never from the wire: ``parse_reply`` requires one).
+NOT_CALLED_AGAIN = Unsupported("not called again")
+
+
 @dataclass
 class Reply:
     """What one call of the student's function gave.
@@ -62,6 +66,10 @@ class Reply:
     result: Any = None
     error: tuple[str, str] = ("", "")  #: exception type name and message
     args_after: list = field(default_factory=list)
+    #: The answer to the same call made once more on the same objects (``NOT_CALLED_AGAIN`` when the kernel sent none),
+    #: or ``again_error`` when that second call raised: a function that changed its arguments answers differently.
+    again: Any = field(default_factory=lambda: NOT_CALLED_AGAIN)
+    again_error: tuple[str, str] | None = None
 
 
 class _Budget:
@@ -181,9 +189,17 @@ def parse_reply(line: str) -> Reply | dict:
     after = message.get("args_after")
     if not isinstance(after, list):
         raise WireError("a malformed reply")
+    again_error = message.get("again_error")
+    if again_error is not None and not (isinstance(again_error, list) and len(again_error) == 2
+                                        and all(isinstance(part, str) for part in again_error)):
+        raise WireError("a malformed error reply")
+    if again_error is None and "again" not in message:
+        raise WireError("a reply without the second call's answer")
     try:
         result = decode_value(message.get("result"), budget)
-        return Reply(index, returned=True, result=result, args_after=[decode_value(item, budget) for item in after])
+        again = decode_value(message["again"], budget) if again_error is None else None
+        return Reply(index, returned=True, result=result, args_after=[decode_value(item, budget) for item in after],
+                     again=again, again_error=None if again_error is None else (again_error[0][:100], again_error[1][:500]))
     except (OverflowError, TypeError, ValueError, RecursionError, MemoryError) as error:
         if isinstance(error, WireError):
             raise
@@ -283,13 +299,25 @@ def _scalar_literal(value: Any) -> str:
     return f"<an object of type {type(value).__name__[:100]}>"
 
 
-def harness_request(target: str, cases: list, marker: str) -> dict:
+def harness_request(target: str, cases: list, marker: str, again: list | None = None) -> dict:
     """The plain-data request for the harness: the student function's name, the marker and every case's arguments.
 
-    ``cases`` are ``checks.framework.Case`` objects (their ``args`` and ``kwargs``).
+    ``cases`` are ``checks.framework.Case`` objects (their ``args`` and ``kwargs``); ``again``, the second
+    call of each (``framework.second_call``): an argument that is the very object of the first call is
+    sent as ``["same", position]`` (``["same", key]``), the others as values. Without it, each call is
+    made again as it is.
     """
+    def second(case, follow) -> dict:
+        return {"args": [["same", position] if value is mine else ["value", encode(value)]
+                         for position, (value, mine) in enumerate(zip(follow.args, case.args))],
+                "kwargs": {key: ["same", key] if value is case.kwargs.get(key) else ["value", encode(value)]
+                           for key, value in follow.kwargs.items()}}
+
     calls = [{"args": [encode(value) for value in case.args],
               "kwargs": {key: encode(value) for key, value in case.kwargs.items()}} for case in cases]
+    if again is not None:
+        for call, case, follow in zip(calls, cases, again):
+            call["again"] = second(case, follow)
     return {"function": target, "marker": marker, "calls": calls}
 
 

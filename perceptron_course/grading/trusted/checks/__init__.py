@@ -37,12 +37,12 @@ def run_in_process(check: Check, function: Callable, *, secret: bytes = INSTRUCT
     from ...in_sandbox import harness
 
     prepared = prepared or prepare_cases(check, case_generator(secret, check.function, student))
-    cases = prepared.cases
     marker = new_marker()
     lines: list[str] = []
-    harness.call_all({check.function: function}, harness_request(check.function, cases, marker), emit=lines.append)
-    replies, problem = read_replies("\n".join(lines), marker, len(cases))
-    return judge_replies(check, cases, replies, problem, prepared.expected)
+    request = harness_request(check.function, prepared.cases, marker, prepared.again)
+    harness.call_all({check.function: function}, request, emit=lines.append)
+    replies, problem = read_replies("\n".join(lines), marker, len(prepared.cases))
+    return judge_replies(check, prepared.cases, replies, problem, prepared.expected, prepared.again, prepared.again_expected)
 
 
 def instructor_check(check: Check) -> Callable[[Callable], None]:

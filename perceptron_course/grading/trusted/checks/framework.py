@@ -27,14 +27,16 @@ answer (a solver that gives up) is dropped by ``prepare_cases`` and named for th
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
+import hmac
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..wire import Reply, Unsupported, python_literal
+from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, python_literal
 
 #: Random cases per check, besides the named ones.
 N_RANDOM_CASES = 20
@@ -149,14 +151,17 @@ def case_generator(secret: bytes, function: str, student: str, submission: str =
     """The random generator of one student's cases for one function.
 
     Derived from the course secret, so nobody without it can know the cases; from the
-    student, so one student's cases tell nothing about another's; and from the
-    submission's code (``submission``, a digest), so the answers a failed case shows in
-    feedback are useless to a resubmission: changed code draws new cases. The same
-    secret, student and code always give the same cases: a regrade is identical.
+    student, so one student's cases tell nothing about another's; and from the hand-in
+    (``submission``: ``hand_in_digest``, every byte handed in), so the answers a failed case
+    shows in feedback are useless to any other hand-in: a change of any cell, output, tag or
+    metadata draws new cases. The same secret, student and hand-in always give the same cases:
+    a regrade is identical. The parts are length-prefixed under an HMAC keyed by the secret, so
+    no two different lists of parts give the same generator.
     """
-    parts = [secret, function.encode(), student.encode(), submission.encode()]
-    digest = hashlib.sha256(b"\0".join(parts)).digest()
-    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(digest[:16], "little")))
+    mac = hmac.new(secret, b"perceptron-course cases v2", hashlib.sha256)
+    for part in (function.encode("utf-8"), student.encode("utf-8", "surrogateescape"), submission.encode("utf-8")):
+        mac.update(len(part).to_bytes(8, "big") + part)
+    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(mac.digest()[:16], "little")))
 
 
 def random_points(rng: np.random.Generator) -> np.ndarray:
@@ -341,10 +346,31 @@ class PreparedCases:
     #: Each case drawn but dropped because the reference could not answer it: its behaviour and the error's type.
     #: Never sent, never judged: a case without a right answer cannot fail a submission (the TA's record says so).
     dropped: tuple[str, ...] = ()
+    #: The second call of each case (``second_call``) and the reference's answer to it; ``None``: the same call again.
+    again: list[Case] | None = None
+    again_expected: list | None = None
+
+
+def second_call(cases: Sequence[Case], index: int) -> Case:
+    """The call made after case ``index`` on its very objects: its arrays, lists and dicts (the same objects, which
+    the first call may have changed in place), with its other arguments (numbers, strings) from the next case.
+
+    Its right answer then differs from the first call's, so a kernel cannot pass it by sending the first answer
+    again: it must compute it from the values the arrays had when sent (attack round 12). An argument of another
+    type in the next case is kept: a case with no such argument is called again as it is.
+    """
+    case, other = cases[index], cases[(index + 1) % len(cases)]
+
+    def mixed(mine: Any, theirs: Any) -> Any:
+        return mine if isinstance(mine, (np.ndarray, list, dict)) or type(theirs) is not type(mine) else theirs
+
+    args = tuple(mixed(mine, theirs) for mine, theirs in zip(case.args, other.args)) if len(other.args) == len(case.args) else case.args
+    kwargs = {key: mixed(value, other.kwargs.get(key, value)) for key, value in case.kwargs.items()}
+    return Case(args, case.behaviour, kwargs, case.context)
 
 
 def prepare_cases(check: Check, rng: np.random.Generator) -> PreparedCases:
-    """Draw the cases and compute every expected answer: work that needs nothing from the student.
+    """Draw the cases and compute every expected answer (of each second call too): work that needs nothing from the student.
 
     The grader runs it in a thread while the kernel starts and the student's cells run. A case
     the reference raises on (a solver that gives up on a rare draw) is dropped, and named in
@@ -362,7 +388,16 @@ def prepare_cases(check: Check, rng: np.random.Generator) -> PreparedCases:
             continue
         kept.append(case)
         expected.append(answer)
-    return PreparedCases(kept, expected, tuple(dropped))
+    again, again_expected = [], []
+    for index, case in enumerate(kept):
+        follow = second_call(kept, index)
+        try:
+            answer = expected_answer(check, follow)
+        except Exception:  # noqa: BLE001 - a mix the reference refuses: the same call again, with the same answer
+            follow, answer = dataclasses.replace(follow, args=case.args, kwargs=case.kwargs), expected[index]
+        again.append(follow)
+        again_expected.append(answer)
+    return PreparedCases(kept, expected, tuple(dropped), again, again_expected)
 
 
 # ----------------------------------------------------------------------------- judging
@@ -373,7 +408,8 @@ def not_implemented_message(function: str) -> str:
 
 
 def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply | dict], stopped: str = "",
-                  expected: Sequence | None = None) -> Verdict:
+                  expected: Sequence | None = None, again: Sequence[Case] | None = None,
+                  again_expected: Sequence | None = None) -> Verdict:
     """The verdict on a student's function from its replies, in the order of ``cases``.
 
     ``replies`` may be shorter than ``cases`` when the calls stopped early
@@ -395,7 +431,7 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
         failed = _judge_safely(check, cases, list(replies))
         summaries = [f"{check.function} failed a hidden case."] * len(failed)  # a judge's messages follow no pattern
     else:
-        compared = _compare_each(check, cases, replies, expected)
+        compared = _compare_each(check, cases, replies, expected, again, again_expected)
         failed = [(case, message) for case, message, _ in compared]
         summaries = [summary for _, _, summary in compared]
     if len(replies) < len(cases):  # every case must be answered: silence is never a pass
@@ -451,17 +487,23 @@ def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> "lis
                        "return data of the form its docstring says.")]
 
 
-def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply],
-                  expected: Sequence | None) -> list[tuple[Case, str, str]]:
+def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], expected: Sequence | None,
+                  again: Sequence[Case] | None = None, again_expected: Sequence | None = None) -> list[tuple[Case, str, str]]:
     """Each failed case with its failure message and its behaviour summary (``case_summary``), in the order to show."""
-    failed: list[tuple[Case, str, str]] = []
+    failed: list[tuple[Case, str, str, bool]] = []
     for index, (case, reply) in enumerate(zip(cases, replies)):
-        message = safe_case_failure(check, case, reply, expected[index] if expected is not None else _NOT_COMPUTED)
+        first_expected = expected[index] if expected is not None else _NOT_COMPUTED
+        message, second = safe_case_failure(check, case, reply, first_expected), False
+        if not message and reply.returned:
+            follow = (again[index], again_expected[index]) if again is not None and again_expected is not None \
+                else (case, first_expected)
+            message = second = _safe_second_call_failure(check, *follow, reply)
         if message:
-            failed.append((case, message, case_summary(check, case, reply)))
-    # Named edge cases say most about a bug; among random cases the smallest input reads best.
-    failed.sort(key=lambda item: (item[0].is_random, item[0].size() if item[0].is_random else 0))
-    return failed
+            failed.append((case, message, case_summary(check, case, reply), bool(second)))
+    # A first call's failure before a second call's; named edge cases say most about a bug; among random cases the
+    # smallest input reads best.
+    failed.sort(key=lambda item: (item[3], item[0].is_random, item[0].size() if item[0].is_random else 0))
+    return [item[:3] for item in failed]
 
 
 def case_summary(check: Check, case: Case, reply: Reply | None = None) -> str:
@@ -531,6 +573,48 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
     return "\n".join(lines)
 
 
+def _safe_second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) -> str:
+    """``_second_call_failure`` that never raises (the trusted side is total)."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if expected is _NOT_COMPUTED:
+                expected = expected_answer(check, case)
+            return _second_call_failure(check, case, expected, reply)
+    except Exception as error:  # noqa: BLE001
+        return (f"{check.function} returned a value the grader could not compare ({type(error).__name__}) {SECOND_CALL}:"
+                f"\n    {call_text(check, case)}")
+
+
+#: How a message names the second call of a case (``second_call``).
+SECOND_CALL = "on the call made right after it on the same arrays (its other arguments from the next case)"
+
+
+def _second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) -> str:
+    """Why the second call (``second_call``, on the same array objects), ``case``, failed where the first passed; or ``""``.
+
+    It is a call of its own, with its own right answer: a function wrong on it fails it, and so does
+    one whose first call changed the arrays in place. This verdict rests on that answer, judged here,
+    never on the kernel's own report of the arguments (which student code that ran before the
+    harness can rewrite).
+    """
+    assert check.compare is not None
+    hint = ("hint: if your function gives the right answer to this call on its own, the call before it changed the "
+            "arrays in place: work on copies (an in-place operation, +=, *= or a slice assignment, on an argument "
+            "changes the caller's array)")
+    if reply.again_error is not None:
+        kind, message = reply.again_error
+        return (f"{check.function} raised {kind}{': ' + message if message else ''} {SECOND_CALL}:\n    "
+                f"{call_text(check, case)}\n  {hint}")
+    if reply.again is NOT_CALLED_AGAIN:
+        return ""
+    difference = check.compare(reply.again, expected)
+    if difference is None:
+        return ""
+    return (f"{check.function} returned {difference.what} {SECOND_CALL}:\n    {call_text(check, case)}\n"
+            f"  expected: {difference.expected}\n  received: {difference.received}\n  {hint}")
+
+
 def changed_arguments(check: Check, case: Case, args_after: list) -> str:
     """The name of the first argument the call changed in place, or ``""``."""
     sent = list(case.args) + [case.kwargs[key] for key in sorted(case.kwargs)]
@@ -551,17 +635,41 @@ def _same_array(before: np.ndarray, after: Any) -> bool:
 # ----------------------------------------------------------------------------- comparisons
 
 
-def as_float_array(value: Any) -> np.ndarray | None:
-    """``value`` as a float array, or ``None`` if it is not made of numbers (strings, ragged lists, objects, ...)."""
-    if isinstance(value, (Unsupported, str, dict)) or value is None:
+#: NumPy kinds of numbers (signed, unsigned, float): text, bytes and objects are not numbers even when they read as one.
+NUMBER_KINDS = "iuf"
+
+
+def as_float_array(value: Any, *, bools: bool = False) -> np.ndarray | None:
+    """``value`` as a float array, or ``None`` if it is not made of numbers.
+
+    Judged on what was returned, before any cast: text (``['1.25']``, an array of dtype ``<U``), a
+    string anywhere in a list, ragged lists and objects are not numbers (attack round 12: numbers
+    returned as text got full marks, since ``np.asarray(['1.25'], dtype=float)`` reads them); nor are
+    bools, unless ``bools`` (where a bool is a mistake with a hint of its own, as for labels).
+    """
+    if isinstance(value, (Unsupported, str, bytes, dict)) or value is None:
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            array = np.asarray(value, dtype=float)
+            returned = np.asarray(value)
+            if returned.dtype.kind not in NUMBER_KINDS + ("b" if bools else ""):
+                return None
+            array = returned.astype(float)
     except (TypeError, ValueError, OverflowError):
         return None
     return array
+
+
+def kind_hint(received: Any) -> str:
+    """A hint when ``received`` holds text or bools where numbers are promised, else ``""``."""
+    try:
+        kind = np.asarray(received).dtype.kind if not isinstance(received, (Unsupported, dict)) else ""
+    except (TypeError, ValueError, OverflowError):
+        return ""
+    if kind in "USO" or isinstance(received, str):
+        return "return numbers (float or int), not text: '1.25' is a string, 1.25 is a number"
+    return "return numbers, not True/False" if kind == "b" else ""
 
 
 def describe(value: Any) -> str:
@@ -620,7 +728,7 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
         shown = python_literal(np.asarray(expected), limit=1500)
         got = as_float_array(received)
         if got is None:
-            return Difference(f"something that is not {what}", shown, _describe(received))
+            return Difference(f"something that is not {what}", shown, _describe(received), hint=kind_hint(received))
         if got.shape != want.shape:
             return Difference(f"an array of the wrong shape {got.shape} (expected {want.shape}, {what})",
                               shown, _describe(received))
@@ -648,7 +756,8 @@ def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a num
         got = as_float_array(received)
         if got is None or got.size != 1:
             shape = f" of shape {got.shape}" if got is not None else ""
-            return Difference(f"something{shape} that is not {what}", repr(float(expected)), _describe(received))
+            return Difference(f"something{shape} that is not {what}", repr(float(expected)), _describe(received),
+                              hint=kind_hint(received))
         value = float(got.ravel()[0])
         if np.isclose(value, float(expected), rtol=rtol, atol=atol):
             return None
@@ -663,7 +772,8 @@ def compare_count(what: str = "a count", *, noun: str = "count") -> Compare:
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
         if got is None or got.size != 1 or isinstance(received, (bool, np.bool_)):
-            return Difference(f"something that is not {what}", repr(int(expected)), _describe(received))
+            return Difference(f"something that is not {what}", repr(int(expected)), _describe(received),
+                              hint=kind_hint(received))
         if float(got.ravel()[0]) == int(expected):
             return None
         return Difference(f"a wrong {noun}", repr(int(expected)), _describe(received))
@@ -696,7 +806,7 @@ def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
     values = compare_arrays(exact=True, what=what)
 
     def compare(received: Any, expected: Any) -> Difference | None:
-        got = as_float_array(received)
+        got = as_float_array(received, bools=True)
         if got is not None and got.shape == np.shape(expected) and not np.all(np.isin(got, (-1, 1))):
             if _holds_bools(received):
                 hint = "return the labels -1 and +1, not True and False (e.g. np.where(scores >= 0, 1, -1))"

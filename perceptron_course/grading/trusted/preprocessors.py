@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from time import monotonic
 
+from jupyter_client.session import json_unpacker
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -49,6 +50,7 @@ from .checks.framework import Check, PreparedCases, Verdict, case_generator, jud
 from .gradebook_rows import comment_of, grade_of, opened_rows
 from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
 from .sandbox import KERNEL_NAME, SandboxKernelManager
+from .safe_text import writable_data
 from .secret import SECRET_FILE, read_secret
 from .verdicts import (FAILED_BEHAVIOURS, Declaration, DeclarationError, declarations, declared_in, harness_code, split_hidden,
                        verdict_output)
@@ -133,6 +135,7 @@ class ResilientExecute(Execute):
             started.finish_start()
             return started
         manager = super().create_kernel_manager()
+        manager.session.unpack = unpack_kernel_message  # its clients share its session
         runtime.mkdir(parents=True, exist_ok=True)
         manager.connection_file = str(runtime / f"kernel-{uuid.uuid4()}.json")
         return manager
@@ -426,6 +429,17 @@ class ResilientExecute(Execute):
 
     def _update_display_id(self, display_id, msg):
         """Display updates are ignored: they would rewrite earlier outputs past the caps."""
+
+
+def unpack_kernel_message(data: bytes | str):
+    """jupyter_client's JSON unpacker for what a kernel sends (every part of every message, on every channel), with
+    every string made writable (``safe_text.writable_data``): the one door of the kernel's text into this process.
+
+    A kernel can send lone surrogates (JSON escapes such as ``"\\ud800"``: an exception's message, a print); kept,
+    they raise ``UnicodeEncodeError`` wherever the text is written later (the autograded notebook, the feedback
+    page, a report), and the submission failed whole. Bytes that are not UTF-8 are already replaced on decoding.
+    """
+    return writable_data(json_unpacker(data))
 
 
 def code_digest(nb) -> str:

@@ -130,9 +130,10 @@ def _markdown_escaped(text: str, position: int) -> bool:
 
     CommonMark lets every ASCII punctuation character be escaped; only those that can start
     syntax are, so that ``01_geometry/augment: 3 of 4`` stays readable in the file:
-    ``_`` between two letters or digits (it never delimits emphasis there), ``-``, ``+``, ``=``
-    and ``.`` except at the start of the line (a list, a heading underline), doubled (``++``,
-    ``==``) or after ``www`` (an autolink), ``:`` except before ``/`` (``https://``).
+    ``_`` between two letters or digits (it never delimits emphasis there), ``-``, ``+``, ``=``,
+    ``.`` and ``)`` except where they start a list or make a heading underline (``- x``, ``1. x``,
+    ``===``), doubled (``++``, ``==``) or after ``www`` (an autolink), ``:`` except before ``/``
+    (``https://``).
     """
     character = text[position]
     before = text[position - 1] if position else ""
@@ -140,7 +141,9 @@ def _markdown_escaped(text: str, position: int) -> bool:
     if character == "_":
         return not (before.isalnum() and after.isalnum())
     if character in "-+=.)":
-        at_start = position == 0 or (character in ".)" and _LIST_NUMBER.fullmatch(text[: position + 1]) is not None)
+        # a list item (``- x``, ``1. x``), a thematic break or heading underline (``---``, ``===``) starts the line
+        starts = position == 0 or (character in ".)" and _LIST_NUMBER.fullmatch(text[: position + 1]) is not None)
+        at_start = starts and (after in ("", " ") or set(text) == {character})
         doubled = character in "+=" and character in (before, after)
         www = character == "." and text[max(0, position - 3): position].lower() == "www"
         return at_start or doubled or www
@@ -151,8 +154,8 @@ def _markdown_escaped(text: str, position: int) -> bool:
 
 def _markdown_character(line: str, position: int) -> str:
     character = line[position]
-    if character in "<>":
-        return "&lt;" if character == "<" else "&gt;"
+    if character in "<>&":  # entities, not backslashes: some renderers write an escaped & raw, and &#60; became <
+        return {"<": "&lt;", ">": "&gt;", "&": "&amp;"}[character]
     if character.isascii() and not character.isalnum() and not character.isspace() and _markdown_escaped(line, position):
         return "\\" + character
     return character
@@ -163,7 +166,7 @@ def markdown_text(text: object, *, keep_indent: bool = False) -> str:
     table cell, footnote, math, HTML or terminal control, in any CommonMark or GFM renderer.
 
     Whitespace runs become one space (``keep_indent``: leading spaces are kept, as no-break spaces);
-    ``<`` and ``>`` become entities, and the punctuation that can start syntax gets a backslash
+    ``<``, ``>`` and ``&`` become entities, and the punctuation that can start syntax gets a backslash
     (``_markdown_escaped``).
     """
     text = terminal_text(writable(str(text)))

@@ -12,7 +12,8 @@ They are plugged into nbgrader's autograde by ``nbgrader_config.py``:
   (an error when it fails, so nbgrader scores it 0). The visible tests' own errors are
   kept as text: hints, not the grade. A cell that kills the kernel costs that cell
   only (restart, replay of the earlier cells that had worked, at most
-  ``max_restarts`` times); a time budget bounds the whole notebook, replays included;
+  ``max_restarts`` times); a time budget bounds the whole notebook, replays included (one
+  deadline: every wait bounded by the time left, the kernel killed at it, ``deadline.py``);
   every output is capped while it arrives.
 - ``StderrAsText``: text a test cell wrote to stderr (a warning) is kept but shown as
   ordinary output, so nbgrader does not score the cell 0 for it.
@@ -271,7 +272,8 @@ class ResilientExecute(Execute):
             return cell, resources
         except DeadKernelError:
             ename, what = KERNEL_DIED, "the kernel died while running this cell (os._exit, a crash, or too much memory)"
-            self._hit(DIED)
+            if not self._stopped_at_deadline:  # (killed at the deadline: not restarted, and said so below)
+                self._hit(DIED)
         except CellTimeoutError:  # the interrupt did not stop it either
             ename, what = "CellTimeoutError", f"this cell ran longer than {self.timeout} s and could not be interrupted"
             self._hit(TIMEOUT)
@@ -374,7 +376,8 @@ class ResilientExecute(Execute):
             probe = self.execute_cell(probe, index, store_history=False)
         except DeadKernelError:
             stopped = KILLED_KERNEL
-            self._hit(DIED)
+            if not self._stopped_at_deadline:
+                self._hit(DIED)
         except CellTimeoutError:
             stopped = f"did not return within {self.timeout} s {UNINTERRUPTIBLE}"
             self._hit(TIMEOUT)
@@ -493,6 +496,18 @@ class ResilientExecute(Execute):
         if not self._probing:
             self._kept_chars += size
         return out
+
+    def on_cell_executed(self, **kwargs):
+        """nbgrader's, which adds the execute reply's error when no output holds it; cut as every output is.
+
+        That error comes from the reply, past ``output``: a 20 MB message and its traceback were kept whole
+        until ``LimitOutputSize``, and every step between worked on them.
+        """
+        super().on_cell_executed(**kwargs)
+        for output in kwargs["cell"].get("outputs", [])[-1:]:
+            if output.get("output_type") == "error":
+                for limit in limit_output(output, MAX_TEXT_CHARS, MAX_RICH_CHARS):
+                    self._hit(limit)
 
     def handle_comm_msg(self, outs, msg, cell_index):
         """Widgets and comms are ignored: their state would flow into the notebook unchecked."""

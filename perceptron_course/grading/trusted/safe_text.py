@@ -108,7 +108,7 @@ def spreadsheet_cell(value: object) -> str:
     written as UTF-8 (a folder name that is not UTF-8) is written with visible escapes instead of
     stopping the file.
     """
-    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    text = writable(str(value))
     if text.startswith("'") or (text.lstrip(" ").startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(text.strip())):
         return "'" + text
     return text

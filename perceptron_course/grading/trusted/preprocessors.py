@@ -12,7 +12,8 @@ They are plugged into nbgrader's autograde by ``nbgrader_config.py``:
   (an error when it fails, so nbgrader scores it 0). The visible tests' own errors are
   kept as text: hints, not the grade. A cell that kills the kernel costs that cell
   only (restart, replay of the earlier cells that had worked, at most
-  ``max_restarts`` times); a time budget bounds the whole notebook, replays included;
+  ``max_restarts`` times); a time budget bounds the whole notebook, replays included (one
+  deadline: every wait bounded by the time left, the kernel killed at it, ``deadline.py``);
   every output is capped while it arrives.
 - ``StderrAsText``: text a test cell wrote to stderr (a warning) is kept but shown as
   ordinary output, so nbgrader does not score the cell 0 for it.
@@ -26,14 +27,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 import re
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from time import monotonic
 
+from jupyter_client.session import json_unpacker
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -46,11 +46,13 @@ from traitlets import Bool, Integer, Unicode
 
 from .case_sets import CASE_SETS_KEY, case_set_id, checker_id
 from .check_registry import ChecksError, course_checks
+from .deadline import Deadline, enforced
 from .checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
 from .gradebook_rows import comment_of, grade_of, opened_rows
 from .hand_in_digest import notebook_digest
 from .item_analysis import GRADING_METADATA, PARTS_RECORDED, part_record
 from .sandbox import KERNEL_NAME, SandboxKernelManager
+from .safe_text import writable_data
 from .secret import SECRET_FILE, read_secret
 from .verdicts import (FAILED_BEHAVIOURS, Declaration, DeclarationError, declarations, declared_in, harness_code, split_hidden,
                        verdict_output)
@@ -64,6 +66,12 @@ DIED, TIMEOUT, MEMORY, BUDGET, GAVE_UP, CUT, REMOVED = LIMIT_LABELS = (
     "the notebook's time budget ran out", "the kernel kept dying: the remaining cells were not run",
     "output was cut", "a rich output was removed",
 )
+#: Key, in that metadata, of what the grader saw of the time budget (``ResilientExecute._budget_record``).
+TIME_BUDGET = "time_budget"
+#: The ``stopped`` of that record when the kernel was killed at the deadline.
+STOPPED_AT_DEADLINE = "the kernel was killed at the deadline"
+#: ``ename`` of a cell stopped by the deadline.
+BUDGET_ERROR = "TimeBudgetExceeded"
 #: The notebook metadata where ``ResilientExecute`` records them (kept by ``ClearMetadataPreprocessor``, see the config).
 LIMITS_METADATA = GRADING_METADATA  # what each graded part found is recorded there too (item_analysis.py)
 RELEASE_FAILED_FRAMES = """\
@@ -139,6 +147,7 @@ class ResilientExecute(Execute):
             started.finish_start()
             return started
         manager = super().create_kernel_manager()
+        manager.session.unpack = unpack_kernel_message  # its clients share its session
         runtime.mkdir(parents=True, exist_ok=True)
         manager.connection_file = str(runtime / f"kernel-{uuid.uuid4()}.json")
         return manager
@@ -153,7 +162,10 @@ class ResilientExecute(Execute):
         self._student = ((resources or {}).get("nbgrader") or {}).get("student", "")
         self._submission = self.submission_digest or notebook_digest(nb)
         self._checks, self._checks_problem = self._load_checks(((resources or {}).get("nbgrader") or {}).get("assignment"))
-        self._deadline = monotonic() + self.time_budget
+        self._deadline = Deadline(self.time_budget)  # once: every wait below is bounded by what is left of it
+        self._waits = {"iopub": self.iopub_timeout, "startup": self.startup_timeout}  # as configured (put back at the end)
+        self._stopped_at_deadline = False  # set by the watch (another thread) when it killed the kernel
+        self._timeline: list[list] = []  # [seconds since the budget started, what happened]
         self._restarts = 0
         self._gave_up = ""
         self._worked: set[int] = set()  # cells that ran without error: what a replay runs again
@@ -174,12 +186,47 @@ class ResilientExecute(Execute):
                 for check in _declared_checks(nb, self._checks)
             }
             try:
-                return super().preprocess(nb, resources, km)
+                with enforced(self._deadline, self._stop_at_deadline):
+                    return super().preprocess(nb, resources, km)
             finally:
+                self._note("the notebook ended")
+                self.iopub_timeout, self.startup_timeout = self._waits["iopub"], self._waits["startup"]
                 for future in self._prepared.values():
                     future.cancel()
                 nb.metadata[LIMITS_METADATA] = {"limits_hit": list(self._limits), FAILED_BEHAVIOURS: self._behaviours,
-                                                CASE_SETS_KEY: dict(self._case_sets), PARTS_RECORDED: self._parts}
+                                                CASE_SETS_KEY: dict(self._case_sets), PARTS_RECORDED: self._parts,
+                                                TIME_BUDGET: self._budget_record()}
+
+    # ------------------------------------------------------------------ the time budget
+
+    def _note(self, event: str) -> None:
+        """Add ``event`` to the notebook's timeline (``TIME_BUDGET`` in its metadata)."""
+        self._timeline.append([round(self._deadline.elapsed(), 3), event])
+
+    def _budget_record(self) -> dict:
+        """What the grader saw of the time budget: its length, whether it stopped the kernel, and the timeline."""
+        return {"seconds": self._deadline.seconds, "stopped": STOPPED_AT_DEADLINE if self._stopped_at_deadline else "",
+                "timeline": list(self._timeline)}
+
+    def _stop_at_deadline(self) -> None:
+        """At the deadline (from the watch's thread): kill the kernel from here, whatever it runs or ignores."""
+        self._stopped_at_deadline = True
+        self._hit(BUDGET)
+        self._note(STOPPED_AT_DEADLINE)
+        process = getattr(getattr(getattr(self, "km", None), "provisioner", None), "process", None)
+        if process is not None:
+            try:
+                process.kill()  # a warm kernel: its zygote kills it; a cold one: bubblewrap, and the kernel with it
+            except (OSError, ValueError):
+                pass
+
+    def _budget_spent(self) -> str:
+        """Why no more student code may run (the budget is spent), or ``""``."""
+        if not self._deadline.passed():
+            return ""
+        self._hit(BUDGET)
+        return (f"this cell was not run: the grader's time budget for the notebook ({self.time_budget} s, "
+                "restarts and replays included) ran out")
 
     def _load_checks(self, assignment: str | None) -> tuple[dict[str, Check], str]:
         """The checks the assignment's hidden_checks.py defines (the whole course's when no assignment is named),
@@ -203,7 +250,9 @@ class ResilientExecute(Execute):
         return case_generator(self._secret, function, self._student, self._submission)
 
     def _remaining_timeout(self, cell) -> int:
-        return max(1, min(self.timeout or self.time_budget, int(self._deadline - monotonic()) + 1))
+        """The time limit of a cell that starts now, and the wait for its last outputs, bounded by the time left."""
+        self.iopub_timeout = self._deadline.whole_seconds(self._waits["iopub"], at_least=0)
+        return self._deadline.whole_seconds(self.timeout or self.time_budget)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code" or not cell.source.strip():
@@ -225,11 +274,7 @@ class ResilientExecute(Execute):
     def _reason_to_skip(self) -> str:
         if self._gave_up:
             return self._gave_up
-        if monotonic() >= self._deadline:
-            self._hit(BUDGET)
-            return (f"this cell was not run: the grader's time budget for the notebook ({self.time_budget} s, "
-                    "restarts and replays included) ran out")
-        return ""
+        return self._budget_spent()
 
     # ------------------------------------------------------------------ one cell
 
@@ -243,10 +288,17 @@ class ResilientExecute(Execute):
             return cell, resources
         except DeadKernelError:
             ename, what = KERNEL_DIED, "the kernel died while running this cell (os._exit, a crash, or too much memory)"
-            self._hit(DIED)
+            if not self._stopped_at_deadline:  # (killed at the deadline: not restarted, and said so below)
+                self._hit(DIED)
         except CellTimeoutError:  # the interrupt did not stop it either
             ename, what = "CellTimeoutError", f"this cell ran longer than {self.timeout} s and could not be interrupted"
             self._hit(TIMEOUT)
+        self._note(f"cell {index}: {ename}")
+        spent = self._budget_spent()
+        if spent:  # the kernel was stopped at the deadline (or is past it): nothing more runs
+            self._gave_up = self._gave_up or spent
+            cell.outputs = [_error(BUDGET_ERROR, spent.replace("this cell was not run", "this cell was stopped"))]
+            return cell, self.resources
         cell.outputs = [_error(ename, f"{what}; the kernel was restarted and the earlier cells were run again")]
         self._restart_and_replay(index)
         return cell, self.resources
@@ -345,7 +397,8 @@ class ResilientExecute(Execute):
             probe = self.execute_cell(probe, index, store_history=False)
         except DeadKernelError:
             stopped = KILLED_KERNEL
-            self._hit(DIED)
+            if not self._stopped_at_deadline:
+                self._hit(DIED)
         except CellTimeoutError:
             stopped = f"did not return within {self.timeout} s {UNINTERRUPTIBLE}"
             self._hit(TIMEOUT)
@@ -358,6 +411,11 @@ class ResilientExecute(Execute):
         if not stopped:
             stopped = _why_calls_stopped(probe, self.timeout) or problem
         if _kernel_restarted(stopped):
+            self._note(f"cell {index}: a call of {target} {stopped.split(' (')[0]}")
+        if _kernel_restarted(stopped) and self._deadline.passed():  # stopped at the deadline: no restart, no search
+            self._gave_up = self._gave_up or self._budget_spent()
+            return replies, f"did not return before {BUDGET_CALLS}"
+        if _kernel_restarted(stopped):
             self._restart_and_replay(index + 1, counted=counted)
         return replies, stopped
 
@@ -368,7 +426,7 @@ class ResilientExecute(Execute):
         MemoryError's huge list, say): free them, so the next cells get their memory back."""
         try:  # straight through the kernel client: nothing is written into the notebook
             run_sync(self.kc.execute_interactive)(RELEASE_FAILED_FRAMES, silent=True, store_history=False,
-                                                  timeout=self.timeout, output_hook=lambda message: None)
+                                                  timeout=self._deadline.bound(self.timeout), output_hook=lambda message: None)
         except Exception:  # noqa: BLE001 - best effort; the next cell meets the same kernel and says so
             pass
 
@@ -379,13 +437,17 @@ class ResilientExecute(Execute):
         the remaining cells are given up instead: a notebook that keeps killing its kernel
         cannot make the grader run its slow cells again and again.
         """
+        if self._budget_spent():
+            self._gave_up = self._gave_up or self._budget_spent()
+            return
         self._restarts += counted
         if self._restarts > self.max_restarts:
             self._hit(GAVE_UP)
             self._gave_up = (f"this cell was not run: the kernel died {self._restarts} times, and the grader gives up "
                              f"after {self.max_restarts} restarts")
             return
-        self._restart_kernel()
+        if not self._restart_kernel():
+            return
         for earlier_index in sorted(self._worked):
             if earlier_index >= index or self._reason_to_skip():
                 break
@@ -393,20 +455,33 @@ class ResilientExecute(Execute):
             try:  # a copy: the notebook keeps the outputs of the first run
                 self.execute_cell(copy.deepcopy(original), earlier_index, store_history=False)
             except (DeadKernelError, CellTimeoutError):  # it failed again: go on without the rest of the state
-                self._restart_kernel()
+                if not self._budget_spent():
+                    self._restart_kernel()
                 return
             finally:
                 self.nb.cells[earlier_index] = original
 
-    def _restart_kernel(self) -> None:
+    def _restart_kernel(self) -> bool:
         """A new kernel and a new client for it; the old client is closed first, before the new kernel exists.
 
         A socket of the old kernel left open reconnects to its endpoint, which names a descriptor of this
         process (``SandboxKernelManager._retire_socket_fds``): none is left open once the new kernel is up.
+        Its start may take what is left of the budget; returns whether it is up (a start the deadline stopped
+        gives up the remaining cells).
         """
         self.kc.stop_channels()
-        run_sync(self.km.restart_kernel)(now=True)
-        self.start_new_kernel_client()
+        self.startup_timeout = self._deadline.whole_seconds(self._waits["startup"])
+        self._note("kernel restarted")
+        try:
+            run_sync(self.km.restart_kernel)(now=True)
+            self.start_new_kernel_client()
+        except Exception:
+            spent = self._budget_spent()
+            if not spent:
+                raise
+            self._gave_up = self._gave_up or spent
+            return False
+        return True
 
     # ------------------------------------------------------------------ what the kernel sends
 
@@ -443,11 +518,34 @@ class ResilientExecute(Execute):
             self._kept_chars += size
         return out
 
+    def on_cell_executed(self, **kwargs):
+        """nbgrader's, which adds the execute reply's error when no output holds it; cut as every output is.
+
+        That error comes from the reply, past ``output``: a 20 MB message and its traceback were kept whole
+        until ``LimitOutputSize``, and every step between worked on them.
+        """
+        super().on_cell_executed(**kwargs)
+        for output in kwargs["cell"].get("outputs", [])[-1:]:
+            if output.get("output_type") == "error":
+                for limit in limit_output(output, MAX_TEXT_CHARS, MAX_RICH_CHARS):
+                    self._hit(limit)
+
     def handle_comm_msg(self, outs, msg, cell_index):
         """Widgets and comms are ignored: their state would flow into the notebook unchecked."""
 
     def _update_display_id(self, display_id, msg):
         """Display updates are ignored: they would rewrite earlier outputs past the caps."""
+
+
+def unpack_kernel_message(data: bytes | str):
+    """jupyter_client's JSON unpacker for what a kernel sends (every part of every message, on every channel), with
+    every string made writable (``safe_text.writable_data``): the one door of the kernel's text into this process.
+
+    A kernel can send lone surrogates (JSON escapes such as ``"\\ud800"``: an exception's message, a print); kept,
+    they raise ``UnicodeEncodeError`` wherever the text is written later (the autograded notebook, the feedback
+    page, a report), and the submission failed whole. Bytes that are not UTF-8 are already replaced on decoding.
+    """
+    return writable_data(json_unpacker(data))
 
 
 def _error(ename: str, evalue: str):
@@ -523,6 +621,8 @@ def _declared_checks(nb, checks: dict[str, Check]) -> list[Check]:
 
 
 KILLED_KERNEL = "made the kernel die (os._exit, a crash, or too much memory)"
+#: How a check's calls stopped by the deadline are named (``did not return before ...``).
+BUDGET_CALLS = "the grader's time budget for the notebook ran out (the kernel was stopped)"
 UNINTERRUPTIBLE = "(and could not be interrupted)"
 
 

@@ -54,6 +54,47 @@ def terminal_text(text: object, keep: str = "\n") -> str:
     return "".join(_visible(c) if c not in keep and unicodedata.category(c) in _ACTING_CATEGORIES else c for c in str(text))
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def writable(text: str) -> str:
+    """``text`` with every lone surrogate written as a visible escape (``\\ud800``): it can then be written as UTF-8.
+
+    Python's strings may hold lone surrogates (from a JSON escape ``"\\ud800"``, from ``chr``, from a file
+    name that is not UTF-8), which raise ``UnicodeEncodeError`` wherever the text is written: a notebook,
+    a page, a CSV, the terminal. Everything else is kept as it is.
+    """
+    return _SURROGATE.sub(lambda match: _visible(match.group()), text) if _SURROGATE.search(text) else text
+
+
+def writable_data(value: object) -> object:
+    """``value`` (JSON data: dicts, lists, strings, numbers) with ``writable`` applied to every string, keys included.
+
+    Walks without recursion (a kernel's message may nest as deep as ``json`` reads); changes
+    lists and dicts in place and returns ``value`` (or the new string, for a string).
+    """
+    if isinstance(value, str):
+        return writable(value)
+    pending = [value]
+    while pending:
+        container = pending.pop()
+        if isinstance(container, list):
+            for position, item in enumerate(container):
+                if isinstance(item, str):
+                    container[position] = writable(item)
+                elif isinstance(item, (list, dict)):
+                    pending.append(item)
+        elif isinstance(container, dict):
+            for key in [key for key in container if isinstance(key, str) and _SURROGATE.search(key)]:
+                container[writable(key)] = container.pop(key)
+            for key, item in container.items():
+                if isinstance(item, str):
+                    container[key] = writable(item)
+                elif isinstance(item, (list, dict)):
+                    pending.append(item)
+    return value
+
+
 #: First characters that make a spreadsheet or an LMS importer read a cell as a formula (OWASP's CSV injection list).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
@@ -67,7 +108,7 @@ def spreadsheet_cell(value: object) -> str:
     written as UTF-8 (a folder name that is not UTF-8) is written with visible escapes instead of
     stopping the file.
     """
-    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    text = writable(str(value))
     if text.startswith("'") or (text.lstrip(" ").startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(text.strip())):
         return "'" + text
     return text
@@ -78,12 +119,61 @@ def from_spreadsheet_cell(cell: str) -> str:
     return cell[1:] if cell.startswith("'") else cell
 
 
-def markdown_text(text: str) -> str:
-    """``text`` as one line of literal Markdown: no table cells, HTML, links, emphasis, code or terminal controls."""
-    escaped = terminal_text(" ".join(str(text).split()))
-    for character in "\\`*[]|":
-        escaped = escaped.replace(character, "\\" + character)
-    return escaped.replace("<", "&lt;").replace(">", "&gt;")
+#: ASCII punctuation with no Markdown meaning on its own (``_``, ``-``, ``+``, ``=``, ``.``, ``:`` and ``)`` are
+#: left as they are only where ``_markdown_escaped`` finds them inert).
+_INERT_PUNCTUATION = frozenset(",;?'\"%/(){}!")
+_LIST_NUMBER = re.compile(r"\d{1,9}[.)]")
+
+
+def _markdown_escaped(text: str, position: int) -> bool:
+    """Whether the ASCII punctuation at ``text[position]`` needs a backslash to stay literal in Markdown.
+
+    CommonMark lets every ASCII punctuation character be escaped; only those that can start
+    syntax are, so that ``01_geometry/augment: 3 of 4`` stays readable in the file:
+    ``_`` between two letters or digits (it never delimits emphasis there), ``-``, ``+``, ``=``,
+    ``.`` and ``)`` except where they start a list or make a heading underline (``- x``, ``1. x``,
+    ``===``), doubled (``++``, ``==``) or after ``www`` (an autolink), ``:`` except before ``/``
+    (``https://``).
+    """
+    character = text[position]
+    before = text[position - 1] if position else ""
+    after = text[position + 1] if position + 1 < len(text) else ""
+    if character == "_":
+        return not (before.isalnum() and after.isalnum())
+    if character in "-+=.)":
+        # a list item (``- x``, ``1. x``), a thematic break or heading underline (``---``, ``===``) starts the line
+        starts = position == 0 or (character in ".)" and _LIST_NUMBER.fullmatch(text[: position + 1]) is not None)
+        at_start = starts and (after in ("", " ") or set(text) == {character})
+        doubled = character in "+=" and character in (before, after)
+        www = character == "." and text[max(0, position - 3): position].lower() == "www"
+        return at_start or doubled or www
+    if character == ":":
+        return after == "/"
+    return character not in _INERT_PUNCTUATION
+
+
+def _markdown_character(line: str, position: int) -> str:
+    character = line[position]
+    if character in "<>&":  # entities, not backslashes: some renderers write an escaped & raw, and &#60; became <
+        return {"<": "&lt;", ">": "&gt;", "&": "&amp;"}[character]
+    if character.isascii() and not character.isalnum() and not character.isspace() and _markdown_escaped(line, position):
+        return "\\" + character
+    return character
+
+
+def markdown_text(text: object, *, keep_indent: bool = False) -> str:
+    """``text`` as one line of literal Markdown: no link, autolink, emphasis, strikethrough, code, heading, list,
+    table cell, footnote, math, HTML or terminal control, in any CommonMark or GFM renderer.
+
+    Whitespace runs become one space (``keep_indent``: leading spaces are kept, as no-break spaces);
+    ``<``, ``>`` and ``&`` become entities, and the punctuation that can start syntax gets a backslash
+    (``_markdown_escaped``).
+    """
+    text = terminal_text(writable(str(text)))
+    stripped = text.lstrip(" ") if keep_indent else text
+    line = " ".join(stripped.split())
+    escaped = "".join(_markdown_character(line, position) for position in range(len(line)))
+    return "\u00a0" * (len(text) - len(stripped)) + escaped
 
 
 def markdown_table(rows: list[list[str]]) -> str:

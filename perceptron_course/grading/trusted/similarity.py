@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import Course
-from .safe_text import quoted
+from .safe_text import markdown_text, quoted
 
 #: Length of a fingerprint, in characters of tokenised code (copydetect's default noise threshold).
 NOISE = 25
@@ -430,12 +430,8 @@ INTRODUCTION = ("Each graded function's own code (the starter text removed) was 
 
 
 def _markdown_text(text: str) -> str:
-    """One line of literal Markdown (no table cells, HTML, links, emphasis or code), leading spaces kept."""
-    stripped = text.lstrip(" ")
-    escaped = " ".join(stripped.split())
-    for character in "\\`*_[]|#~!":
-        escaped = escaped.replace(character, "\\" + character)
-    return "\u00a0" * (len(text) - len(stripped)) + escaped.replace("<", "&lt;").replace(">", "&gt;")
+    """One line of literal Markdown (``safe_text.markdown_text``), leading spaces kept: a line of code keeps its indent."""
+    return markdown_text(text, keep_indent=True)
 
 
 def _shown(lines: Lines) -> Lines:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..in_sandbox.harness import encode
+from .safe_text import writable_data
 
 __all__ = ["MAX_REPLY_CHARS", "NOT_CALLED_AGAIN", "Reply", "Unsupported", "WireError", "decode_value", "encode", "harness_request", "new_marker",
            "parse_reply", "python_literal", "read_replies"]
@@ -170,7 +171,8 @@ def parse_reply(line: str) -> Reply | dict:
     if len(line) > MAX_REPLY_CHARS:
         raise WireError(f"the returned value is too large ({len(line):,} characters of data)")
     try:
-        message = json.loads(line)
+        # Every string made writable as it enters (a lone surrogate, from a JSON escape, raises wherever it is written)
+        message = writable_data(json.loads(line))
     except (ValueError, RecursionError):
         raise WireError("the grader could not read what your function returned") from None
     if not isinstance(message, dict):

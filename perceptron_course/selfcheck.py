@@ -217,7 +217,7 @@ def due_date_notice(assignment: str | None, now: dt.datetime | None = None,
 def grading_view_code(assignment: str | None) -> str:
     """Code run first in the self-check's kernel: the graded modules of this library and ``sklearn.linear_model``
     become unusable, as in the grading kernel, with the grading kernel's message."""
-    extras = {module: sorted(names) for module, names in intake_rules.ALLOWED_EXTRAS.get(assignment or "", {}).items()}
+    extras = {module: sorted(names) for module, names in intake_rules.allowed_extras(assignment or "").items()}
     return f"""
 def _perceptron_course_grading_view(student_modules={sorted(intake_rules.STUDENT_MODULES)!r}, extras={extras!r},
                                     blocked={list(intake_rules.BLOCKED_PACKAGES)!r}):

@@ -59,6 +59,9 @@ c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--IPKernelA
 # Autograde with the course's safety nets (perceptron_course/grading/trusted/preprocessors.py):
 # cells pasted from elsewhere are forgotten, a kernel death costs one cell, warnings do not
 # zero a passing test, and no output grows without bound.
+# nbgrader's own autograde (the formgrader's Autograde button, `nbgrader autograde`) refuses before it removes or
+# resets anything, and tells the TA to run `perceptron-course grade`, whose grading kernels it needs.
+c.Autograde.exporter_class = "perceptron_course.grading.trusted.preprocessors.GraderOnlyExporter"
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",

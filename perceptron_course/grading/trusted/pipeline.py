@@ -30,7 +30,7 @@ from .batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_
 from .course import Course, CourseError, nbgrader_api
 from .files import replace_text
 from .nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
-from .ledger import Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger
+from .ledger import LEFT_FILE, Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger, read_left, write_left
 from .outcome import FAILED, GRADED, Key, Outcome
 from .records import GradingContext, keep_record
 from .report import prepare_plotting, write_exports
@@ -39,7 +39,7 @@ from .safe_text import quoted
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
 from .selection import choose_assignments, select_submissions
-from .similarity import compare_in_background
+from .similarity import compare_in_background, stop_comparison
 
 __all__ = ["BatchInterrupted", "GradingRun", "grade", "record_source_cells", "release", "select_submissions"]
 
@@ -209,6 +209,7 @@ def grade(
     unsandboxed: bool = False,
     force: bool = False,
     now: dt.datetime | None = None,
+    resume: bool = False,
 ) -> GradingRun:
     """Autograde what changed, write feedback, rewrite ``grades.csv`` and the report; return the outcomes.
 
@@ -227,6 +228,10 @@ def grade(
         As root, run student code even where the sandbox cannot run (the TA's ``--unsandboxed``).
     force : bool
         Regrade submissions that did not change too.
+    resume : bool
+        Grade exactly what the last interrupted batch left (``reports/grading_left.json``), each
+        regraded whether or not it changed, as that batch would have (with or without ``force``);
+        ``assignments`` and ``students`` narrow it further.
     now : datetime, optional
         The moment the reveal schedule is read at for the feedback written now (timezone-aware;
         default: the clock, read once for the whole batch). See ``reveal``.
@@ -240,6 +245,12 @@ def grade(
     """
     quiet_nbgrader_warnings()
     selected = select_submissions(course, assignments, students)  # first: a typo is reported at once
+    left_before = read_left(course)
+    if resume:
+        if not left_before:
+            raise CourseError("nothing to resume: no interrupted `perceptron-course grade` left submissions to grade "
+                              f"({course.reports / LEFT_FILE} is missing); run `perceptron-course grade`")
+        selected, force = [key for key in selected if key in set(left_before)], True
     _check_writable(course)
     isolation = choose_isolation(unsandboxed=unsandboxed)  # before any work: refusing must not wait for anything
     schedule = course_schedule(course, now)
@@ -265,8 +276,13 @@ def grade(
                                         progress=progress, workers=workers, executor=executor, pool=pool)
         except KeyboardInterrupt:
             silence_unwinding()
+            # What this batch had still to grade (with --force, unchanged ones too), for `grade --resume`.
+            write_left(course, [key for key in left_before if key not in merged]
+                       + [key for key in to_grade if key not in merged])
             write_exports(course, isolation, interrupted=True)  # at once: without the class-wide comparison of code
             raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
+    if left_before:
+        write_left(course, [key for key in left_before if key not in merged])
     write_exports(course, isolation, compared=compared)
     return GradingRun([merged[key] for key in to_grade], skipped)
 
@@ -349,6 +365,10 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                 try:
                     run_jobs(batch, workers=workers, executor=executor, pool=pool,
                              max_score=max_score.__getitem__, on_done=merge)
+                except KeyboardInterrupt:
+                    if compared is not None:  # its process, a daemon, is not waited for: os._exit skips that
+                        stop_comparison(compared)
+                    raise
                 finally:
                     writer.flush()  # every merged submission is in it, Ctrl+C included
     return compared

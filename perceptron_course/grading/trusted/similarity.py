@@ -543,6 +543,7 @@ def compare_in_background(course: Course, assignments: list[str], *,
                               name="similarity", daemon=True)
     process.start()
     sending.close()  # the child holds its own copy: its end closing is how a death shows here
+    future.process = process  # for stop_comparison
 
     def wait_for_the_result() -> None:
         future.set_running_or_notify_cancel()
@@ -559,6 +560,13 @@ def compare_in_background(course: Course, assignments: list[str], *,
 
     threading.Thread(target=wait_for_the_result, name="similarity", daemon=True).start()
     return future
+
+
+def stop_comparison(future: Future) -> None:
+    """End the process of a comparison started by :func:`compare_in_background` (Ctrl+C); it is not waited for."""
+    process = getattr(future, "process", None)
+    if process is not None and process.is_alive():
+        process.kill()
 
 
 def _compare_and_send(compare: Callable[[Course, list[str]], SimilarityReview] | None, course: Course,

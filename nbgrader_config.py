@@ -111,10 +111,14 @@ c.RevealSchedule.show_details = "now"
 
 # Hand-ins from an LMS: put its "download all submissions" zip in downloaded/<assignment>/archive/,
 # then `nbgrader zip_collect <assignment>`. The pattern below reads Canvas's file names,
-# <name>_<user id>_<attachment id>_<file>.ipynb, and a late one, <name>_LATE_<user id>_..., and keeps
-# the file's name (a resubmission Canvas renamed, geometry-1.ipynb, and a browser's geometry (1).ipynb
-# included): `perceptron-course grade` grades the one notebook of a hand-in whatever its name, and of
-# several copies the latest. Moodle's and Blackboard's patterns are in the README ("Collect").
+# <name>_<user id>_<attachment id>_<file>.ipynb, and a late one, <name>_LATE_<user id>_...: the student id
+# is Canvas's numeric user id (the ID column of Canvas's gradebook export, canvas_roster.csv, whose names
+# the formgrader then shows); a name is not an id (two John Smiths would be one). It keeps the file's name
+# (a resubmission Canvas renamed, geometry-1.ipynb, and a browser's geometry (1).ipynb included):
+# `perceptron-course grade` grades the one notebook of a hand-in whatever its name, and of several copies
+# the latest. Two files for one student with the same name and no time stop the collection, both named
+# (ClashRefusingCollector). Moodle's and Blackboard's patterns are in the README ("Collect").
+c.ZipCollectApp.collector_plugin = "perceptron_course.grading.trusted.collect.ClashRefusingCollector"
 c.FileNameCollectorPlugin.named_regexp = (
-    r".*/(?P<student_id>[^/_]+)_(?:LATE_)?\d+_\d+_(?P<file_id>[^/]+\.ipynb)$"
+    r".*/[^/_]+_(?:LATE_)?(?P<student_id>\d+)_\d+_(?P<file_id>[^/]+\.ipynb)$"
 )

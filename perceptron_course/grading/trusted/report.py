@@ -34,7 +34,8 @@ import numpy as np
 
 from . import item_analysis, similarity
 from .course import Course, nbgrader_api
-from .exports import CANVAS_GRADES, CANVAS_ROSTER, write_canvas_gradebook, write_grades_by_student, write_grades_csv
+from .exports import (CANVAS_GRADES, CANVAS_ROSTER, name_students, roster_names, write_canvas_gradebook, write_grades_by_student,
+                      write_grades_csv)
 from .lateness import late_text, submission_lateness
 from .ledger import Entry, read_ledger
 from .outcome import FAILED, GRADED, ClassRecord, Key, Outcome
@@ -378,6 +379,9 @@ def write_exports(course: Course, isolation: Isolation, *, interrupted: bool = F
     roster = course.root / CANVAS_ROSTER
     try:
         lms_notes = write_canvas_gradebook(course.root / CANVAS_GRADES, record, roster if roster.is_file() else None)
+        if roster.is_file():  # Canvas's user ids are the students' ids: the formgrader shows the roster's names
+            with nbgrader_api(course).gradebook as gradebook:
+                name_students(gradebook, roster_names(record.students, roster))
     except (OSError, ValueError, csv.Error) as error:  # the TA's roster file: say what is wrong, grade anyway
         lms_notes = [f"{CANVAS_GRADES} not written: {CANVAS_ROSTER}: {error}"]
     isolation = ledger_isolation(ledger, isolation)

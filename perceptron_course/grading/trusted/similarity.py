@@ -34,9 +34,11 @@ import io
 import json
 import multiprocessing
 import re
+import signal
 import threading
 import warnings
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -541,7 +543,8 @@ def compare_in_background(course: Course, assignments: list[str], *,
     receiving, sending = context.Pipe(duplex=False)
     process = context.Process(target=_compare_and_send, args=(compare, course, assignments, sending),
                               name="similarity", daemon=True)
-    process.start()
+    with _interrupts_ignored():  # inherited: Ctrl+C is this process's to handle (it kills the comparison, stop_comparison)
+        process.start()
     sending.close()  # the child holds its own copy: its end closing is how a death shows here
     future.process = process  # for stop_comparison
 
@@ -560,6 +563,20 @@ def compare_in_background(course: Course, assignments: list[str], *,
 
     threading.Thread(target=wait_for_the_result, name="similarity", daemon=True).start()
     return future
+
+
+@contextmanager
+def _interrupts_ignored():
+    """SIGINT ignored while the block runs (in the main thread; elsewhere nothing changes): a process started
+    meanwhile starts with it ignored, and Python keeps it so, so a Ctrl+C prints no traceback of its own there."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def stop_comparison(future: Future) -> None:

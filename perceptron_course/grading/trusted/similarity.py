@@ -580,10 +580,11 @@ def _interrupts_ignored():
 
 
 def stop_comparison(future: Future) -> None:
-    """End the process of a comparison started by :func:`compare_in_background` (Ctrl+C); it is not waited for."""
+    """End the process of a comparison started by :func:`compare_in_background` (Ctrl+C) and reap it."""
     process = getattr(future, "process", None)
     if process is not None and process.is_alive():
         process.kill()
+        process.join(timeout=5)  # SIGKILL cannot be held off: this is the kernel's time to end it, not the comparison's
 
 
 def _compare_and_send(compare: Callable[[Course, list[str]], SimilarityReview] | None, course: Course,

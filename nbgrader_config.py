@@ -76,6 +76,9 @@ c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--IPKernelA
 # Autograde with the course's safety nets (perceptron_course/grading/trusted/preprocessors.py):
 # cells pasted from elsewhere are forgotten, a kernel death costs one cell, warnings do not
 # zero a passing test, and no output grows without bound.
+# nbgrader's own autograde (the formgrader's Autograde button, `nbgrader autograde`) refuses before it removes or
+# resets anything, and tells the TA to run `perceptron-course grade`, whose grading kernels it needs.
+c.Autograde.exporter_class = "perceptron_course.grading.trusted.preprocessors.GraderOnlyExporter"
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
@@ -122,5 +125,9 @@ c.RevealSchedule.show_details = term.show_details
 
 # Hand-ins from an LMS (term.toml's [handin].lms): put its "download all submissions" zip in
 # downloaded/<assignment>/archive/, then `nbgrader zip_collect <assignment>`; this pattern reads the
-# student id (and the time, where the LMS writes one) from the file names that LMS writes.
+# student id (and the time, where the LMS writes one) from the file names that LMS writes. For Canvas the id
+# is Canvas's numeric user id (the ID column of canvas_roster.csv, whose names the formgrader then shows): a
+# name is not an id (two John Smiths would be one). Two files for one student with the same name and no time
+# stop the collection, both named (ClashRefusingCollector).
+c.ZipCollectApp.collector_plugin = "perceptron_course.grading.trusted.collect.ClashRefusingCollector"
 c.FileNameCollectorPlugin.named_regexp = LMS_PATTERNS[term.handin.lms]

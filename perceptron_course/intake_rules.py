@@ -53,6 +53,14 @@ MAX_CODE_TOTAL = 100_000
 STUDENT_MODULES = frozenset({"datasets", "plotting", "_validation"})
 #: What an assignment may import beyond them: ``module -> names``.
 ALLOWED_EXTRAS: dict[str, dict[str, frozenset[str]]] = {"04_convergence": {"theory": frozenset({"max_margin"})}}
+#: What every assignment may import: the self-check a student calls from the notebook, which does nothing
+#: in the self-check's own run and is a function that does nothing in the grading kernel.
+SELF_CHECK_EXTRA: dict[str, frozenset[str]] = {"selfcheck": frozenset({"check_all"})}
+
+
+def allowed_extras(assignment: str) -> dict[str, frozenset[str]]:
+    """``module -> names`` that ``assignment`` may import beyond :data:`STUDENT_MODULES`."""
+    return {**SELF_CHECK_EXTRA, **ALLOWED_EXTRAS.get(assignment, {})}
 #: Packages that compute the reference's answers: not importable while grading.
 BLOCKED_PACKAGES = ("sklearn.linear_model",)
 
@@ -435,11 +443,11 @@ def refused_import(module: str, names: list[str], assignment: str) -> str:
     if parts[0] != "perceptron_course":
         return ""
     if len(parts) == 1:  # from perceptron_course import geometry
-        hidden = [name for name in names if name not in STUDENT_MODULES and name not in ALLOWED_EXTRAS.get(assignment, {})]
+        hidden = [name for name in names if name not in STUDENT_MODULES and name not in allowed_extras(assignment)]
         return f"perceptron_course.{hidden[0]}" if hidden else ""
     if parts[1] in STUDENT_MODULES:
         return ""
-    extras = ALLOWED_EXTRAS.get(assignment, {}).get(parts[1])
+    extras = allowed_extras(assignment).get(parts[1])
     if extras is not None and len(parts) == 2 and names and all(name in extras for name in names):
         return ""
     return ".".join(parts[:2])

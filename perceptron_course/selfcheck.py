@@ -255,7 +255,7 @@ def due_date_notice(assignment: str | None, now: dt.datetime | None = None,
 def grading_view_code(assignment: str | None) -> str:
     """Code run first in the self-check's kernel: the graded modules of this library and ``sklearn.linear_model``
     become unusable, as in the grading kernel, with the grading kernel's message."""
-    extras = {module: sorted(names) for module, names in intake_rules.ALLOWED_EXTRAS.get(assignment or "", {}).items()}
+    extras = {module: sorted(names) for module, names in intake_rules.allowed_extras(assignment or "").items()}
     return f"""
 def _perceptron_course_grading_view(student_modules={sorted(intake_rules.STUDENT_MODULES)!r}, extras={extras!r},
                                     blocked={list(intake_rules.BLOCKED_PACKAGES)!r}):
@@ -455,6 +455,66 @@ def format_report(report: SelfCheckReport) -> str:
     return "\n".join(lines)
 
 
+def notebook_of_this_kernel(namespace: dict[str, Any] | None = None) -> Path | None:
+    """The notebook the calling kernel works for, as its front end says, or ``None`` when none says.
+
+    JupyterLab (jupyter_server 2, ipykernel 6.21+) names it in ``__session__`` and ``JPY_SESSION_NAME``,
+    as a path on disk or relative to the server's root; VS Code in ``__vsc_ipynb_file__``. The kernel
+    starts in the notebook's folder, so a relative name is looked up there by its file name too.
+    """
+    namespace = namespace if namespace is not None else _user_namespace()
+    named = [namespace.get("__vsc_ipynb_file__"), namespace.get("__session__"), os.environ.get("JPY_SESSION_NAME")]
+    for name in (str(value) for value in named if isinstance(value, (str, os.PathLike)) and str(value)):
+        for candidate in (Path(name), Path.cwd() / name, Path.cwd() / Path(name).name):
+            if candidate.suffix == ".ipynb" and candidate.is_file():
+                return candidate.resolve()
+    return None
+
+
+def _user_namespace() -> dict[str, Any]:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return {}
+    shell = get_ipython()
+    return shell.user_ns if shell is not None else {}
+
+
+def check_all(notebook: str | os.PathLike | None = None, timeout: int = CELL_TIMEOUT_SECONDS) -> int | None:
+    """Self-check the notebook you are working in, from a cell of it: the report of ``perceptron-selfcheck``.
+
+    The saved file is checked (save with Ctrl+S first) by the command itself, in a process of its
+    own: the notebook runs top to bottom in a fresh kernel, never in yours, so what your kernel
+    holds (a variable from a deleted cell, an import run by hand) cannot make a test pass here that
+    fails when graded. Inside that run, and in the grader's, this call does nothing.
+
+    Parameters
+    ----------
+    notebook : str or path-like, optional
+        The notebook to check; by default the one this kernel works for (JupyterLab and VS Code say
+        which). Give it when the call cannot tell: ``check_all("geometry.ipynb")``.
+    timeout : int
+        Seconds per cell (default: the grader's).
+
+    Returns
+    -------
+    int or None
+        The command's exit status (0: every visible test passes and every answer is written), or
+        ``None`` when nothing was checked.
+    """
+    if os.environ.get(NESTED_MARKER):
+        print("(check_all does nothing while the notebook itself is being checked or graded)")
+        return None
+    path = Path(notebook) if notebook is not None else notebook_of_this_kernel()
+    if path is None:
+        print("check_all could not tell which notebook this is: give its file name, e.g. check_all(\"geometry.ipynb\")")
+        return None
+    done = subprocess.run([sys.executable, "-m", "perceptron_course.selfcheck", "--timeout", str(timeout), str(path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    print(done.stdout, end="")
+    return done.returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: check each notebook given, print its report, exit 0 only if all are ready."""
     parser = argparse.ArgumentParser(
@@ -465,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=None, help="seconds per cell (default: the grader's, from the course)")
     args = parser.parse_args(argv)
     if os.environ.get(NESTED_MARKER):
-        print("perceptron-selfcheck: not run from inside a self-check (run it in a terminal, not in the notebook)")
+        print("perceptron-selfcheck: not run from inside a self-check (from a notebook, call check_all() instead)")
         return 0
     all_ready = True
     for path in args.notebooks:

@@ -146,3 +146,48 @@ def test_a_score_and_comment_typed_in_the_formgrader_reach_the_feedback_and_the_
     perceptron_course(course, "grade", "--quiet", "--jobs", "1", "--force")  # a regrade keeps the TA's grade
     assert written_answer_grade(course) == (float(SCORE), False, COMMENT)
     assert page_path.read_bytes() == feedback and f"{ASSIGNMENT}/{ANSWER}" not in awaiting(course)
+
+
+def gradebook_state(course: Course) -> list[tuple]:
+    """Every grade and comment of the student's submission, as the gradebook holds them."""
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_submission_notebook(NOTEBOOK, ASSIGNMENT, STUDENT)
+        return sorted([(grade.name, grade.auto_score, grade.manual_score, grade.needs_manual_grade) for grade in notebook.grades]
+                      + [(comment.name, comment.auto_comment, comment.manual_comment) for comment in notebook.comments])
+
+
+def test_the_formgraders_autograde_button_changes_nothing_and_names_the_command_to_run(graded_course, formgrader, tmp_path):
+    # nbgrader's autograde forces: it removed autograded/<student>/<assignment> and reset the grades before the
+    # course's grader refused to run; its refusal now comes first, and says what to run instead.
+    course, (base, token) = graded_course, formgrader
+    autograded = course.root / "autograded" / STUDENT / ASSIGNMENT
+    files_before = {path.relative_to(autograded): path.read_bytes() for path in autograded.rglob("*") if path.is_file()}
+    state_before = gradebook_state(course)
+    assert files_before and state_before
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(f"{base}/login?next=/formgrader/manage_submissions/{ASSIGNMENT}")
+            login = page.locator("input#password_input")
+            login.fill(token)
+            login.press("Enter")
+            button = page.locator("tr", has_text=STUDENT).locator("a:has(.glyphicon-flash)")
+            with page.expect_response(lambda r: r.url.endswith(f"/submission/{ASSIGNMENT}/{STUDENT}/autograde"), timeout=300_000) as answer:
+                button.click()
+            assert answer.value.ok
+            modal = page.locator("#error-modal")
+            sync_api.expect(modal).to_contain_text(f"perceptron-course grade --student {STUDENT} --assignment {ASSIGNMENT}",
+                                                   timeout=60_000)
+            sync_api.expect(modal).to_contain_text("Nothing was changed here")
+        except Exception:
+            screenshot = tmp_path / "browser-failure.png"
+            page.screenshot(path=str(screenshot), full_page=True)
+            print(f"screenshot of the failure: {screenshot}\nJupyterLab log: {tmp_path / 'lab.log'}")
+            raise
+        finally:
+            browser.close()
+
+    assert {path.relative_to(autograded): path.read_bytes() for path in autograded.rglob("*") if path.is_file()} == files_before
+    assert gradebook_state(course) == state_before

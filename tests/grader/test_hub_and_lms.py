@@ -18,9 +18,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 from conftest import fixture_course
 
-from perceptron_course.grading.trusted.course import Course, nbgrader_api
+from perceptron_course.grading.trusted.course import Course
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.exports import CANVAS_GRADES, CANVAS_ROSTER
 from perceptron_course.grading.trusted.cli import main
@@ -208,6 +209,9 @@ def canvas_week(tmp_path_factory):
         zipped.writestr("babbagecarl_LATE_23456_70002_geometry-1.ipynb", _notebook_bytes(solved))
         # Grace's browser saved her download as "geometry (1).ipynb" before she uploaded it
         zipped.writestr("hoppergrace_34567_70003_geometry (1).ipynb", _notebook_bytes(solved))
+        # Two students named John Smith: Canvas writes the same name in their files, and the same file name
+        zipped.writestr("smithjohn_56789_70004_geometry.ipynb", _notebook_bytes(solved))
+        zipped.writestr("smithjohn_67890_70005_geometry.ipynb", _notebook_bytes(untouched))
     # the TA saves Canvas's own gradebook export beside the course
     (course.root / CANVAS_ROSTER).write_text(
         "Student,ID,SIS User ID,SIS Login ID,Section,01_geometry (4567),Homework zero (99)\n"
@@ -215,29 +219,65 @@ def canvas_week(tmp_path_factory):
         '"Lovelace, Ada",12345,S001,ada.l,Section A,,5\n'
         '"Babbage, Carl",23456,S002,carl.b,Section B,,4\n'
         '"Hopper, Grace",34567,S003,grace.h,Section A,,3\n'
-        '"Turing, Alan",45678,S004,alan.t,Section B,,2\n', encoding="utf-8")
+        '"Turing, Alan",45678,S004,alan.t,Section B,,2\n'
+        '"Smith, John",56789,S005,john.s1,Section A,,1\n'
+        '"Smith, John",67890,S006,john.s2,Section B,,1\n', encoding="utf-8")
     collected = nbgrader("zip_collect", ASSIGNMENT, cwd=course.root)
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=1)}
     return {"course": course, "outcomes": outcomes, "log": collected.stdout + collected.stderr}
 
 
 @pytest.mark.slow
-def test_zip_collect_reads_canvas_names_out_of_the_box(canvas_week):
+def test_zip_collect_files_each_hand_in_under_the_canvas_user_id_out_of_the_box(canvas_week):
     course = canvas_week["course"]
     found = {(p.parent.parent.name, p.name) for p in course.submitted.glob(f"*/{ASSIGNMENT}/*.ipynb")}
-    assert found == {("lovelaceada", "geometry.ipynb"), ("babbagecarl", "geometry.ipynb"), ("babbagecarl", "geometry-1.ipynb"),
-                     ("hoppergrace", "geometry (1).ipynb")}, canvas_week["log"]
+    assert found == {("12345", "geometry.ipynb"), ("23456", "geometry.ipynb"), ("23456", "geometry-1.ipynb"),
+                     ("34567", "geometry (1).ipynb"), ("56789", "geometry.ipynb"), ("67890", "geometry.ipynb")}, canvas_week["log"]
+
+
+@pytest.mark.slow
+def test_two_students_with_one_name_are_two_students_named_as_the_roster_names_them(canvas_week):
+    course, outcomes = canvas_week["course"], canvas_week["outcomes"]
+    assert (outcomes["56789"].status, outcomes["56789"].score) == ("graded", 8)  # each John Smith's own hand-in
+    assert (outcomes["67890"].status, outcomes["67890"].score) == ("graded", 0)
+    assert "ignored" not in outcomes["56789"].reason + outcomes["67890"].reason
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:  # what the formgrader shows
+        names = {student.id: (student.first_name, student.last_name) for student in gradebook.students}
+    assert names["56789"] == names["67890"] == ("John", "Smith") and names["12345"] == ("Ada", "Lovelace")
+    with (course.root / CANVAS_GRADES).open(newline="", encoding="utf-8") as handle:
+        by_id = {row["ID"]: row for row in csv.DictReader(handle)}
+    assert (by_id["56789"]["01_geometry (4567)"], by_id["67890"]["01_geometry (4567)"]) == ("8", "0")
+
+
+def test_a_clash_stops_zip_collect_naming_both_files_and_collects_nothing(tmp_path):
+    # A pattern that takes the name as the id (as this course's did): two John Smiths give one student
+    course = copy_course(REPO, tmp_path / "course")
+    config = course.root / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.FileNameCollectorPlugin.named_regexp = "
+                      "r'.*/(?P<student_id>[^/_]+)_(?:LATE_)?\\d+_\\d+_(?P<file_id>[^/]+\\.ipynb)$'\n")
+    archive = course.root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    untouched = nbformat.read(course.release / ASSIGNMENT / "geometry.ipynb", as_version=4)
+    with zipfile.ZipFile(archive / "submissions.zip", "w") as zipped:
+        for name in ("smithjohn_56789_70004_geometry.ipynb", "smithjohn_67890_70005_geometry.ipynb"):
+            zipped.writestr(name, _notebook_bytes(untouched))
+    done = nbgrader("zip_collect", ASSIGNMENT, cwd=course.root, check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "smithjohn_56789_70004_geometry.ipynb" in said and "smithjohn_67890_70005_geometry.ipynb" in said, said
+    assert "two files give student 'smithjohn' the same file 'geometry.ipynb'" in said
+    assert not list(course.submitted.glob("*/*/*.ipynb"))  # nothing collected for anyone: nothing half-done
 
 
 @pytest.mark.slow
 def test_renamed_and_resubmitted_notebooks_are_graded_and_say_so(canvas_week):
     course, outcomes = canvas_week["course"], canvas_week["outcomes"]
     assert {s: (o.status, o.score) for s, o in outcomes.items()} == {
-        "lovelaceada": ("graded", 8), "babbagecarl": ("graded", 8), "hoppergrace": ("graded", 8)}
-    assert "geometry-1.ipynb is graded as geometry.ipynb" in outcomes["babbagecarl"].reason
-    assert "geometry.ipynb is ignored (an earlier copy)" in outcomes["babbagecarl"].reason
-    assert "geometry (1).ipynb is graded as geometry.ipynb" in outcomes["hoppergrace"].reason
-    page = (course.feedback / "hoppergrace" / ASSIGNMENT / "geometry.html").read_text()
+        "12345": ("graded", 8), "23456": ("graded", 8), "34567": ("graded", 8), "56789": ("graded", 8), "67890": ("graded", 0)}
+    assert "geometry-1.ipynb is graded as geometry.ipynb" in outcomes["23456"].reason
+    assert "geometry.ipynb is ignored (an earlier copy)" in outcomes["23456"].reason
+    assert "geometry (1).ipynb is graded as geometry.ipynb" in outcomes["34567"].reason
+    page = (course.feedback / "34567" / ASSIGNMENT / "geometry.html").read_text()
     assert "Before grading: geometry (1).ipynb is graded as geometry.ipynb" in page
     assert "geometry (1).ipynb is graded as geometry.ipynb" in (course.reports / "report.md").read_text()
 
@@ -299,9 +339,9 @@ def test_nbgraders_configuration_takes_the_pattern_of_the_lms_the_term_names(tmp
 
 
 @pytest.mark.parametrize("lms, path, student, file_id, timestamp", [
-    ("Canvas", "/c/downloaded/01/extracted/lovelaceada_12345_67890_geometry.ipynb", "lovelaceada", "geometry.ipynb", None),
-    ("Canvas", "/c/downloaded/01/extracted/lovelaceada_LATE_12345_67890_geometry-1.ipynb", "lovelaceada", "geometry-1.ipynb", None),
-    ("Canvas", "/c/downloaded/01/extracted/sub/hoppergrace_34567_70003_geometry (1).ipynb", "hoppergrace", "geometry (1).ipynb", None),
+    ("Canvas", "/c/downloaded/01/extracted/lovelaceada_12345_67890_geometry.ipynb", "12345", "geometry.ipynb", None),
+    ("Canvas", "/c/downloaded/01/extracted/lovelaceada_LATE_12345_67890_geometry-1.ipynb", "12345", "geometry-1.ipynb", None),
+    ("Canvas", "/c/downloaded/01/extracted/sub/hoppergrace_34567_70003_geometry (1).ipynb", "34567", "geometry (1).ipynb", None),
     ("Moodle", "/c/downloaded/01/extracted/Ada Lovelace_1234567_assignsubmission_file_/geometry.ipynb", "1234567",
      "geometry.ipynb", None),
     ("Moodle without folders", "/c/downloaded/01/extracted/Ada Lovelace_1234567_assignsubmission_file_geometry.ipynb",
@@ -309,7 +349,7 @@ def test_nbgraders_configuration_takes_the_pattern_of_the_lms_the_term_names(tmp
     ("Blackboard", "/c/downloaded/01/extracted/Homework 1_ada_attempt_2026-11-27-16-59-01_geometry.ipynb", "ada",
      "geometry.ipynb", "2026-11-27-16-59-01"),
     # A student's own file name that imitates the LMS's: the id and time come from what the LMS wrote first.
-    ("Canvas", "/c/downloaded/01/extracted/eve_111_222_mallory_333_444_geometry.ipynb", "eve",
+    ("Canvas", "/c/downloaded/01/extracted/eve_111_222_mallory_333_444_geometry.ipynb", "111",
      "mallory_333_444_geometry.ipynb", None),
     ("Moodle", "/c/downloaded/01/extracted/Eve Smith_111_assignsubmission_file_/x_222_assignsubmission_file_geometry.ipynb",
      "111", "x_222_assignsubmission_file_geometry.ipynb", None),

@@ -4,6 +4,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -70,7 +71,8 @@ def wait_until_serving(server: subprocess.Popen, url: str, token: str, log: Path
 
 
 @contextlib.contextmanager
-def serving_lab(course_root: Path, tmp_path: Path, *, system_path: bool = True) -> Iterator[tuple[str, str, Path]]:
+def serving_lab(course_root: Path, tmp_path: Path, *, system_path: bool = True,
+                extra_environment: dict[str, str] | None = None) -> Iterator[tuple[str, str, Path]]:
     """``perceptron-course lab --root course_root`` until the block ends; yields (base url, token, log).
 
     ``system_path``: a PATH as a TA's shell has it before activating anything (else this process's environment).
@@ -78,7 +80,7 @@ def serving_lab(course_root: Path, tmp_path: Path, *, system_path: bool = True) 
     token, port = secrets.token_hex(16), free_port()
     environment = {"PATH": SYSTEM_PATH} if system_path else dict(os.environ)
     environment.update({"HOME": str(tmp_path / "home"), "JUPYTER_TOKEN": token, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-                        "JUPYTER_CONFIG_DIR": str(tmp_path / "config")})
+                        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), **(extra_environment or {})})
     command = [str(SCRIPTS / "perceptron-course"), "lab", "--root", str(course_root), "--port", str(port), "--no-browser"]
     log_path = tmp_path / "lab.log"
     with log_path.open("w") as log:
@@ -140,3 +142,49 @@ def test_a_new_gradebook_is_stamped_with_what_the_alembic_program_answers(tmp_pa
     with nbgrader_api(course).gradebook:  # nbgrader creates and stamps it, asking this process, not the program
         pass
     assert tables_and_revision(course.root / "gradebook.db")[1] == [heads.split()[0]]
+
+
+def run_in_terminal(base: str, token: str, command: str) -> str:
+    """Open a terminal through the server's API, as JupyterLab's *New → Terminal* does, run ``command``
+    in its shell and return what the terminal showed up to a marker the command prints last."""
+    import asyncio
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    request = urllib.request.Request(f"{base}/api/terminals", method="POST", data=b"{}",
+                                     headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=120) as response:
+        name = json.loads(response.read())["name"]
+    marker = secrets.token_hex(8)
+
+    async def converse() -> str:
+        socket = await websocket_connect(HTTPRequest(f"{base.replace('http', 'ws', 1)}/terminals/websocket/{name}",
+                                                     headers={"Authorization": f"token {token}"}))
+        await socket.write_message(json.dumps(["stdin", f"{command}; echo {marker[:8]}''{marker[8:]}\r"]))
+        shown = ""
+        while marker not in shown:  # the shell's echo of the command holds the marker split in two
+            message = await asyncio.wait_for(socket.read_message(), STARTUP_LIMIT_SECONDS)
+            assert message is not None, f"the terminal closed; it showed: {shown[-2000:]}"
+            kind, *content = json.loads(message)
+            if kind == "stdout":
+                shown += content[0]
+        socket.close()
+        return shown
+
+    return asyncio.run(converse())
+
+
+@pytest.mark.slow
+def test_the_lab_terminals_have_the_environment_first_on_path_after_the_shells_start_up_files(tmp_path):
+    # The TA's terminal: a login shell (JupyterLab's default when not started from a terminal) reads the
+    # profile files, which set PATH anew (Debian's /etc/profile does); an interactive one reads .bashrc,
+    # which may too. The TA's files here do both.
+    home = tmp_path / "home"
+    home.mkdir()
+    for start_up in (".profile", ".bash_profile", ".bashrc"):
+        (home / start_up).write_text(f"export PATH={SYSTEM_PATH}\n", encoding="utf-8")
+    course = copy_course(REPO, tmp_path / "course")
+    with serving_lab(course.root, tmp_path, extra_environment={"SHELL": shutil.which("bash")}) as (base, token, _):
+        shown = run_in_terminal(base, token, "command -v perceptron-course; command -v perceptron-selfcheck")
+    assert f"{SCRIPTS / 'perceptron-course'}\r\n" in shown and f"{SCRIPTS / 'perceptron-selfcheck'}\r\n" in shown, shown[-2000:]

@@ -11,12 +11,13 @@ from conftest import fixture_course
 from nbgrader.api import Gradebook
 
 from perceptron_course.grading.trusted.cli import main
+from perceptron_course.grading.trusted import item_analysis
 from perceptron_course.grading.trusted.course import Course, nbgrader_api
 from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
 from perceptron_course.grading.trusted.flags import Flag
 from perceptron_course.grading.trusted.ledger import Fingerprint, entry_for, read_ledger, write_ledger
 from perceptron_course.grading.trusted.outcome import FAILED, GRADED, Outcome
-from perceptron_course.grading.trusted.report import cell_pass_rates, read_class, write_exports
+from perceptron_course.grading.trusted.report import cell_pass_rates, pending_submissions, read_class, write_exports
 from perceptron_course.grading.trusted.sandbox import Isolation
 
 ISOLATION = Isolation(sandbox=True, memory_mb=3072, note="")
@@ -234,10 +235,56 @@ def grade_by_hand(course: Course, student: str, assignment: str, cell: str, scor
 def test_pass_rates_leave_out_answers_awaiting_a_ta(class_in_gradebook):
     course = class_in_gradebook
     rates = cell_pass_rates(read_class(course), course)
-    assert "04_convergence/why_augmented" not in rates and "06_limitations/why_xor" not in rates  # ada's wait: not failures
+    assert rates["04_convergence/why_augmented"] is None and rates["06_limitations/why_xor"] is None  # ada's wait: pending
     assert rates["04_convergence/test_radius"] == 1.0 and rates["01_geometry/test_augment"] == 1 / 3  # ada, bo, EVIL
     grade_by_hand(course, "ada", "04_convergence", "why_augmented", 0.0)
     assert cell_pass_rates(read_class(course), course)["04_convergence/why_augmented"] == 0.0  # graded 0: a real failure
+
+
+def hand_in_blank_answers(course: Course, student: str, assignment: str) -> None:
+    """``student`` hands in ``assignment`` with every test passing and every written answer left blank, which
+    nbgrader's autograde scores 0 by itself (``No response``), as if a TA had graded it."""
+    manual = set(course.manually_graded_cells(assignment))
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        gradebook.update_or_create_student(student)
+        gradebook.add_submission(assignment, student)
+        for name in course.notebook_names(assignment):
+            for cell, points in course.graded_cells(assignment).items():
+                grade = gradebook.find_grade(cell, name, assignment, student)
+                grade.auto_score, grade.needs_manual_grade = (0.0 if cell in manual else points), False
+        gradebook.db.commit()
+
+
+def test_written_answers_awaiting_a_ta_are_pending_in_the_item_analysis_not_failures(class_in_gradebook):
+    course, assignment = class_in_gradebook, "04_convergence"
+    written = course.manually_graded_cells(assignment)
+    assert written, "the premise: the assignment has written answers"
+    hand_in_blank_answers(course, "zoe", assignment)  # ada's answers wait for a TA, zoe's are blank (0)
+
+    rows = {row.part: row for row in item_analysis.analyse_class(course, read_class(course))
+            if row.assignment == assignment and not row.behaviour}
+    for part in written:
+        assert rows[part].pending == 1 and rows[part].n == 0 and rows[part].pass_rate is None
+        assert rows[part].callout == "" and rows[part].note().startswith("pending: 1 answer awaits a TA")
+    assert not any(part in line for line in item_analysis.callouts(list(rows.values())) for part in written)
+    table = {line[1]: line for line in item_analysis.part_table(list(rows.values()))[1:]}
+    assert all(table[f"{assignment}/{part}"][2] == "pending" for part in written)
+    assert all(cell_pass_rates(read_class(course), course)[f"{assignment}/{part}"] is None for part in written)
+    assert (("ada", assignment) in pending_submissions(read_class(course))
+            and ("zoe", assignment) not in pending_submissions(read_class(course)))
+    write_exports(course, ISOLATION)  # the CSV says so too
+    with (course.reports / item_analysis.ITEM_CSV).open(newline="", encoding="utf-8") as handle:
+        csv_rows = {row["part"]: row for row in csv.DictReader(handle) if row["assignment"] == assignment and not row["behaviour"]}
+    assert all(csv_rows[part]["passed"] == "" and csv_rows[part]["note"].startswith("pending") for part in written)
+
+    for part in written:  # the TA grades ada's answers: full points; zoe's blanks stay 0
+        grade_by_hand(course, "ada", assignment, part, course.graded_cells(assignment)[part])
+    rows = {row.part: row for row in item_analysis.analyse_class(course, read_class(course))
+            if row.assignment == assignment and not row.behaviour}
+    for part in written:
+        assert (rows[part].pending, rows[part].n, rows[part].n_passed) == (0, 2, 1)
+    assert cell_pass_rates(read_class(course), course)[f"{assignment}/{written[0]}"] == 0.5
+    assert not pending_submissions(read_class(course)) & {("ada", assignment), ("zoe", assignment)}
 
 
 def test_grades_files_are_rewritten_from_the_gradebook_with_manual_grades(class_in_gradebook):

@@ -1,6 +1,7 @@
 """The student's self-check: runs a saved assignment and says what passes, fails, is missing."""
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -354,3 +355,84 @@ def test_a_bad_entry_in_the_bundled_due_dates_is_left_out(monkeypatch):
         "03_worked_example": "2026-11-27T16:00:00"}})  # no zone: which day would that be?
 
     assert selfcheck.due_dates() == DUE
+
+
+def outputs_text(cell) -> str:
+    return "".join(output.get("text", "") for output in cell.outputs if output.output_type == "stream")
+
+
+def without_seconds(report: str) -> str:
+    """The report with its run's duration left out (two runs take different times)."""
+    import re
+
+    return re.sub(r"in a fresh kernel in \d+ s", "in a fresh kernel in N s", report)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["as JupyterLab starts the kernel", "with the file named"])
+def test_check_all_from_the_notebook_prints_what_the_command_prints(tmp_path, how):
+    from nbclient import NotebookClient
+
+    path = write_geometry(tmp_path, augment=CORRECT_AUGMENT, predict=BUGGY_PREDICT)
+    notebook = nbformat.read(path, as_version=4)
+    call = "check_all()" if how.startswith("as JupyterLab") else f"check_all({path.name!r})"
+    notebook.cells.append(nbformat.v4.new_code_cell(f"from perceptron_course.selfcheck import check_all\n{call}"))
+    nbformat.write(notebook, path)  # saved, as the student saves before checking
+    command = run_cli(str(path))
+
+    # The student's kernel, in the notebook's folder; JupyterLab names the notebook in JPY_SESSION_NAME.
+    session = {"JPY_SESSION_NAME": str(path)} if how.startswith("as JupyterLab") else {}
+    client = NotebookClient(notebook, timeout=300, allow_errors=True, resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env={**{k: v for k, v in os.environ.items() if k != "JPY_SESSION_NAME"}, **session})
+
+    shown = outputs_text(notebook.cells[-1])
+    assert command.returncode == 1 and "2. Prediction (2 points)" in command.stdout
+    assert without_seconds(shown) == without_seconds(command.stdout)
+    assert "check_all does nothing while the notebook itself is being checked" not in shown  # nor in the nested run's report
+
+
+def test_check_all_says_how_to_name_the_notebook_when_the_kernel_cannot_tell(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert selfcheck.notebook_of_this_kernel({}) is None
+    assert selfcheck.check_all() is None
+    assert 'give its file name, e.g. check_all("geometry.ipynb")' in capsys.readouterr().out
+    monkeypatch.setenv(selfcheck.NESTED_MARKER, "1")  # inside the self-check's own run: nothing happens
+    assert selfcheck.check_all(str(GEOMETRY)) is None
+    assert "check_all does nothing" in capsys.readouterr().out
+
+
+def test_the_notebook_of_a_kernel_is_found_by_the_names_front_ends_give(tmp_path, monkeypatch):
+    notebook = tmp_path / "geometry.ipynb"
+    notebook.write_text("{}", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert selfcheck.notebook_of_this_kernel({"__session__": str(notebook)}) == notebook  # a path on disk
+    assert selfcheck.notebook_of_this_kernel({"__session__": "assignments/01_geometry/geometry.ipynb"}) == notebook  # server-relative
+    assert selfcheck.notebook_of_this_kernel({"__vsc_ipynb_file__": str(notebook)}) == notebook  # VS Code
+    monkeypatch.setenv("JPY_SESSION_NAME", "geometry.ipynb")
+    assert selfcheck.notebook_of_this_kernel({}) == notebook
+    assert selfcheck.notebook_of_this_kernel({"__session__": "console-1-abc"}) == notebook  # a console: the variable
+
+
+@pytest.mark.slow
+def test_a_hand_in_that_calls_check_all_is_graded_as_without_it_unflagged(tmp_path):
+    # The README tells students to call check_all from a cell: the grader must neither flag it nor fail it,
+    # and in the grading kernel it must start nothing.
+    from perceptron_course.grading.trusted import pipeline
+    from perceptron_course.grading.trusted.example_class import build_submission, copy_course
+
+    def with_check_all(notebook):
+        notebook.cells.append(nbformat.v4.new_code_cell(
+            "from perceptron_course.selfcheck import check_all\ncheck_all()\ncheck_all('geometry.ipynb')"))
+        return notebook
+
+    course = copy_course(ROOT, tmp_path / "course")
+    for student, recipe in (("ada", {"BASE": "solutions"}), ("bea", {"BASE": "solutions", "EDITS": {"01_geometry": with_check_all}})):
+        build_submission(course, recipe, "01_geometry", course.submitted / student / "01_geometry")
+    outcomes = {outcome.student: outcome for outcome in pipeline.grade(course, progress=False, jobs=1)}
+
+    assert outcomes["bea"].status == "graded" and outcomes["bea"].flags == []
+    assert outcomes["bea"].cell_scores == outcomes["ada"].cell_scores and outcomes["bea"].score == outcomes["bea"].max_score
+    graded = nbformat.read(course.root / "autograded" / "bea" / "01_geometry" / "geometry.ipynb", as_version=4)
+    assert "check_all" in graded.cells[-1].source and graded.cells[-1].outputs == []  # no error, nothing started

@@ -71,8 +71,8 @@ def run_summary(outcomes, seconds: float, *, skipped: int = 0) -> str:
 def interrupted_line(interrupted) -> str:
     """The one line Ctrl+C leaves: what was kept, what is left, how to go on."""
     return (f"perceptron-course: interrupted: {interrupted.graded} graded and kept (grades.csv and the report are up to date), "
-            f"{interrupted.left} left; run the same `perceptron-course grade` again to grade the rest "
-            f"(what is graded and unchanged is skipped)")
+            f"{interrupted.left} left; run `perceptron-course grade --resume` to grade exactly those "
+            f"(they are remembered in reports/grading_left.json)")
 
 
 def command_release(args) -> int:
@@ -98,7 +98,7 @@ def command_grade(args) -> int:
     start = time.perf_counter()
     try:
         run = grade(course, assignments=args.assignment, students=args.student, progress=not args.quiet, jobs=args.jobs,
-                    unsandboxed=args.unsandboxed, force=args.force)
+                    unsandboxed=args.unsandboxed, force=args.force, resume=args.resume)
     except BatchInterrupted as interrupted:
         print(interrupted_line(interrupted), file=sys.stderr)
         return exit_now(130)
@@ -256,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.add_argument("--force", action="store_true",
                        help="regrade submissions already graded and unchanged too (manual grades of unchanged answers stay)")
+    grade.add_argument("--resume", action="store_true",
+                       help="grade exactly what the last interrupted grade left (regraded even if unchanged, as --force would)")
     grade.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
                        help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
                             "read and change your files, the course secret and the gradebook; see docs/hosting.md)")

@@ -110,6 +110,27 @@ def read_canvas_roster(path: Path) -> tuple[list[RosterRow], dict[str, str]]:
     return rows, columns
 
 
+def roster_names(students: list[str], roster: Path) -> dict[str, tuple[str, str]]:
+    """``student -> (first name, last name)`` from Canvas's export (``Lovelace, Ada``), for the students it names once."""
+    rows, _ = read_canvas_roster(roster)
+    matched, _ = _match_roster(students, rows)
+    names = {}
+    for student, row in matched.items():
+        last, comma, first = row.identity[0].partition(",")
+        names[student] = (first.strip(), last.strip()) if comma else ("", row.identity[0].strip())
+    return names
+
+
+def name_students(gradebook, names: dict[str, tuple[str, str]]) -> None:
+    """Give each student of the gradebook the name the roster has (the formgrader and nbgrader's exports show it)."""
+    known = {student.id: student for student in gradebook.students}
+    for student, (first, last) in names.items():
+        row = known.get(student)
+        if row is not None and (row.first_name, row.last_name) != (first, last):
+            row.first_name, row.last_name = first, last
+    gradebook.db.commit()
+
+
 def _match_roster(students: list[str], roster: list[RosterRow]) -> tuple[dict[str, RosterRow], list[str]]:
     """Each graded student's roster row, and a note for each student matched to none or to several."""
     matched, notes = {}, []

@@ -20,8 +20,10 @@ checks (``Case.behaviour``), over the graded submissions of the class:
   is one short line (``safe_text.plain_line``) and goes only through writers that escape it
   (``exports.write_csv``, ``markdown_text``, Jinja's autoescape).
 
-Parts everyone passes or everyone fails are called out. An answer awaiting a TA is left out of
-its part (and out of the total its submission is correlated with), as the rest of the report does.
+Parts everyone passes or everyone fails are called out. A written answer graded by hand is
+**pending** while a TA has not graded it: a part with a pending answer gets no statistics at all
+(its other answers, a blank one nbgrader scored 0 on its own, would be a biased few), only how
+many answers are pending, and is left out of every total its submissions are correlated with.
 
 What each behaviour gave is decided on the trusted side while grading: ``ResilientExecute``
 records it (``part_record``) in the autograded notebook's metadata, beside the limits hit,
@@ -220,6 +222,7 @@ class ItemRow:
     discrimination_rest: Correlation
     common_failure: str = ""  #: one plain line (``safe_text.plain_line``), ``""`` when none recorded
     common_failure_count: int = 0
+    pending: int = 0  #: answers of the part awaiting a TA: when any, the part has no statistics (``n == 0``)
 
     @property
     def pass_rate(self) -> float | None:
@@ -234,6 +237,8 @@ class ItemRow:
 
     def note(self) -> str:
         """The callout and why a discrimination is undefined, in words."""
+        if self.pending:
+            return pending_note(self.pending)
         if not self.n:
             return "no graded submission has a result for it yet"
         notes = [self.callout] if self.callout else []
@@ -242,6 +247,12 @@ class ItemRow:
         elif self.discrimination_rest.value is None:
             notes.append(f"discrimination_rest undefined: {self.discrimination_rest.undefined}")
         return "; ".join(notes)
+
+
+def pending_note(pending: int) -> str:
+    """What a part with ``pending`` answers awaiting a TA shows instead of statistics."""
+    return (f"pending: {pending} answer{'s' * (pending != 1)} await{'s' * (pending == 1)} a TA (grade them in the "
+            "formgrader, then perceptron-course refresh)")
 
 
 def _fraction(points: float, maximum: float) -> float:
@@ -273,8 +284,11 @@ def _item_row(assignment: str, part: str, function: str, behaviour: str,
                    correlation([score for score, *_ in results], [total for *_, total, _ in results]), rest, failure, count)
 
 
-def analyse_assignment(assignment: str, parts: Sequence[str], submissions: Sequence[Submission]) -> list[ItemRow]:
+def analyse_assignment(assignment: str, parts: Sequence[str], submissions: Sequence[Submission],
+                       pending: dict[str, int] | None = None) -> list[ItemRow]:
     """One row per part of ``parts`` (in order), each followed by one row per behaviour its checks test.
+
+    ``pending``: part -> answers awaiting a TA; such a part gets one row saying so, no statistics.
 
     A part's score is ``points / max points`` and a submission passes it with full points; a
     behaviour's score is 1 when every case of it passed, else 0. Either is correlated with the
@@ -284,6 +298,10 @@ def analyse_assignment(assignment: str, parts: Sequence[str], submissions: Seque
     """
     rows = []
     for part in parts:
+        if (pending or {}).get(part):
+            undefined = Correlation(None, "answers await a TA")
+            rows.append(ItemRow(assignment, part, "", "", 0, 0, undefined, undefined, pending=pending[part]))
+            continue
         scored = [s for s in submissions if part in s.scores]
         totals = {s.student: _totals(s, part) for s in scored}
         rows.append(_item_row(assignment, part, "", "", [
@@ -298,17 +316,23 @@ def analyse_assignment(assignment: str, parts: Sequence[str], submissions: Seque
     return rows
 
 
+def pending_answers(record: ClassRecord, assignment: str) -> dict[str, int]:
+    """Part -> how many answers of the graded submissions of ``assignment`` await a TA (parts with none left out)."""
+    graded = {student for (student, name), outcome in record.submissions.items() if name == assignment and outcome.status == GRADED}
+    return dict(Counter(part for student, name, part in record.awaiting_manual if name == assignment and student in graded))
+
+
 def class_submissions(course: Course, record: ClassRecord, assignment: str) -> list[Submission]:
-    """The graded submissions of ``assignment``: part scores from the gradebook (answers awaiting a TA left
-    out), behaviours from what grading recorded in the autograded notebooks."""
+    """The graded submissions of ``assignment``: part scores from the gradebook (parts with an answer awaiting
+    a TA left out of every submission), behaviours from what grading recorded in the autograded notebooks."""
     points = course.graded_cells(assignment)
-    awaiting = set(record.awaiting_manual)
+    pending = pending_answers(record, assignment)
     found = []
     for (student, name), outcome in sorted(record.submissions.items()):
         if name != assignment or outcome.status != GRADED:
             continue
         scores = {part: (float(outcome.cell_scores.get(part, 0.0)), float(maximum)) for part, maximum in points.items()
-                  if (student, assignment, part) not in awaiting}
+                  if part not in pending}
         found.append(Submission(student, scores, read_parts(course, student, assignment)))
     return found
 
@@ -319,7 +343,8 @@ def analyse_class(course: Course, record: ClassRecord) -> list[ItemRow]:
     for assignment in record.assignments:
         submissions = class_submissions(course, record, assignment)
         if submissions:
-            rows += analyse_assignment(assignment, list(course.graded_cells(assignment)), submissions)
+            rows += analyse_assignment(assignment, list(course.graded_cells(assignment)), submissions,
+                                       pending_answers(record, assignment))
     return rows
 
 
@@ -332,10 +357,11 @@ def _rate(value: float | None) -> str:
 
 def write_item_csv(path: Path, rows: Sequence[ItemRow]) -> None:
     """``reports/item_analysis.csv``: one row per part (``function`` and ``behaviour`` empty), then its behaviours."""
-    write_csv(path, CSV_COLUMNS, ([row.assignment, row.part, row.function, row.behaviour, str(row.n), str(row.n_passed),
+    write_csv(path, CSV_COLUMNS, ([row.assignment, row.part, row.function, row.behaviour, str(row.n),
+                                   "" if row.pending else str(row.n_passed),
                                    _rate(row.pass_rate), row.discrimination.text(), row.discrimination_rest.text(),
                                    row.common_failure, str(row.common_failure_count) if row.common_failure else "",
-                                   str(row.n - row.n_passed), row.note()] for row in rows))
+                                   "" if row.pending else str(row.n - row.n_passed), row.note()] for row in rows))
 
 
 def plot_item_analysis(rows: Sequence[ItemRow], ax=None):
@@ -416,7 +442,8 @@ def part_table(rows: Sequence[ItemRow]) -> list[list[str]]:
         if row.behaviour:
             continue
         failure = f"{row.common_failure} ({row.common_failure_count} of {row.n - row.n_passed})" if row.common_failure else ""
-        table.append([str(len(table)), f"{row.assignment}/{row.part}", f"{row.n_passed}/{row.n}", _rate(row.pass_rate),
+        table.append([str(len(table)), f"{row.assignment}/{row.part}", "pending" if row.pending else f"{row.n_passed}/{row.n}",
+                      _rate(row.pass_rate),
                       row.discrimination.text(), row.discrimination_rest.text(), failure, row.note()])
     return table
 
@@ -432,7 +459,8 @@ def behaviour_table(rows: Sequence[ItemRow], assignment: str, part: str) -> list
     return table
 
 
-EXPLANATION = ("Pass rate: the fraction of graded submissions with full points (answers awaiting a TA left out). "
+EXPLANATION = ("Pass rate: the fraction of graded submissions with full points. A written answer is pending until a TA "
+               "grades it; a part with a pending answer shows no figures until every answer of it is graded. "
                "Discrimination (PrairieLearn's for a question): the correlation, over students, of the score on the part "
                "with the assignment's total; above 0.2 is usual for a part that is not very easy, near 0 or below deserves a "
                "look. \"Without the part\": the same with the part left out of the total (an assignment has few parts, which "

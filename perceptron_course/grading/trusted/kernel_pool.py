@@ -624,6 +624,7 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, assignment: str):
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
         config = Config()
         config.Execute.kernel_name = KERNEL_NAME
+        config.GraderOnlyExporter.started_by_grade = True  # nbgrader's autograde runs here, and only here
         if warm:
             config.ExecutePreprocessor.kernel_manager_class = WarmKernelManager
             config.WarmKernelManager.assignment = assignment

@@ -5,11 +5,15 @@ nbgrader stamps and migrates its gradebook with the ``alembic`` executable, foun
 formgrader's first visit fails (HTTP 500) and leaves a gradebook without its
 ``alembic_version`` table. So this command creates (or repairs, or migrates) the gradebook
 first, then starts JupyterLab in the course folder with this environment's scripts first
-on ``PATH``, nbgrader's server extensions on, listening on loopback only.
+on ``PATH``, nbgrader's server extensions on, listening on loopback only. Its terminals keep
+them first too: a terminal's shell reads the TA's start-up files, then ``lab_terminal_rc.sh``
+(JupyterLab's own default, a login shell when not started from a terminal, reads
+``/etc/profile``, which sets ``PATH`` anew).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -31,6 +35,10 @@ NBGRADER_SERVER_EXTENSIONS = (
 #: hand-in under submitted/ too) in an ordinary kernel, as the TA, outside the grading sandbox.
 DISABLED_SERVER_EXTENSIONS = ("nbgrader.server_extensions.validate_assignment",)
 LOOPBACK = "127.0.0.1"
+#: Read by each terminal's shell after the TA's own start-up files: this environment's scripts first on PATH.
+TERMINAL_RC = Path(__file__).with_name("lab_terminal_rc.sh")
+#: The environment variable that tells ``TERMINAL_RC`` which folder to put first.
+SCRIPTS_VARIABLE = "PERCEPTRON_COURSE_SCRIPTS"
 
 
 def environment_scripts() -> Path:
@@ -90,10 +98,18 @@ def prepare_gradebook(course: Course) -> Path:
 
 
 def lab_environment() -> dict[str, str]:
-    """This process's environment with the environment's scripts first on ``PATH``."""
+    """This process's environment with the environment's scripts first on ``PATH``, and named for the terminals."""
     environment = dict(os.environ)
     environment["PATH"] = os.pathsep.join(filter(None, [str(environment_scripts()), environment.get("PATH")]))
+    environment[SCRIPTS_VARIABLE] = str(environment_scripts())
+    environment["ENV"] = str(TERMINAL_RC)  # what an interactive POSIX sh reads (where there is no bash)
     return environment
+
+
+def terminal_command() -> list[str]:
+    """The shell of the lab's terminals: an interactive bash reading :data:`TERMINAL_RC`, else an interactive sh."""
+    bash = shutil.which("bash")
+    return [bash, "--rcfile", str(TERMINAL_RC), "-i"] if bash else [shutil.which("sh") or "/bin/sh", "-i"]
 
 
 def lab_arguments(course: Course, port: int | None, open_browser: bool) -> list[str]:
@@ -101,6 +117,7 @@ def lab_arguments(course: Course, port: int | None, open_browser: bool) -> list[
     arguments = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={course.root}", f"--ServerApp.ip={LOOPBACK}"]
     arguments += [f"--ServerApp.jpserver_extensions={extension}=True" for extension in NBGRADER_SERVER_EXTENSIONS]
     arguments += [f"--ServerApp.jpserver_extensions={extension}=False" for extension in DISABLED_SERVER_EXTENSIONS]
+    arguments.append(f"--ServerApp.terminado_settings=shell_command={json.dumps(terminal_command())}")
     if port is not None:
         arguments += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
     if not open_browser:

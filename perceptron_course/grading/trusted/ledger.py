@@ -97,6 +97,30 @@ def write_ledger(course: Course, ledger: dict[Key, Entry]) -> None:
     replace_text(ledger_path(course), json.dumps([asdict(ledger[key]) for key in sorted(ledger)]))
 
 
+#: What an interrupted batch left to grade, beside the ledger: ``grade --resume`` grades exactly these.
+LEFT_FILE = "grading_left.json"
+
+
+def read_left(course: Course) -> list[Key]:
+    """The ``(student, assignment)`` an interrupted batch left, in order; none when there is no such record."""
+    try:
+        data = json.loads((course.reports / LEFT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [(item[0], item[1]) for item in data if isinstance(item, list) and len(item) == 2
+            and all(isinstance(part, str) for part in item)] if isinstance(data, list) else []
+
+
+def write_left(course: Course, left: list[Key]) -> None:
+    """Record what is left to grade (written whole); an empty list removes the record."""
+    path = course.reports / LEFT_FILE
+    if not left:
+        path.unlink(missing_ok=True)
+        return
+    course.reports.mkdir(exist_ok=True)
+    replace_text(path, json.dumps(sorted(set(left))))
+
+
 #: How often a batch writes its ledger while it grades (and once more at its end, Ctrl+C included).
 WRITE_EVERY_SECONDS = 2.0
 

@@ -32,7 +32,7 @@ from .course import Course, CourseError, nbgrader_api
 from .files import replace_text
 from .late_policy import apply_term
 from .nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
-from .ledger import Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger
+from .ledger import LEFT_FILE, Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger, read_left, write_left
 from .outcome import FAILED, GRADED, Key, Outcome
 from .records import GradingContext, keep_record
 from .report import prepare_plotting, write_exports
@@ -41,7 +41,7 @@ from .safe_text import quoted
 from .sandbox import choose_isolation
 from .secret import load_or_create_secret
 from .selection import choose_assignments, select_submissions
-from .similarity import compare_in_background
+from .similarity import compare_in_background, stop_comparison
 
 __all__ = ["BatchInterrupted", "GradingRun", "grade", "record_source_cells", "release", "select_submissions"]
 
@@ -270,6 +270,7 @@ def grade(
     unsandboxed: bool = False,
     force: bool = False,
     now: dt.datetime | None = None,
+    resume: bool = False,
 ) -> GradingRun:
     """Autograde what changed, write feedback, rewrite ``grades.csv`` and the report; return the outcomes.
 
@@ -289,6 +290,10 @@ def grade(
         ``--unsafe-no-sandbox``); without it, grading where the sandbox cannot run is refused.
     force : bool
         Regrade submissions that did not change too.
+    resume : bool
+        Grade exactly what the last interrupted batch left (``reports/grading_left.json``), each
+        regraded whether or not it changed, as that batch would have (with or without ``force``);
+        ``assignments`` and ``students`` narrow it further.
     now : datetime, optional
         The moment the reveal schedule is read at for the feedback written now (timezone-aware;
         default: the clock, read once for the whole batch). See ``reveal``.
@@ -302,6 +307,12 @@ def grade(
     """
     quiet_nbgrader_warnings()
     selected = select_submissions(course, assignments, students)  # first: a typo is reported at once
+    left_before = read_left(course)
+    if resume:
+        if not left_before:
+            raise CourseError("nothing to resume: no interrupted `perceptron-course grade` left submissions to grade "
+                              f"({course.reports / LEFT_FILE} is missing); run `perceptron-course grade`")
+        selected, force = [key for key in selected if key in set(left_before)], True
     _check_writable(course)
     # A hidden_checks.py that does not load, or a source solution a check's reference comes from that does not
     # run, stops the batch here, before any work, rather than failing every student's part.
@@ -331,6 +342,9 @@ def grade(
                                         progress=progress, workers=workers, executor=executor, pool=pool)
         except KeyboardInterrupt:
             silence_unwinding()
+            # What this batch had still to grade (with --force, unchanged ones too), for `grade --resume`.
+            write_left(course, [key for key in left_before if key not in merged]
+                       + [key for key in to_grade if key not in merged])
             write_exports(course, isolation, interrupted=True)  # at once: without the class-wide comparison of code
             raise BatchInterrupted(len(merged), len(to_grade) - len(merged), len(skipped)) from None
     # The submissions graded now have their rows: their extensions, and every late penalty, follow term.toml;
@@ -340,6 +354,8 @@ def grade(
     from .refresh import rewrite_changed_pages
 
     rewrite_changed_pages(course, selected, schedule)
+    if left_before:
+        write_left(course, [key for key in left_before if key not in merged])
     write_exports(course, isolation, compared=compared)
     run = GradingRun([merged[key] for key in to_grade], skipped)
     run.term_differences = followed.differences
@@ -438,6 +454,10 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                 try:
                     run_jobs(batch, workers=workers, executor=executor, pool=pool,
                              max_score=max_score.__getitem__, on_done=merge)
+                except KeyboardInterrupt:
+                    if compared is not None:  # its process, a daemon, is not waited for: os._exit skips that
+                        stop_comparison(compared)
+                    raise
                 finally:
                     writer.flush()  # every merged submission is in it, Ctrl+C included
     return compared

@@ -38,6 +38,7 @@ from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
+from nbconvert.exporters import NotebookExporter
 from nbformat.v4 import new_output
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader import utils as nbgrader_utils
@@ -93,6 +94,37 @@ def _grade_id(cell) -> str | None:
 
 def _is_test_cell(cell) -> bool:
     return bool(cell.get("metadata", {}).get("nbgrader", {}).get("grade"))
+
+
+#: What nbgrader's own autograde (the formgrader's *Autograde* button, ``nbgrader autograde``) says instead of running.
+ONLY_THROUGH_GRADE = ("Autograde is not run from here in this course: in a terminal in the course folder, run "
+                      "`perceptron-course grade --student {student} --assignment {assignment}` (or `perceptron-course grade` "
+                      "for everyone). It grades in the grading sandbox, keeps the grades you gave by hand, and writes "
+                      "the feedback, grades.csv and the report. Nothing was changed here.")
+
+
+class GraderOnlyExporter(NotebookExporter):
+    """The autograde's exporter (``c.Autograde.exporter_class``), made before anything is converted or removed:
+    it refuses to exist unless ``perceptron-course grade`` set ``started_by_grade``.
+
+    nbgrader's autograde with ``force`` (the formgrader's button always forces) removes
+    ``autograded/<student>/<assignment>`` and resets the submission's grades before any
+    preprocessor runs; ``ResilientExecute``'s own refusal came after that. This one comes first.
+    """
+
+    started_by_grade = Bool(False, help="set by perceptron-course grade, whose grading kernels the autograde "
+                                        "then runs in").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.started_by_grade:
+            converter = kwargs.get("parent")
+            coursedir = getattr(converter, "coursedir", None)
+            message = ONLY_THROUGH_GRADE.format(student=getattr(coursedir, "student_id", "<student>"),
+                                                assignment=getattr(coursedir, "assignment_id", "<assignment>"))
+            if converter is not None:
+                converter.log.error(message)  # the formgrader shows the log first
+            raise RuntimeError(message)
 
 
 class ForgetUnknownCells(NbGraderPreprocessor):

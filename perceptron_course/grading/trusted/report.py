@@ -34,7 +34,8 @@ import numpy as np
 
 from . import item_analysis, similarity
 from .course import Course, nbgrader_api
-from .exports import CANVAS_GRADES, CANVAS_ROSTER, write_canvas_gradebook, write_grades_by_student, write_grades_csv
+from .exports import (CANVAS_GRADES, CANVAS_ROSTER, name_students, roster_names, write_canvas_gradebook, write_grades_by_student,
+                      write_grades_csv)
 from .lateness import late_text, submission_lateness
 from .ledger import Entry, read_ledger
 from .outcome import FAILED, GRADED, ClassRecord, Key, Outcome
@@ -262,22 +263,34 @@ def html_report(record: ClassRecord, isolation: Isolation, figure: Path | None, 
 # ------------------------------------------------------------------ figure
 
 
-def cell_pass_rates(record: ClassRecord, course: Course) -> dict[str, float]:
+def cell_pass_rates(record: ClassRecord, course: Course) -> dict[str, float | None]:
     """Fraction of graded submissions that earned full points on each graded cell, keyed ``assignment/cell``.
 
-    An answer awaiting a TA is left out (it is not a failure); a cell no graded submission
-    has a score for yet is left out too.
+    ``None`` for a cell with an answer awaiting a TA (pending: its other answers, such as a blank one
+    nbgrader scored 0 by itself, would be a biased few); a cell no graded submission has a score for
+    yet is left out.
     """
-    awaiting = set(record.awaiting_manual)
     earned: dict[str, list[float]] = defaultdict(list)  # in assignment order, then cell order
     graded = [o for o in record.submissions.values() if o.status == GRADED]
+    rates: dict[str, float | None] = {}
     for assignment in sorted({o.assignment for o in graded}):
         points = course.graded_cells(assignment)
+        pending = item_analysis.pending_answers(record, assignment)
+        for cell in points:
+            if cell in pending:
+                rates[f"{assignment}/{cell}"] = None
         for outcome in (o for o in graded if o.assignment == assignment):
             for cell, max_points in points.items():
-                if (outcome.student, assignment, cell) not in awaiting:
+                if cell not in pending:
                     earned[f"{assignment}/{cell}"].append(float(outcome.cell_scores.get(cell, 0.0) >= max_points))
-    return {key: float(np.mean(values)) for key, values in earned.items()}
+    rates.update({key: float(np.mean(values)) for key, values in earned.items()})
+    order = [f"{a}/{cell}" for a in sorted({o.assignment for o in graded}) for cell in course.graded_cells(a)]
+    return {key: rates[key] for key in order if key in rates}
+
+
+def pending_submissions(record: ClassRecord) -> set[Key]:
+    """The graded submissions with an answer awaiting a TA: their score is not final."""
+    return {(student, assignment) for student, assignment, _ in record.awaiting_manual}
 
 
 def prepare_plotting() -> None:
@@ -305,21 +318,30 @@ def plot_report(record: ClassRecord, course: Course, path: Path) -> Path:
     rates = cell_pass_rates(record, course)
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, max(4, 0.28 * len(rates))), facecolor="white",
                                       gridspec_kw={"width_ratios": [1, 1.3]})
+    pending = pending_submissions(record)
     for k, assignment in enumerate(assignments):
-        fractions = [o.score / o.max_score if o.max_score else 0.0 for o in outcomes if o.assignment == assignment]
+        shown = [o for o in outcomes if o.assignment == assignment]
+        fractions = [o.score / o.max_score if o.max_score else 0.0 for o in shown]
         jitter = np.linspace(-0.15, 0.15, len(fractions)) if len(fractions) > 1 else [0.0]
-        left.scatter(np.full(len(fractions), k) + jitter, fractions, color=OKABE_ITO[k % 8], edgecolors="black", zorder=3)
-        left.boxplot([fractions], positions=[k], widths=0.5, showfliers=False)
+        final = [(o.student, o.assignment) not in pending for o in shown]
+        colour = OKABE_ITO[k % 8]
+        left.scatter(np.full(len(fractions), k) + jitter, fractions, color=[colour if f else "white" for f in final],
+                     edgecolors=[("black" if f else colour) for f in final], zorder=3)
+        left.boxplot([[x for x, f in zip(fractions, final) if f]], positions=[k], widths=0.5, showfliers=False)
     left.set_xticks(range(len(assignments)), assignments, rotation=30, ha="right")
     left.set_ylim(-0.05, 1.05)
     left.set_ylabel("score / max")
-    left.set_title("Score distribution per assignment")
+    left.set_title("Score distribution per assignment" + (f"\n(hollow: {len(pending)} not final, written answers await a TA;"
+                                                        " left out of the boxes)" if pending else ""), fontsize=10)
     names = list(rates)
-    right.barh(range(len(names)), [rates[n] for n in names], color=OKABE_ITO[0])
+    right.barh(range(len(names)), [rates[n] or 0.0 for n in names], color=OKABE_ITO[0])
+    for row, name in enumerate(names):
+        if rates[name] is None:
+            right.text(0.01, row, "pending: answers await a TA", va="center", fontsize=8, style="italic")
     right.set_yticks(range(len(names)), names, fontsize=8)
     right.invert_yaxis()
     right.set_xlim(0, 1)
-    right.set_xlabel("fraction with full points (answers awaiting a TA left out)")
+    right.set_xlabel("fraction with full points (a cell with answers awaiting a TA: pending)")
     right.set_title("Pass rate of every graded cell")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -358,6 +380,9 @@ def write_exports(course: Course, isolation: Isolation, *, interrupted: bool = F
     roster = course.root / CANVAS_ROSTER
     try:
         lms_notes = write_canvas_gradebook(course.root / CANVAS_GRADES, record, roster if roster.is_file() else None)
+        if roster.is_file():  # Canvas's user ids are the students' ids: the formgrader shows the roster's names
+            with nbgrader_api(course).gradebook as gradebook:
+                name_students(gradebook, roster_names(record.students, roster))
     except (OSError, ValueError, csv.Error) as error:  # the TA's roster file: say what is wrong, grade anyway
         lms_notes = [f"{CANVAS_GRADES} not written: {CANVAS_ROSTER}: {error}"]
     isolation = ledger_isolation(ledger, isolation)

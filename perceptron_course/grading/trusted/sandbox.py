@@ -76,6 +76,9 @@ GRADED_MODULES = tuple(sorted(path.stem for path in PACKAGE_FOLDER.glob("*.py")
 #: What an assignment may use of the graded modules: 04_convergence needs the max-margin solver.
 ALLOWED_EXTRAS = {"04_convergence": {"theory": ("_max_margin.py", "from ._max_margin import max_margin\n\n"
                                                                   "__all__ = [\"max_margin\"]\n")}}
+#: What every assignment's view holds beside those: the self-check's call from a notebook, a no-op here.
+SELF_CHECK_STUB = {"selfcheck": (None, '"""The self-check does not run while grading."""\n\n\n'
+                                       'def check_all(*args, **kwargs):\n    return None\n')}
 #: Packages that compute the reference's answers (``Perceptron`` equals ``train`` bit for bit).
 BLOCKED_PACKAGES = ("sklearn.linear_model",)
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
@@ -209,11 +212,12 @@ def build_student_view(destination: Path, assignment: str) -> Path:
     (package / "grading" / "__init__.py").write_text('"""Only the kernel launcher is here while grading."""\n')
     (package / "__init__.py").write_text('"""The perceptron course, as a student\'s grading kernel sees it: no reference '
                                          'answers."""\n\n__version__ = "0.1.0"\n')
-    extras = ALLOWED_EXTRAS.get(assignment, {})
+    extras = {**SELF_CHECK_STUB, **ALLOWED_EXTRAS.get(assignment, {})}
     for module in GRADED_MODULES:
         if module in extras:
             helper, text = extras[module]
-            shutil.copyfile(real / helper, package / helper)
+            if helper is not None:
+                shutil.copyfile(real / helper, package / helper)
             (package / f"{module}.py").write_text(text)
         else:
             (package / f"{module}.py").write_text(_stub(module))

@@ -32,12 +32,16 @@ import difflib
 import html
 import io
 import json
+import multiprocessing
 import re
+import signal
 import threading
 import warnings
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .course import Course
 from .safe_text import markdown_text, quoted
@@ -69,8 +73,8 @@ _SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION.*?^[ \t]*### END SOLUT
 Lines = tuple[tuple[int, str], ...]  #: ``(line number, text)`` of the lines kept from a cell or a file
 
 # Whatever copydetect warns about a student's text is not the TA's to read. A filter set once, not
-# warnings.catch_warnings around each call: the comparison runs in a thread beside the batch's own
-# work (compare_in_background), and catch_warnings swaps the process's filters, which no thread owns.
+# warnings.catch_warnings around each call: catch_warnings swaps the process's filters, which no
+# thread owns (a serial batch compares in its main thread beside the report's other threads).
 warnings.filterwarnings("ignore", module="copydetect")
 
 
@@ -516,24 +520,81 @@ def html_section(review: SimilarityReview) -> str:
     return "\n".join(parts) + "\n"
 
 
-def compare_in_background(course: Course, assignments: list[str]) -> Future:
-    """``find_similar(course, assignments)`` in a thread of its own, started now; its result (or error) in the future.
+def compare_in_background(course: Course, assignments: list[str], *,
+                          compare: Callable[[Course, list[str]], SimilarityReview] | None = None) -> Future:
+    """``compare(course, assignments)`` (default :func:`find_similar`) in a process of its own, started now; its result (or error) in the future.
 
     It reads only what was handed in, the source and the library: a batch starts it as its jobs
     start, and its seconds (more, the larger the class) pass while the workers grade rather than
-    after the last job. The thread is a daemon: a Ctrl+C never waits for it.
+    after the last job. A process, not a thread: CPython 3.11 converts a parsed tree with one
+    recursion counter per interpreter, and two threads parsing at once (``ast.parse`` here, a
+    traceback or the intake there) fail with ``SystemError: AST constructor recursion depth
+    mismatch``. The process is a daemon: a Ctrl+C ends it (Ctrl+C reaches it too, and
+    multiprocessing terminates a daemon at exit), never waits for it. ``compare`` must be picklable
+    by reference (a module-level function): the process is spawned, not forked, since this process
+    has threads (an import under way in one of them would stay locked in a fork).
     """
     future: Future = Future()
+    context = multiprocessing.get_context("spawn")
+    receiving, sending = context.Pipe(duplex=False)
+    process = context.Process(target=_compare_and_send, args=(compare, course, assignments, sending),
+                              name="similarity", daemon=True)
+    with _interrupts_ignored():  # inherited: Ctrl+C is this process's to handle (it kills the comparison, stop_comparison)
+        process.start()
+    sending.close()  # the child holds its own copy: its end closing is how a death shows here
+    future.process = process  # for stop_comparison
 
-    def compare() -> None:
-        if future.set_running_or_notify_cancel():
-            try:
-                future.set_result(find_similar(course, assignments))
-            except BaseException as error:  # noqa: BLE001 - handed to whoever reads the result
-                future.set_exception(error)
+    def wait_for_the_result() -> None:
+        future.set_running_or_notify_cancel()
+        try:
+            kind, value = receiving.recv()
+        except (EOFError, OSError):
+            process.join()
+            future.set_exception(RuntimeError(f"its process ended without a result (exit code {process.exitcode})"))
+            return
+        finally:
+            receiving.close()
+        process.join()
+        (future.set_result if kind == "review" else future.set_exception)(value)
 
-    threading.Thread(target=compare, name="similarity", daemon=True).start()
+    threading.Thread(target=wait_for_the_result, name="similarity", daemon=True).start()
     return future
+
+
+@contextmanager
+def _interrupts_ignored():
+    """SIGINT ignored while the block runs (in the main thread; elsewhere nothing changes): a process started
+    meanwhile starts with it ignored, and Python keeps it so, so a Ctrl+C prints no traceback of its own there."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def stop_comparison(future: Future) -> None:
+    """End the process of a comparison started by :func:`compare_in_background` (Ctrl+C) and reap it."""
+    process = getattr(future, "process", None)
+    if process is not None and process.is_alive():
+        process.kill()
+        process.join(timeout=5)  # SIGKILL cannot be held off: this is the kernel's time to end it, not the comparison's
+
+
+def _compare_and_send(compare: Callable[[Course, list[str]], SimilarityReview] | None, course: Course,
+                      assignments: list[str], connection) -> None:
+    """The comparison's process: send ``("review", review)``, or ``("error", exception)``."""
+    try:
+        message = ("review", (compare or find_similar)(course, assignments))
+    except BaseException as error:  # noqa: BLE001 - handed to whoever reads the result
+        message = ("error", error)
+    try:
+        connection.send(message)
+    except Exception:  # noqa: BLE001 - an exception that cannot be pickled: its name and message instead
+        connection.send(("error", RuntimeError(f"{type(message[1]).__name__}: {quoted(str(message[1]), 200)}")))
+    connection.close()
 
 
 def add_to_reports(course: Course, markdown: str, page: str, assignments: list[str], *, skipped: str = "",

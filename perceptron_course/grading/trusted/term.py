@@ -34,7 +34,7 @@ REVEAL_SCHEDULES = ("now", "after_due_date")
 #: ``c.FileNameCollectorPlugin.named_regexp`` of each LMS's "download all submissions" file names (matched
 #: against the file's whole path); each reads the id (and the time) from the part of the name the LMS wrote.
 LMS_PATTERNS = {
-    "canvas": r".*/(?P<student_id>[^/_]+)_(?:LATE_)?\d+_\d+_(?P<file_id>[^/]+\.ipynb)$",
+    "canvas": r".*/[^/_]+_(?:LATE_)?(?P<student_id>\d+)_\d+_(?P<file_id>[^/]+\.ipynb)$",
     "moodle": r".*/[^/]*_(?P<student_id>\d+)_assignsubmission_file_/(?P<file_id>[^/]+\.ipynb)$",
     "moodle_files": r".*/[^/]*?_(?P<student_id>\d+)_assignsubmission_file_(?P<file_id>[^/]+\.ipynb)$",
     "blackboard": r".*/[^/]*?_(?P<student_id>[^/_]+)_attempt_(?P<timestamp>\d{4}(?:-\d{2}){5})_(?P<file_id>[^/]+\.ipynb)$",

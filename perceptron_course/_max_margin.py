@@ -55,9 +55,11 @@ def max_margin(X, y) -> tuple[np.ndarray, float]:
     f[-1] = 1.0
     u, _ = nnls(E, f, maxiter=50 * max(n, d + 1))
     residual = E @ u - f
+    already_augmented = bool(np.all(points[:, 0] == 1.0))
     not_separable = NotSeparableError(
         "the data are not linearly separable by a hyperplane through the origin "
-        "(with a bias, pass augment(X))"
+        + ("(their first column is all ones, so no hyperplane w·x + b = 0 separates the other columns either)"
+           if already_augmented else "(with a bias, pass augment(X))")
     )
     if abs(residual[-1]) < 1e-12:
         raise not_separable

@@ -1832,7 +1832,7 @@ ASSIGNMENTS = [{'assignment': '01_geometry',
              'metadata': {'deletable': False,
                           'editable': False,
                           'nbgrader': {'cell_type': 'markdown',
-                                       'checksum': '3225390c9ddbaaf1441cc35346fdf0c3',
+                                       'checksum': 'c3bb5a461f122b673036268b5454dc14',
                                        'grade': False,
                                        'grade_id': 'hinge_text',
                                        'locked': True,
@@ -1862,7 +1862,15 @@ ASSIGNMENTS = [{'assignment': '01_geometry',
                        'stop:\n'
                        'the hinge and the $\\lambda$ term keep acting after every point is correct). With $\\lambda = '
                        '0$ and the\n'
-                       'threshold 0 instead of 1 this would be the perceptron.'},
+                       'threshold 0 instead of 1 this would be the perceptron.\n'
+                       '\n'
+                       "**$\\lambda$ and lecture 6's $C$.** Averaged over the $n$ points, the loss is\n"
+                       '$\\frac{\\lambda}{2}\\|w\\|^2 + \\frac1n \\sum_i \\max(0, 1 - z_i)$, which is $n\\lambda$ '
+                       "times the soft-margin SVM's objective\n"
+                       '$\\frac12\\|w\\|^2 + C \\sum_i \\max(0, 1 - z_i)$ with $C = \\frac{1}{n\\lambda}$. So a small '
+                       '$\\lambda$ is a large $C$ (a harder\n'
+                       'margin), and $\\lambda = 0$ drops the $\\frac12\\|w\\|^2$ term that makes the SVM pick the '
+                       'widest band.'},
             {'cell_type': 'code',
              'grade_id': 'hinge_sgd',
              'metadata': {'deletable': False,

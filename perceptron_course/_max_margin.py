@@ -55,19 +55,22 @@ def max_margin(X, y) -> tuple[np.ndarray, float]:
     labels = check_binary_labels(y, points.shape[0])
     signed_points = labels[:, None] * points  # rows z_i = y_i x_i; want z_i·v >= 1
     scale = float(np.max(np.linalg.norm(signed_points, axis=1)))
+    already_augmented = bool(np.all(points[:, 0] == 1.0))
     if scale == 0.0 or not np.isfinite(scale):
-        raise _not_separable()
+        raise _not_separable(already_augmented)
     unit_points = signed_points / scale
     v = _least_distance(unit_points)
     if v is None or not _holds(unit_points, v):
-        v = _arbitrated(unit_points)
+        v = _arbitrated(unit_points, already_augmented)
     w_star = v / np.linalg.norm(v)
     return w_star, float(np.min(signed_points @ w_star))
 
 
-def _not_separable() -> NotSeparableError:
-    return NotSeparableError("the data are not linearly separable by a hyperplane through the origin "
-                             "(with a bias, pass augment(X))")
+def _not_separable(already_augmented: bool) -> NotSeparableError:
+    return NotSeparableError(
+        "the data are not linearly separable by a hyperplane through the origin "
+        + ("(their first column is all ones, so no hyperplane w·x + b = 0 separates the other columns either)"
+           if already_augmented else "(with a bias, pass augment(X))"))
 
 
 def _holds(points: np.ndarray, v: np.ndarray) -> bool:
@@ -102,14 +105,14 @@ def _least_distance(points: np.ndarray) -> np.ndarray | None:
     return v
 
 
-def _arbitrated(points: np.ndarray) -> np.ndarray:
+def _arbitrated(points: np.ndarray, already_augmented: bool) -> np.ndarray:
     """The max-margin ``v`` when NNLS gave no usable answer: a linear programme decides separability, SLSQP solves."""
     from scipy.optimize import linprog, minimize
 
     n, d = points.shape
     feasible = linprog(np.zeros(d), A_ub=-points, b_ub=-np.ones(n), bounds=[(None, None)] * d, method="highs")
     if feasible.status != 0:
-        raise _not_separable()
+        raise _not_separable(already_augmented)
     start = np.asarray(feasible.x, dtype=float)
     solved = minimize(lambda v: 0.5 * float(v @ v), start, jac=lambda v: v, method="SLSQP",
                       constraints=[{"type": "ineq", "fun": lambda v: points @ v - 1.0, "jac": lambda v: points}],

@@ -69,6 +69,24 @@ class SGDRun:
     converged: bool
 
 
+#: Points scored at once while looking for the next step: between two steps the weights do not change.
+_SCAN_BLOCK = 64
+
+
+def _next_step(points: np.ndarray, labels: np.ndarray, weights: np.ndarray, threshold: float, start: int) -> int | None:
+    """The first row ``i >= start`` with ``labels[i] * (points[i] · weights) <= threshold``, or None.
+
+    Scans blocks of ``_SCAN_BLOCK`` rows with one product each, so a pass with few steps costs
+    a few NumPy calls instead of one per point (points: (n, d), labels: (n,), weights: (d,)).
+    """
+    for block_start in range(start, points.shape[0], _SCAN_BLOCK):
+        block = slice(block_start, block_start + _SCAN_BLOCK)
+        charged = np.flatnonzero(labels[block] * (points[block] @ weights) <= threshold)
+        if charged.size:
+            return block_start + int(charged[0])
+    return None
+
+
 def sgd(X, y, *, loss: str = "perceptron", learning_rate: float = 1.0, max_epochs: int = 100) -> SGDRun:
     """Stochastic subgradient descent on ``loss``, one point at a time, in the order of ``X``.
 
@@ -98,11 +116,11 @@ def sgd(X, y, *, loss: str = "perceptron", learning_rate: float = 1.0, max_epoch
     weights = np.zeros(points.shape[1])
     n_steps, epoch, converged = 0, 0, False
     for epoch in range(1, max_epochs + 1):
-        steps_this_epoch = 0
-        for x_i, y_i in zip(points, labels.tolist()):
-            if y_i * float(x_i @ weights) <= threshold:
-                weights = weights + learning_rate * y_i * x_i
-                steps_this_epoch += 1
+        steps_this_epoch, position = 0, 0
+        while (step_at := _next_step(points, labels, weights, threshold, position)) is not None:
+            weights = weights + learning_rate * labels[step_at] * points[step_at]
+            steps_this_epoch += 1
+            position = step_at + 1
         n_steps += steps_this_epoch
         if steps_this_epoch == 0:
             converged = True

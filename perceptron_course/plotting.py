@@ -327,3 +327,80 @@ def plot_svm(svm, X, y, ax: Axes | None = None) -> Axes:
     ax.set_xlim(low[0], high[0])
     ax.set_ylim(low[1], high[1])
     return ax
+
+
+# --------------------------------------------------------------------------- figures with alternative text
+
+#: What a figure shown by ``show`` carries besides its pixels: a PNG with its ``alt`` in the output's
+#: metadata (nbconvert's classic template, nbsphinx), an ``<img alt=...>`` (JupyterLab and nbconvert's
+#: lab template render HTML before PNG and read no image metadata), and the text itself as text/plain.
+FIGURE_MIMETYPES = ("text/html", "image/png", "text/plain")
+
+
+def figure_bundle(fig: plt.Figure, alt: str) -> tuple[dict, dict]:
+    """The display data and metadata of ``fig`` as a PNG image whose alternative text is ``alt``.
+
+    Parameters
+    ----------
+    fig : matplotlib Figure
+    alt : str
+        What the figure shows: the data, the lines, what to notice. Not empty.
+
+    Returns
+    -------
+    data : dict
+        ``{"text/html": <img ... alt=...>, "image/png": base64 text, "text/plain": alt}``.
+    metadata : dict
+        ``{"image/png": {"alt": alt}}``.
+    """
+    import base64
+    import html
+
+    from IPython.core.pylabtools import print_figure  # the inline backend's own PNG writer
+
+    if not alt.strip():
+        raise ValueError("a figure needs alternative text that says what it shows")
+    png = base64.b64encode(print_figure(fig, fmt="png", bbox_inches="tight")).decode("ascii")
+    image = f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt, quote=True)}">'
+    return {"text/html": image, "image/png": png, "text/plain": alt}, {"image/png": {"alt": alt}}
+
+
+def show(fig: plt.Figure, alt: str) -> None:
+    """Display ``fig`` in the notebook with its alternative text ``alt``, then close it.
+
+    Every figure of the course goes through here, so every renderer gets the text (see
+    ``FIGURE_MIMETYPES``), and the inline backend does not show the figure a second time.
+    """
+    from IPython.display import display
+
+    data, metadata = figure_bundle(fig, alt)
+    display(data, metadata=metadata, raw=True)
+    plt.close(fig)
+
+
+def animation_html(animation: FuncAnimation, *, alt: str, slider_label: str) -> str:
+    """``animation`` as matplotlib's JavaScript player, with text for screen readers.
+
+    Parameters
+    ----------
+    animation : FuncAnimation
+    alt : str
+        The alternative text of the frame image: what the animation shows.
+    slider_label : str
+        The name of the frame slider (matplotlib's player leaves it unlabelled).
+
+    Returns
+    -------
+    str
+        The player's HTML, for ``IPython.display.HTML``.
+    """
+    import html
+
+    player = animation.to_jshtml()
+    named = {'<img id="_anim_img': f'<img alt="{html.escape(alt, quote=True)}" id="_anim_img',
+             'class="anim-slider"': f'class="anim-slider" aria-label="{html.escape(slider_label, quote=True)}"'}
+    for found, replacement in named.items():
+        if player.count(found) != 1:
+            raise ValueError(f"matplotlib's player changed: {found!r} was not found once")
+        player = player.replace(found, replacement)
+    return player

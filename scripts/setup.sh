@@ -24,6 +24,15 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     { apt-get update -qq && apt-get install -y -qq chromium; } >/dev/null 2>&1 \
         || echo "note: could not install chromium; the browser test will be skipped" >&2
 fi
+# The accessibility test (tests/test_accessibility.py) injects npm's axe-core (package.json) into node_modules/.
+if [ ! -f node_modules/axe-core/axe.min.js ] || [ package.json -nt node_modules/axe-core/axe.min.js ]; then
+    if command -v npm >/dev/null 2>&1; then
+        npm install --no-audit --no-fund --silent >/dev/null 2>&1 \
+            || echo "warning: npm could not install axe-core; the accessibility test will fail" >&2
+    else
+        echo "note: npm is missing (apt-get install npm): the accessibility test needs axe-core" >&2
+    fi
+fi
 # Reinstall only when pyproject.toml changed since the last install.
 stamp=.venv/.installed-pyproject
 if ! cmp -s pyproject.toml "$stamp" 2>/dev/null; then

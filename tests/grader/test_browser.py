@@ -71,6 +71,7 @@ def lab(tmp_path):
     """JupyterLab on 127.0.0.1 (a free port, a token) serving a copy of release/; yields (url, token, folder)."""
     course = tmp_path / "student"
     shutil.copytree(fixture_course() / "release", course)
+    shutil.copytree(ROOT / "notebooks", course / "lectures")  # as the student bundle ships them beside the assignments
     settings = tmp_path / "lab-settings"
     for name, values in LAB_SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
@@ -185,3 +186,31 @@ def test_student_fills_a_stub_passes_its_test_and_runs_the_self_check(lab, tmp_p
             raise
         finally:
             context.close()
+
+
+def figure_alts(notebook: Path) -> list[str]:
+    """The alternative texts the lecture's figures carry, in order (from the notebook file)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return [output["metadata"]["image/png"]["alt"] for cell in cells for output in cell.get("outputs", [])
+            if "image/png" in output.get("data", {})]
+
+
+def test_jupyterlab_shows_every_lecture_figure_with_its_alt_text(lab, tmp_path):
+    url, token, course = lab
+    lecture = min((course / "lectures").glob("*.ipynb"), key=lambda path: len(figure_alts(path)) or 99)
+    expected = figure_alts(lecture)
+    assert expected, f"{lecture.name} has no figure"
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(f"{url}/lab/tree/lectures/{lecture.name}?token={token}")
+            images = page.locator(".jp-Notebook .jp-OutputArea-output img")
+            sync_api.expect(images).to_have_count(len(expected), timeout=60_000)
+            assert [images.nth(i).get_attribute("alt") for i in range(len(expected))] == expected
+        except Exception:
+            page.screenshot(path=str(tmp_path / "browser-failure.png"), full_page=True)
+            print(f"screenshot of the failure: {tmp_path / 'browser-failure.png'}")
+            raise
+        finally:
+            browser.close()

@@ -99,3 +99,31 @@ def test_a_frame_at_w_zero_is_shaded_with_the_side_every_point_gets():
     plotting.plot_update(run, X_xor, y_xor, k, ax=ax)
     assert _shaded_colours(ax) == [negative]
     plt.close(fig)
+
+
+def test_a_figure_is_shown_with_its_alt_text_in_every_form_a_renderer_reads():
+    import base64
+
+    import pytest
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    alt = 'A falling line from (0, 1) to (1, 0), "quoted" & <tagged>'
+    data, metadata = plotting.figure_bundle(fig, alt)
+    assert set(data) == set(plotting.FIGURE_MIMETYPES) and metadata == {"image/png": {"alt": alt}}
+    assert base64.b64decode(data["image/png"]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert data["text/html"] == (f'<img src="data:image/png;base64,{data["image/png"]}" '
+                                 'alt="A falling line from (0, 1) to (1, 0), &quot;quoted&quot; &amp; &lt;tagged&gt;">')
+    assert data["text/plain"] == alt
+    with pytest.raises(ValueError, match="alternative text"):
+        plotting.figure_bundle(fig, "  ")
+    plotting.show(fig, alt)  # outside IPython, display prints the text: the figure is closed either way
+    assert not plt.fignum_exists(fig.number)
+
+
+def test_the_animation_player_labels_its_frame_image_and_slider():
+    X, y = datasets.six_point_example()
+    run = train(X, y, bias=False)
+    player = plotting.animation_html(plotting.animate_updates(run, X, y), alt='frames "of" the run', slider_label="frame <k>")
+    assert player.count('alt="frames &quot;of&quot; the run" id="_anim_img') == 1
+    assert player.count('class="anim-slider" aria-label="frame &lt;k&gt;"') == 1

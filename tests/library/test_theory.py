@@ -57,6 +57,15 @@ def test_not_separable_raises_a_clear_error(data):
     assert not is_separable(*data, bias=False)
 
 
+def test_the_error_suggests_augment_only_for_data_not_yet_augmented():
+    X, y = xor()
+    with pytest.raises(NotSeparableError, match=r"pass augment\(X\)"):
+        max_margin(X, y)
+    with pytest.raises(NotSeparableError, match="first column is all ones") as raised:
+        max_margin(np.hstack([np.ones((len(y), 1)), X]), y)
+    assert "augment" not in str(raised.value)
+
+
 def test_bad_input_is_an_error_not_a_verdict_of_separability():
     with pytest.raises(ValueError, match="label") as raised:
         is_separable(np.array([[1.0], [2.0]]), np.array([1, 2]))

@@ -231,7 +231,8 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
     for lecture in sorted((root / "notebooks").glob("*.ipynb")):
         (folder / "notebooks").mkdir(exist_ok=True)
         shutil.copyfile(lecture, folder / "notebooks" / lecture.name)
-    copy_files(root / LIBRARY, folder / "package" / LIBRARY, skip_top=frozenset({"grading"}))
+    # The reading pages (pages.py and its template) are built by the instructor, not by students.
+    copy_files(root / LIBRARY, folder / "package" / LIBRARY, skip_top=frozenset({"grading", "pages.py", "page_templates"}))
     (folder / "package" / "pyproject.toml").write_text(student_pyproject(root / "pyproject.toml"), encoding="utf-8")
     (folder / "package" / LIBRARY / SETTINGS_FILE).write_text(
         json.dumps(student_settings(term), indent=1, sort_keys=True) + "\n", encoding="utf-8")

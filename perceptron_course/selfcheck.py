@@ -480,7 +480,7 @@ def _user_namespace() -> dict[str, Any]:
     return shell.user_ns if shell is not None else {}
 
 
-def check_all(notebook: str | os.PathLike | None = None, timeout: int = CELL_TIMEOUT_SECONDS) -> int | None:
+def check_all(notebook: str | os.PathLike | None = None, timeout: int | None = None) -> int | None:
     """Self-check the notebook you are working in, from a cell of it: the report of ``perceptron-selfcheck``.
 
     The saved file is checked (save with Ctrl+S first) by the command itself, in a process of its
@@ -493,8 +493,8 @@ def check_all(notebook: str | os.PathLike | None = None, timeout: int = CELL_TIM
     notebook : str or path-like, optional
         The notebook to check; by default the one this kernel works for (JupyterLab and VS Code say
         which). Give it when the call cannot tell: ``check_all("geometry.ipynb")``.
-    timeout : int
-        Seconds per cell (default: the grader's).
+    timeout : int, optional
+        Seconds per cell (default: the grader's, from the course's bundle).
 
     Returns
     -------
@@ -509,7 +509,8 @@ def check_all(notebook: str | os.PathLike | None = None, timeout: int = CELL_TIM
     if path is None:
         print("check_all could not tell which notebook this is: give its file name, e.g. check_all(\"geometry.ipynb\")")
         return None
-    done = subprocess.run([sys.executable, "-m", "perceptron_course.selfcheck", "--timeout", str(timeout), str(path)],
+    limit = [] if timeout is None else ["--timeout", str(timeout)]
+    done = subprocess.run([sys.executable, "-m", "perceptron_course.selfcheck", *limit, str(path)],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     print(done.stdout, end="")
     return done.returncode

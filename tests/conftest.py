@@ -232,31 +232,12 @@ def expected_example_grades(course, recipes_folder: Path = REPO / "example_class
 FIXTURE_COURSE = Path(__file__).resolve().parent / "fixtures" / "course"
 
 
-def fixture_configuration() -> str:
-    """This repository's ``nbgrader_config.py`` with each line ``settings.py`` sets replaced by the fixture's own
-    (a setting the repository's file lacks is added at the end): one line per setting, as tests that edit one expect."""
-    import re
-
-    text = (REPO / "nbgrader_config.py").read_text(encoding="utf-8")
-    added = []
-    for line in (FIXTURE_COURSE / "settings.py").read_text(encoding="utf-8").splitlines():
-        setting = re.match(r"(c\.\w+\.\w+) = ", line)
-        if setting is None:
-            continue
-        text, count = re.subn(rf"^{re.escape(setting.group(1))} = .*$", lambda _: line, text, count=1, flags=re.MULTILINE)
-        if count == 0:
-            added.append(line)
-    if added:
-        text += "\n\n# tests/fixtures/course/settings.py\n" + "\n".join(added) + "\n"
-    return text
-
-
 @functools.lru_cache(maxsize=None)
 def fixture_course() -> Path:
     """The root of the grader's own small course, built and released once per test process (in a temporary folder).
 
-    ``tests/fixtures/course/``: its ``source/`` and ``example_class/``, and a ``nbgrader_config.py`` made of this
-    repository's configuration (the grader's wiring) with the fixture's own term settings (``settings.py``).
+    ``tests/fixtures/course/``: its ``source/`` (notebooks and hidden checks), ``example_class/`` and its own
+    ``term.toml``, with this repository's ``nbgrader_config.py`` (the grader's wiring, which reads the term file).
     Tests copy it (``copy_course(fixture_course(), ...)``) before they grade anything.
     """
     from perceptron_course.grading.trusted.course import Course
@@ -267,7 +248,7 @@ def fixture_course() -> Path:
     root = scratch / "course"
     for folder in ("source", "example_class"):
         shutil.copytree(FIXTURE_COURSE / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy2(FIXTURE_COURSE / "term.toml", root / "term.toml")  # its own term (read once the configuration reads it)
-    (root / "nbgrader_config.py").write_text(fixture_configuration(), encoding="utf-8")
+    shutil.copy2(FIXTURE_COURSE / "term.toml", root / "term.toml")  # its own term: id, limits, policy, assignments
+    shutil.copy2(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
     release(Course.open(root))
     return root

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from perceptron_course import geometry, perceptron, theory
-from perceptron_course.datasets import linearly_separable, six_point_example
+from perceptron_course.datasets import six_point_example
 from perceptron_course.grading.checks_api import COMMON_IMPORTS, checks_beside
 from perceptron_course.grading.trusted.checks.framework import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, lists_at_random, random_integer_points,

@@ -10,7 +10,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from conftest import fixture_course, tree_state
+from conftest import FIXTURE_COURSE, fixture_course, tree_state
 
 from perceptron_course.grading.trusted import records
 from perceptron_course.grading.trusted.case_sets import case_set_id, checker_id, secret_id
@@ -24,7 +24,7 @@ from perceptron_course.grading.trusted.preprocessors import LIMIT_LABELS, LIMITS
 from perceptron_course.grading.trusted.secret import SECRET_FILE, read_secret
 
 ASSIGNMENT = "01_geometry"
-CHECKS = course_checks(REPO)
+CHECKS = course_checks(FIXTURE_COURSE)
 PARTS = {f"geometry/test_{name}": name for name in ("augment", "predict", "signed_distance", "set_margin")}
 #: sign(0) = 0: wrong on every point with a score of exactly 0 (the buggy example student's predict).
 SIGN_BUG = "import numpy as np\n\ndef predict(w, b, X):\n    return np.sign(np.asarray(X) @ np.asarray(w) + b).astype(int)\n"

@@ -31,7 +31,7 @@ from perceptron_course.grading.trusted.term import LMS_PATTERNS
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-COURSE_ID = "fixture"  # the fixture course's id (tests/fixtures/course/settings.py and term.toml)
+COURSE_ID = "fixture"  # the fixture course's id (tests/fixtures/course/term.toml)
 ASSIGNMENT = "01_geometry"
 
 

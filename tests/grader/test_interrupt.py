@@ -7,9 +7,10 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
-from conftest import fixture_course
+from conftest import FIXTURE_COURSE, fixture_course
 from nbgrader.api import Gradebook
 
 from test_lab import SCRIPTS
@@ -123,8 +124,8 @@ def graded_count(out: str) -> int:
 @pytest.mark.slow
 def test_after_ctrl_c_in_grade_force_resume_regrades_exactly_the_rest(tmp_path):
     # `grade --force` again would regrade everyone; a plain `grade` would leave the rest with their old grades.
-    course = copy_course(REPO, tmp_path / "course")
-    written = [key for key in build_example_class(course, REPO / "example_class") if key[1] in ASSIGNMENTS]
+    course = copy_course(fixture_course(), tmp_path / "course")
+    written = [key for key in build_example_class(course, FIXTURE_COURSE / "example_class") if key[1] in ASSIGNMENTS]
     first = start_grading(course, "--jobs", "2")
     assert first.communicate(timeout=WAIT_LIMIT_SECONDS) and first.returncode == 0
     ledger = course.reports / "grading.json"

@@ -184,7 +184,7 @@ def test_the_lab_terminals_have_the_environment_first_on_path_after_the_shells_s
     home.mkdir()
     for start_up in (".profile", ".bash_profile", ".bashrc"):
         (home / start_up).write_text(f"export PATH={SYSTEM_PATH}\n", encoding="utf-8")
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     with serving_lab(course.root, tmp_path, extra_environment={"SHELL": shutil.which("bash")}) as (base, token, _):
         shown = run_in_terminal(base, token, "command -v perceptron-course; command -v perceptron-selfcheck")
     assert f"{SCRIPTS / 'perceptron-course'}\r\n" in shown and f"{SCRIPTS / 'perceptron-selfcheck'}\r\n" in shown, shown[-2000:]

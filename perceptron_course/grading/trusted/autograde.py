@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from pathlib import Path
 from typing import Collection
 
 from .course import Course

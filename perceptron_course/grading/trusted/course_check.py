@@ -3,11 +3,11 @@
 Each finding is a sentence an instructor understands, with what to do:
 
 - the term file does not load (a typo in a key, a bad date or zone, an assignment not in ``source/``);
-- a graded test cell with no hidden check, a hidden-test region naming no known check, a check in
-  the registry (``checks.CHECKS``) that no assignment of the term declares;
+- a graded test cell with no hidden check, a hidden-test region naming a check its assignment's
+  ``hidden_checks.py`` lacks, a check no part declares (``check_registry.registry_problems``);
 - a part's heading that says ``(N points)`` when its graded cells' metadata add up to another number;
 - an assignment dropped from the term that is still registered: a folder of ``source/`` or
-  ``release/``, an entry of ``flags.ALLOWED_IMPORTS``, an assignment of the gradebook;
+  ``release/``, a grant of imports to it, an assignment of the gradebook;
 - ``release/`` not what ``source/`` generates now (``release_check.stale_assignments``);
 - limits in nbgrader's configuration that disagree with the term file;
 - a header nbgrader's release cannot find.
@@ -40,11 +40,12 @@ def _text(cell: dict) -> str:
 
 
 def check_parts(course: Course, assignments: list[str]) -> list[str]:
-    """Graded parts without a check, declarations of unknown checks, checks of no part, heading points that differ."""
-    from .checks import CHECKS
-    from .verdicts import DeclarationError, declared_in
+    """Heading points that differ from their cells' metadata, then every inconsistency between ``source/`` and its
+    hidden checks (``check_registry.registry_problems``: parts without a check, checks of no part, grants of imports
+    to assignments the course does not have)."""
+    from .check_registry import registry_problems
 
-    problems, declared = [], set()
+    problems = []
     for assignment in assignments:
         heading, heading_points, cell_points = "", None, 0.0
 
@@ -53,7 +54,7 @@ def check_parts(course: Course, assignments: list[str]) -> list[str]:
                 problems.append(f"{assignment}: the heading '{heading}' says {heading_points:g} points, but its graded cells' "
                                 f"metadata give {cell_points:g}: change the heading or the cells' points (Create Assignment toolbar)")
 
-        for notebook, cell in _cells(course, assignment):
+        for _, cell in _cells(course, assignment):
             meta = cell.get("metadata", {}).get("nbgrader", {})
             text = _text(cell)
             if cell.get("cell_type") == "markdown" and text.lstrip().startswith("#") and not meta.get("grade"):
@@ -64,29 +65,12 @@ def check_parts(course: Course, assignments: list[str]) -> list[str]:
                 continue
             if meta.get("grade"):
                 cell_points += float(meta.get("points", 0) or 0)
-            if not (meta.get("grade") and not meta.get("solution") and cell.get("cell_type") == "code"):
-                continue
-            where = f"{assignment}/{notebook}.ipynb, cell {meta.get('grade_id', '?')}"
-            try:
-                found = declared_in(text)
-            except DeclarationError as error:
-                problems.append(f"{where}: {error}: name a check of checks.CHECKS, as check_<function>(<function>)")
-                continue
-            if not found:
-                problems.append(f"{where}: a graded test cell with no hidden check (between BEGIN/END HIDDEN TESTS, "
-                                f"check_<function>(<function>)): only its visible asserts would decide its points")
-            declared |= {declaration.check.function for declaration in found}
         close_part()
-    for function in sorted(set(CHECKS) - declared):
-        problems.append(f"the check of {function} (checks.CHECKS) is declared by no assignment of term.toml: remove it with "
-                        f"its part, or declare check_{function}({function}) in a graded test cell")
-    return problems
+    return problems + registry_problems(course.root)
 
 
 def check_registrations(course: Course, term) -> list[str]:
     """Assignments outside the term that are still registered somewhere."""
-    from .flags import ALLOWED_IMPORTS
-
     in_term = set(term.assignment_names)
     problems = []
     for name in course.source_folders():
@@ -97,8 +81,6 @@ def check_registrations(course: Course, term) -> list[str]:
         for folder in sorted(p for p in course.release.iterdir() if p.is_dir() and not p.name.startswith(".")):
             if folder.name not in in_term:
                 problems.append(f"release/{folder.name} is not an assignment of term.toml: delete it (git rm -r release/{folder.name})")
-    for name in sorted(set(ALLOWED_IMPORTS) - in_term):
-        problems.append(f"flags.ALLOWED_IMPORTS has an entry for {name}, not an assignment of term.toml: remove it")
     if (course.root / "gradebook.db").is_file():
         from .course import nbgrader_api
 

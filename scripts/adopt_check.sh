@@ -74,7 +74,7 @@ for old, new in edits:
 settings.write_text(text, encoding="utf-8")
 EOF
 
-# 5-6. One part's points, and a new part with its hidden check (README, "Add an exercise").
+# 5-6. One part's points, and a new part with its hidden check beside it (docs/adding-a-part.md).
 "$python" - <<'EOF'
 from pathlib import Path
 
@@ -105,13 +105,13 @@ notebook.cells += [
     new_code_cell('# Visible tests: quick hints. Hidden tests compare with the reference on many cases.\n'
                   'assert np.allclose(scores(np.array([1.0, 2.0]), 1.0, np.array([[1.0, 1.0]])), [4.0]), "expected [4]: 1 + 2 + 1"\n'
                   'print("scores: the visible tests pass. The hidden tests check many more cases.")\n\n'
-                  '### BEGIN HIDDEN TESTS\nfrom perceptron_course.grading.trusted.checks import check_scores\n'
+                  '### BEGIN HIDDEN TESTS\nfrom perceptron_course.grading.checks_api import check_scores\n'
                   'check_scores(scores)\n### END HIDDEN TESTS',
                   metadata=nbgrader("test_scores", grade=True, points=1)),
 ]
 nbformat.write(notebook, path)
 
-checks = Path("perceptron_course/grading/trusted/checks/geometry.py")
+checks = Path("source/01_geometry/hidden_checks.py")  # the part's hidden check, beside its notebook
 text = checks.read_text(encoding="utf-8")
 assert "\nCHECKS = (AUGMENT, PREDICT, SIGNED_DISTANCE, SET_MARGIN)\n" in text, "update scripts/adopt_check.sh: CHECKS of geometry changed"
 text = text.replace(

@@ -24,7 +24,7 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     { apt-get update -qq && apt-get install -y -qq chromium; } >/dev/null 2>&1 \
         || echo "note: could not install chromium; the browser test will be skipped" >&2
 fi
-# The accessibility test (tests/test_accessibility.py) injects npm's axe-core (package.json) into node_modules/.
+# The accessibility test (tests/grader/test_accessibility.py) injects npm's axe-core (package.json) into node_modules/.
 if [ ! -f node_modules/axe-core/axe.min.js ] || [ package.json -nt node_modules/axe-core/axe.min.js ]; then
     if command -v npm >/dev/null 2>&1; then
         npm install --no-audit --no-fund --silent >/dev/null 2>&1 \

@@ -4,7 +4,7 @@ Written from the docstrings of ``source/`` (what each stub promises), not from t
 each bug breaks one promise a student can break by accident (an off-by-one cap, a strict
 ``< 0``, sign(0) = -1 or 0, an argument changed in place, ``None`` in an edge, the wrong dtype,
 an early stop, a shuffle, the bias forgotten, lists refused, a tie broken the other way...).
-``tests/test_bug_witnesses.py`` judges each of them over many secrets: every bug must be caught
+``tests/course/test_bug_witnesses.py`` judges each of them over many secrets: every bug must be caught
 on every draw, every correct one must pass on every draw.
 
 A function of a part that calls another part (``choose_epoch_cap`` calls ``train_perceptron``)

@@ -13,7 +13,7 @@ written as Python a student can paste into a cell.
 Three rules hold for every check. Every behaviour a docstring states has a witness on every
 draw: a case built so that its common bugs answer otherwise (a dev set every cap gets wrong,
 data on which stopping early changes the answer), not one that catches them on lucky draws
-(``tests/test_bug_witnesses.py`` judges a corpus of bugs over many draws). Public cases
+(``tests/course/test_bug_witnesses.py`` judges a corpus of bugs over many draws). Public cases
 never decide a behaviour alone: every boundary an exercise states (a score of exactly 0, a tie, integer input, Python lists for
 ``array_like``, the epoch cap) is drawn at random as well, with the helpers of the section
 "random boundaries" (``points_with_zero_score``, ``integer_weights_and_boundary_points``,

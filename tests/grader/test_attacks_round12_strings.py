@@ -20,7 +20,7 @@ from pathlib import Path
 import mistune
 import pytest
 
-from conftest import sandboxes_left
+from conftest import fixture_course, sandboxes_left
 
 from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
@@ -29,8 +29,7 @@ from perceptron_course.grading.trusted.preprocessors import (BUDGET, LIMITS_META
 from perceptron_course.grading.trusted.sandbox import sandbox_problem
 from perceptron_course.grading.trusted.secret import load_or_create_secret
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "attacks_round12_strings"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12_strings"
 BUDGET_SECONDS = 60
 ALL = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 #: The parts each hand-in must lose (its other parts are right, and keep their points).
@@ -45,7 +44,7 @@ STOPPED = ("exception_flood", "stubborn_hang")  # each would take more than the 
 
 def _graded_batch(tmp_path_factory, recipes: Path, budget: int | None = None) -> dict:
     assert sandbox_problem() == "", f"these tests need the grading sandbox: {sandbox_problem()}"
-    course = copy_course(REPO, tmp_path_factory.mktemp("round12_strings"))
+    course = copy_course(fixture_course(), tmp_path_factory.mktemp("round12_strings"))
     if budget is not None:
         with (course.root / "nbgrader_config.py").open("a", encoding="utf-8") as config:
             config.write(f"\nc.ResilientExecute.time_budget = {budget}\n")

@@ -5,6 +5,7 @@ import copy
 import nbformat
 import numpy as np
 import pytest
+from conftest import fixture_course
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from perceptron_course.grading.trusted.checks import CHECKS
@@ -87,12 +88,10 @@ def test_the_parts_of_the_seed_are_never_confused():
 
 
 def test_the_intake_draws_from_the_bytes_handed_in_outputs_included(tmp_path):
-    from pathlib import Path
-
     from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
     from perceptron_course.grading.trusted.intake import take_in
 
-    course = copy_course(Path(__file__).resolve().parents[1], tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     solved = solved_notebook(course, "01_geometry", "geometry")
     with_output = copy.deepcopy(solved)
     code = next(cell for cell in with_output.cells if cell.cell_type == "code")
@@ -133,17 +132,16 @@ def _graded_predict(notebook, secret: bytes, digest: str):
     return judge_replies(check, prepared.cases, replies, problem, prepared.expected, prepared.again, prepared.again_expected)
 
 
-ROUND12 = __import__("pathlib").Path(__file__).resolve().parent / "fixtures" / "attacks_round12"
+ROUND12 = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12"
 
 
 def test_the_resubmission_of_round_12_answered_its_cases_from_a_table_and_now_draws_new_ones(tmp_path):
     import runpy
-    from pathlib import Path
 
     from perceptron_course.grading.trusted.example_class import copy_course
 
     attack = runpy.run_path(str(ROUND12 / "_resubmission.py"))
-    course = copy_course(Path(__file__).resolve().parents[1], tmp_path / "course")
+    course = copy_course(fixture_course(), tmp_path / "course")
     first = attack["first_hand_in"](course)
     second = attack["second_hand_in"](first, attack["labels_shown_in_feedback"](course, SECRET, first))
     # before round 12: one digest for both (their code cells are the same), so the table answers every case

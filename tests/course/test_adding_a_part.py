@@ -20,7 +20,7 @@ from nbgrader.api import Gradebook
 from perceptron_course.grading.trusted.check_registry import course_checks, registry_problems
 from perceptron_course.grading.trusted.course import Course
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "adding-a-part.md"
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
+from conftest import fixture_course
 
 from perceptron_course import intake_rules
 from perceptron_course.grading import checks_api
@@ -23,18 +24,18 @@ from perceptron_course.grading.trusted.checks.framework import case_generator, p
 from perceptron_course.grading.trusted.course import Course, CourseError
 from perceptron_course.grading.trusted.example_class import copy_course
 
-REPO = Path(__file__).resolve().parents[1]
-COURSE = Course.open(REPO)
+REPO = Path(__file__).resolve().parents[2]
+COURSE = Course.open(fixture_course())  # the grader's own course: its loader is tested there
 
 
 @pytest.fixture
 def course(tmp_path) -> Course:
     """A copy of the course (config, source, release) to edit."""
-    return copy_course(REPO, tmp_path / "course")
+    return copy_course(fixture_course(), tmp_path / "course")
 
 
 def test_every_assignment_s_checks_come_from_its_own_folder():
-    registry = course_checks(REPO)
+    registry = course_checks(COURSE.root)
     assert sorted(registry.assignments) == COURSE.assignments()
     for assignment, loaded in registry.assignments.items():
         assert loaded.path == (COURSE.source / assignment / HIDDEN_CHECKS_FILE).resolve()
@@ -46,9 +47,9 @@ def test_every_assignment_s_checks_come_from_its_own_folder():
 
 
 def test_the_course_s_parts_and_checks_agree():
-    assert parts_without_check(REPO) == []
-    assert checks_without_part(REPO) == []
-    assert allowed_imports_without_assignment(REPO) == []
+    assert parts_without_check(COURSE.root) == []
+    assert checks_without_part(COURSE.root) == []
+    assert allowed_imports_without_assignment(COURSE.root) == []
 
 
 def test_each_inconsistency_is_named_with_its_file(course):
@@ -118,7 +119,7 @@ def test_an_edited_hidden_checks_file_is_loaded_again(course):
 
 def test_the_solution_reference_runs_the_source_once_for_a_whole_class(monkeypatch):
     """perceptron_step's reference is the source solution: read and run once per process, whatever the class size."""
-    check = course_checks(REPO)["perceptron_step"]
+    check = course_checks(COURSE.root)["perceptron_step"]
     assert isinstance(check.reference, checks_api.SolutionFunction)
     monkeypatch.setattr(solution_reference, "_SOLUTIONS", {})
     reads = []

@@ -16,7 +16,7 @@ import pytest
 from perceptron_course.pages import PLACEHOLDER_ALT, course_notebooks, page_name, render_page
 from test_report import class_template  # noqa: F401 - the report's class fixture, its gradebook written through nbgrader's API
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WCAG_21_A_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]

@@ -17,7 +17,7 @@ from perceptron_course.grading.trusted.late_policy import follow_term
 from perceptron_course.grading.trusted.student_readme import DOCS_PAGE, render
 from perceptron_course.grading.trusted.term import TERM_FILE, LatePolicy, TermError, load_term
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def copy_course(tmp_path: Path) -> Path:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from nbformat.v4 import new_code_cell, new_notebook
 
-from perceptron_course.grading.trusted.course import Course
-from perceptron_course.grading.trusted.example_class import solved_notebook
-from perceptron_course.grading.trusted.flags import (
+from perceptron_course.grading.trusted.course.course import Course
+from perceptron_course.grading.trusted.course.example_class import solved_notebook
+from perceptron_course.grading.trusted.judging.flags import (
     MAX_ESCAPE_LINES,
     restored_cell_ids,
     review_notebook,

@@ -25,17 +25,17 @@ from pathlib import Path
 #: Stage name -> (file suffix, function name) whose cumulative time it is.
 STAGES = {
     "grade, whole run": ("trusted/pipeline.py", "grade"),
-    "  one submission in its work area (grade_job)": ("trusted/batch.py", "grade_job"),
+    "  one submission in its work area (grade_job)": ("trusted/running/batch.py", "grade_job"),
     "    nbgrader autograde": ("nbgrader/apps/api.py", "autograde"),
-    "      running the notebook (ResilientExecute)": ("trusted/preprocessors.py", "preprocess"),
+    "      running the notebook (ResilientExecute)": ("trusted/running/preprocessors.py", "preprocess"),
     "        waiting for the kernel to start": ("nbclient/client.py", "setup_kernel"),
-    "        cells and checks": ("trusted/preprocessors.py", "preprocess_cell"),
+    "        cells and checks": ("trusted/running/preprocessors.py", "preprocess_cell"),
     "    feedback page (generate_feedback)": ("nbgrader/apps/api.py", "generate_feedback"),
-    "    static review (flags)": ("trusted/flags.py", "review_submission"),
-    "  merge into the course (main process)": ("trusted/batch.py", "merge_result"),
-    "  intake (take_in, every call)": ("trusted/intake.py", "take_in"),
+    "    static review (flags)": ("trusted/judging/flags.py", "review_submission"),
+    "  merge into the course (main process)": ("trusted/running/batch.py", "merge_result"),
+    "  intake (take_in, every call)": ("trusted/course/intake.py", "take_in"),
     "  sources recorded in the gradebook (once)": ("trusted/pipeline.py", "record_source_cells"),
-    "  exports and report (once)": ("trusted/report.py", "write_exports"),
+    "  exports and report (once)": ("trusted/outputs/report.py", "write_exports"),
 }
 #: Builtins whose own time is a cost of its own.
 BUILTINS = {"SQLite commits (fsync)": "commit' of 'sqlite3.Connection", "schema checks (jsonschema check_schema)": "check_schema"}

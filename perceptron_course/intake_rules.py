@@ -1,6 +1,6 @@
 """What a hand-in must be for the grader to run it as it is: shared by the grader's intake and the self-check.
 
-The grader (``perceptron_course/grading/trusted/intake.py``) and the student's
+The grader (``perceptron_course/grading/trusted/course/intake.py``) and the student's
 ``perceptron-selfcheck`` apply these rules to the same bytes and say the same words, so a
 green self-check means the grader runs the notebook as it is. Pure: a notebook is its JSON
 (a ``dict``); no nbgrader, no file system but the manifest that ships with the package.

@@ -9,7 +9,7 @@ markers, arrays of every accepted dtype, and empty arrays of large shapes.
 import numpy as np
 from hypothesis import strategies as st
 
-from perceptron_course.grading.trusted.wire import INT_RANGE, WireError, decode_value
+from perceptron_course.grading.trusted.judging.wire import INT_RANGE, WireError, decode_value
 
 #: Integers on the edges of int64 and uint64, besides any in the accepted range.
 EDGE_INTS = [0, 1, -1, 2**31, 2**53 + 1, 2**63 - 1, 2**63, -(2**63), 2**64 - 1]

@@ -38,15 +38,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .trusted.check_registry import checks_beside
-from .trusted.checks.framework import (
+from .trusted.judging.check_registry import checks_beside
+from .trusted.judging.checks.framework import (
     N_RANDOM_CASES, Case, Check, Compare, Difference, as_float_array, as_python_lists, compare_arrays, compare_bool,
     compare_count, compare_labels, compare_number, compare_tuple, describe, integer_weights_and_boundary_points,
     lists_at_random, points_with_zero_score, random_integer_points, random_labels, random_points,
 )
-from .trusted.flags import COMMON_IMPORTS
-from .trusted.solution_reference import SolutionFunction, solution, solution_namespace
-from .trusted.wire import python_literal
+from .trusted.judging.flags import COMMON_IMPORTS
+from .trusted.judging.solution_reference import SolutionFunction, solution, solution_namespace
+from .trusted.judging.wire import python_literal
 
 __all__ = [
     # the objects of a check
@@ -133,7 +133,7 @@ def __getattr__(name: str):
     """``check_<function>``, for a source notebook's hidden-test region run in the instructor's own kernel:
     the check of the hidden_checks.py beside the notebook (the working folder), run in process."""
     if name.startswith("check_"):
-        from .trusted import checks
+        from .trusted.judging import checks
 
         return getattr(checks, name)
     raise AttributeError(name)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from perceptron_course import geometry, perceptron
-from perceptron_course.grading.trusted.wire import python_literal
-from perceptron_course.grading.trusted.checks.framework import (
+from perceptron_course.grading.trusted.judging.wire import python_literal
+from perceptron_course.grading.trusted.judging.checks.framework import (
     N_RANDOM_CASES, Case, Check, Difference, compare_arrays, describe, holds_integers, compare_labels, compare_number, integer_weights_and_boundary_points,
     lists_at_random, random_integer_points, random_points,
 )

@@ -7,7 +7,7 @@ import numpy as np
 from perceptron_course import perceptron
 from perceptron_course.datasets import linearly_separable, xor
 from perceptron_course.grading.checks_api import solution
-from perceptron_course.grading.trusted.checks.framework import (
+from perceptron_course.grading.trusted.judging.checks.framework import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_bool, compare_count, compare_number, compare_tuple,
     lists_at_random, points_with_zero_score, random_integer_points, random_labels,
 )

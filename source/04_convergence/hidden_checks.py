@@ -7,7 +7,7 @@ import numpy as np
 from perceptron_course import geometry, perceptron, theory
 from perceptron_course.datasets import six_point_example
 from perceptron_course.grading.checks_api import COMMON_IMPORTS, checks_beside
-from perceptron_course.grading.trusted.checks.framework import (
+from perceptron_course.grading.trusted.judging.checks.framework import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, lists_at_random, random_integer_points,
     random_points,
 )

@@ -7,8 +7,8 @@ from typing import Any, Callable
 import numpy as np
 
 from perceptron_course import multiclass
-from perceptron_course.grading.trusted.wire import python_literal
-from perceptron_course.grading.trusted.checks.framework import N_RANDOM_CASES, Case, Check, Difference, compare_arrays, compare_tuple, lists_at_random
+from perceptron_course.grading.trusted.judging.wire import python_literal
+from perceptron_course.grading.trusted.judging.checks.framework import N_RANDOM_CASES, Case, Check, Difference, compare_arrays, compare_tuple, lists_at_random
 
 #: Random cases of a check drawn on a stated boundary (integer input, ties between classes).
 N_BOUNDARY_CASES = 6

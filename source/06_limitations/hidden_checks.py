@@ -7,9 +7,9 @@ import numpy as np
 from perceptron_course import theory, variants
 from perceptron_course.datasets import linearly_separable, xor
 from perceptron_course.geometry import augment
-from perceptron_course.grading.trusted.wire import Reply, python_literal
+from perceptron_course.grading.trusted.judging.wire import Reply, python_literal
 from perceptron_course.grading.checks_api import checks_beside
-from perceptron_course.grading.trusted.checks.framework import (
+from perceptron_course.grading.trusted.judging.checks.framework import (
     N_RANDOM_CASES, Case, Check, as_float_array, call_text, compare_arrays, compare_count, compare_labels, compare_number,
     compare_tuple, lists_at_random, random_integer_points, random_labels, random_points, safe_case_failure,
 )

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import solutions_by_test_cell
 
-from perceptron_course.grading.trusted.bundle import build_bundle
-from perceptron_course.grading.trusted.student_readme import render
+from perceptron_course.grading.trusted.course.bundle import build_bundle
+from perceptron_course.grading.trusted.course.student_readme import render
 from perceptron_course.selfcheck import SETTINGS_FILE
 from perceptron_course.grading.trusted.cli import main
-from perceptron_course.grading.trusted.course import Course, CourseError
+from perceptron_course.grading.trusted.course.course import Course, CourseError
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET_PATHS = ("source/", "tests/", "example_class/", "perceptron_course/grading/", "gradebook")
@@ -73,7 +73,7 @@ def test_no_file_of_the_folder_or_the_zip_holds_solutions_tests_or_grading_code(
 
 
 def test_the_bundle_carries_no_hidden_checks_and_no_text_of_them(bundle):
-    from perceptron_course.grading.trusted.check_registry import distinctive_lines, hidden_checks_leaks
+    from perceptron_course.grading.trusted.judging.check_registry import distinctive_lines, hidden_checks_leaks
 
     folder, archive = bundle
     assert distinctive_lines(ROOT), "the course's hidden_checks.py files have lines to look for"

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from perceptron_course.grading.trusted.cli import main
-from perceptron_course.grading.trusted.course import Course, CourseError, load_config, nbgrader_api
-from perceptron_course.grading.trusted.course_check import check_configuration, check_parts, check_registrations
-from perceptron_course.grading.trusted.late_policy import follow_term
-from perceptron_course.grading.trusted.student_readme import DOCS_PAGE, render
-from perceptron_course.grading.trusted.term import TERM_FILE, LatePolicy, TermError, load_term
+from perceptron_course.grading.trusted.course.course import Course, CourseError, load_config, nbgrader_api
+from perceptron_course.grading.trusted.course.course_check import check_configuration, check_parts, check_registrations
+from perceptron_course.grading.trusted.course.late_policy import follow_term
+from perceptron_course.grading.trusted.course.student_readme import DOCS_PAGE, render
+from perceptron_course.grading.trusted.course.term import TERM_FILE, LatePolicy, TermError, load_term
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -312,7 +312,7 @@ def test_a_header_in_the_term_tops_every_released_notebook_and_the_release_check
     import nbformat
 
     from perceptron_course.grading.trusted.pipeline import release
-    from perceptron_course.grading.trusted.release_check import stale_assignments
+    from perceptron_course.grading.trusted.course.release_check import stale_assignments
 
     root = copy_course(tmp_path)
     header = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("**ML 101, Spring 2027**, Dr. Lovelace")])
@@ -365,7 +365,7 @@ def test_nbgraders_own_late_penalties_apply_the_terms_per_day_policy(tmp_path):
 
 @pytest.mark.slow
 def test_check_names_a_release_that_source_no_longer_generates(tmp_path):
-    from perceptron_course.grading.trusted.course_check import check_release
+    from perceptron_course.grading.trusted.course.course_check import check_release
 
     root = copy_course(tmp_path)
     course = Course.open(root)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from perceptron_course.pages import PLACEHOLDER_ALT, course_notebooks, page_name, render_page
+from perceptron_course.grading.trusted.outputs.pages import PLACEHOLDER_ALT, course_notebooks, page_name, render_page
 from test_report import class_template  # noqa: F401 - the report's class fixture, its gradebook written through nbgrader's API
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,12 +22,12 @@ import pytest
 
 from conftest import fixture_course, sandboxes_left
 
-from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
-from perceptron_course.grading.trusted.preprocessors import (BUDGET, LIMITS_METADATA, STOPPED_AT_DEADLINE, TIME_BUDGET,
+from perceptron_course.grading.trusted.running.preprocessors import (BUDGET, LIMITS_METADATA, STOPPED_AT_DEADLINE, TIME_BUDGET,
                                                              limits_hit)
-from perceptron_course.grading.trusted.sandbox import sandbox_problem
-from perceptron_course.grading.trusted.secret import load_or_create_secret
+from perceptron_course.grading.trusted.running.sandbox import sandbox_problem
+from perceptron_course.grading.trusted.course.secret import load_or_create_secret
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12_strings"
 BUDGET_SECONDS = 60

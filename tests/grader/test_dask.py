@@ -12,8 +12,8 @@ import pytest
 from distributed import Client, LocalCluster
 from test_parallel import everything, fresh_class
 
-from perceptron_course.grading.trusted import kernel_pool
-from perceptron_course.grading.trusted.batch import FAULT_VARIABLE
+from perceptron_course.grading.trusted.running import kernel_pool
+from perceptron_course.grading.trusted.running.batch import FAULT_VARIABLE
 from perceptron_course.grading.trusted.pipeline import grade
 
 ASSIGNMENTS = ["01_geometry"]

@@ -10,8 +10,8 @@ import pytest
 
 from test_preprocessors import errors, execute
 
-from perceptron_course.grading.trusted.deadline import Deadline, enforced
-from perceptron_course.grading.trusted.preprocessors import (BUDGET, BUDGET_ERROR, LIMITS_METADATA, STOPPED_AT_DEADLINE,
+from perceptron_course.grading.trusted.running.deadline import Deadline, enforced
+from perceptron_course.grading.trusted.running.preprocessors import (BUDGET, BUDGET_ERROR, LIMITS_METADATA, STOPPED_AT_DEADLINE,
                                                              TIME_BUDGET, ResilientExecute)
 
 

@@ -12,16 +12,16 @@ import pytest
 
 from conftest import FIXTURE_COURSE, fixture_course, tree_state
 
-from perceptron_course.grading.trusted import records
-from perceptron_course.grading.trusted.case_sets import case_set_id, checker_id, secret_id
-from perceptron_course.grading.trusted.check_registry import course_checks
-from perceptron_course.grading.trusted.checks.framework import case_generator, prepare_cases
+from perceptron_course.grading.trusted.gradebook import records
+from perceptron_course.grading.trusted.judging.case_sets import case_set_id, checker_id, secret_id
+from perceptron_course.grading.trusted.judging.check_registry import course_checks
+from perceptron_course.grading.trusted.judging.checks.framework import case_generator, prepare_cases
 from perceptron_course.grading.trusted.cli import main
-from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
-from perceptron_course.grading.trusted.ledger import read_ledger
+from perceptron_course.grading.trusted.course.example_class import copy_course, solved_notebook
+from perceptron_course.grading.trusted.gradebook.ledger import read_ledger
 from perceptron_course.grading.trusted.pipeline import grade
-from perceptron_course.grading.trusted.preprocessors import LIMIT_LABELS, LIMITS_METADATA
-from perceptron_course.grading.trusted.secret import SECRET_FILE, read_secret
+from perceptron_course.grading.trusted.running.preprocessors import LIMIT_LABELS, LIMITS_METADATA
+from perceptron_course.grading.trusted.course.secret import SECRET_FILE, read_secret
 
 ASSIGNMENT = "01_geometry"
 CHECKS = course_checks(FIXTURE_COURSE)
@@ -290,7 +290,7 @@ def test_explain_needs_the_course_secret_and_creates_nothing(capsys, tmp_path):
 
 
 def test_cases_dropped_for_want_of_a_reference_answer_reach_the_record():
-    from perceptron_course.grading.trusted.case_sets import CASE_SETS_KEY, recorded_case_sets
+    from perceptron_course.grading.trusted.judging.case_sets import CASE_SETS_KEY, recorded_case_sets
 
     written = {CASE_SETS_KEY: {"proof_terms": {"case_set": "a", "checker": "b",
                                                "dropped": ["random separable data (the reference raised ArithmeticError)"]},

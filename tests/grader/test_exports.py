@@ -6,8 +6,8 @@ import csv
 
 import pytest
 
-from perceptron_course.grading.trusted.exports import read_canvas_roster, write_canvas_gradebook
-from perceptron_course.grading.trusted.outcome import ClassRecord, Outcome
+from perceptron_course.grading.trusted.outputs.exports import read_canvas_roster, write_canvas_gradebook
+from perceptron_course.grading.trusted.gradebook.outcome import ClassRecord, Outcome
 
 ROSTER = ("\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Notes,01_geometry (4567),Current Score\n"
           "    Points Possible,,,,,,8,(read only)\n"

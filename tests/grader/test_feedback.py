@@ -28,7 +28,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets import Bool, Dict
 from traitlets.config.loader import PyFileConfigLoader
 
-from perceptron_course.grading.trusted.feedback import IMAGE_ALT
+from perceptron_course.grading.trusted.outputs.feedback import IMAGE_ALT
 
 REPO = Path(__file__).resolve().parents[2]
 EVIL = "https://evil.example/"
@@ -61,7 +61,7 @@ def render_feedback(nb, scores: dict[str, tuple[float | None, float]], tmp_path:
     converter = GenerateFeedback(coursedir=CourseDirectory(root=str(tmp_path)), config=config)
     exporter = converter.exporter_class(parent=converter, config=converter.config)  # as BaseConverter.start
     for preprocessor in converter.preprocessors:
-        if preprocessor == "perceptron_course.grading.trusted.feedback.GetGradesAndWaiting":
+        if preprocessor == "perceptron_course.grading.trusted.outputs.feedback.GetGradesAndWaiting":
             preprocessor = FixedGrades(scores=scores)
         exporter.register_preprocessor(preprocessor)
     resources = {"nbgrader": {"notebook": "geometry", "assignment": "01_geometry", "student": "mallory"}}
@@ -197,7 +197,7 @@ def heading(text: str, grade_id: str):
 
 
 def graded_test_cell(grade_id: str, outputs, visible="assert augment(np.zeros((1, 1))).shape == (1, 2)"):
-    cell = new_code_cell(f"{visible}\n### BEGIN HIDDEN TESTS\nfrom perceptron_course.grading.trusted.checks import "
+    cell = new_code_cell(f"{visible}\n### BEGIN HIDDEN TESTS\nfrom perceptron_course.grading.trusted.judging.checks import "
                          f"check_{grade_id}\ncheck_{grade_id}({grade_id})\n### END HIDDEN TESTS")
     cell.outputs = outputs
     return nbgrader_cell(cell, f"test_{grade_id}", grade=True, locked=True, points=2)
@@ -403,7 +403,7 @@ def test_the_summary_links_lead_to_the_template_parts(attack_page):
 def test_hidden_tests_stay_hidden(attack_page):
     shown = Page(attack_page).find("main")[0].text
     assert "hidden tests: not shown" in shown
-    assert "check_augment" not in shown and "perceptron_course.grading.trusted.checks" not in shown
+    assert "check_augment" not in shown and "perceptron_course.grading.trusted.judging.checks" not in shown
 
 
 # ---------------------------------------------------------------------- clarity
@@ -470,7 +470,7 @@ def test_a_written_answer_not_yet_graded_says_so(tmp_path):
 
 @pytest.mark.slow
 def test_autograded_notebooks_keep_nothing_active_and_render_markdown_within_a_budget():
-    from perceptron_course.grading.trusted.feedback import MAX_MARKDOWN_OUTPUT_CHARS, SafeToRender
+    from perceptron_course.grading.trusted.outputs.feedback import MAX_MARKDOWN_OUTPUT_CHARS, SafeToRender
 
     locked = new_markdown_cell("## Part 1 <b>by the instructor</b>", metadata={"nbgrader": {"locked": True, "grade_id": "h"}})
     answer = new_markdown_cell("[a link](javascript:alert(1)) and <script>alert(2)</script>**kept**")
@@ -495,7 +495,7 @@ def test_autograded_notebooks_keep_nothing_active_and_render_markdown_within_a_b
 
 
 def test_a_graded_hostile_submission_gets_a_safe_and_clear_page(tmp_path):
-    from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+    from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
     from perceptron_course.grading.trusted.pipeline import grade
 
     course = copy_course(fixture_course(), tmp_path / "course")
@@ -540,7 +540,7 @@ HOSTILE_ANSWER = (Path(__file__).resolve().parents[1] / "fixtures" / "formgrader
 def test_a_written_answer_is_inert_after_any_number_of_markdown_passes(passes):
     from nbconvert.filters.markdown import markdown2html
 
-    from perceptron_course.grading.trusted.feedback import SafeToRender
+    from perceptron_course.grading.trusted.outputs.feedback import SafeToRender
 
     answer = new_markdown_cell(HOSTILE_ANSWER, metadata={"nbgrader": {"grade_id": "why_augmented", "solution": True, "grade": True}})
     [stored] = SafeToRender().preprocess(new_notebook(cells=[answer]), {})[0].cells
@@ -563,7 +563,7 @@ def test_each_thread_keeps_one_template_environment_whose_filters_are_the_render
 
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-    from perceptron_course.grading.trusted import feedback
+    from perceptron_course.grading.trusted.outputs import feedback
 
     script = new_output("display_data", data={"application/javascript": "alert(2)", "text/plain": "<js>"})
     notebook = new_notebook(cells=[new_markdown_cell("# Part 1\nSome *text* <script>alert(1)</script>"),
@@ -594,7 +594,7 @@ def test_each_thread_keeps_one_template_environment_whose_filters_are_the_render
 def test_a_cell_is_highlighted_once_whatever_its_metadata_unless_it_names_a_magics_language():
     from nbconvert.filters.highlight import Highlight2HTML
 
-    from perceptron_course.grading.trusted import feedback
+    from perceptron_course.grading.trusted.outputs import feedback
 
     calls = []
 
@@ -619,7 +619,7 @@ def test_code_is_highlighted_as_ipythons_lexer_highlights_it_with_pythons_where_
 
     from nbconvert.filters.highlight import Highlight2HTML
 
-    from perceptron_course.grading.trusted import feedback
+    from perceptron_course.grading.trusted.outputs import feedback
 
     class Counted(Highlight2HTML):
         calls = 0
@@ -647,7 +647,7 @@ def test_code_is_highlighted_as_ipythons_lexer_highlights_it_with_pythons_where_
 
 def test_a_pasted_image_costs_an_honest_student_nothing_and_shows_on_the_page(tmp_path):
     """An image pasted into a markdown cell, as JupyterLab stores it (the cell's attachments), round 11's ``attach``."""
-    from perceptron_course.grading.trusted.example_class import build_submission, copy_course
+    from perceptron_course.grading.trusted.course.example_class import build_submission, copy_course
     from perceptron_course.grading.trusted.pipeline import grade
 
     def with_images(notebook):
@@ -682,7 +682,7 @@ def test_a_pasted_image_costs_an_honest_student_nothing_and_shows_on_the_page(tm
 
 
 def test_html_nested_deeper_than_the_grader_parses_is_shown_as_text():
-    from perceptron_course.grading.trusted import feedback
+    from perceptron_course.grading.trusted.outputs import feedback
 
     assert feedback.html_depth("<table><tr><td>1<br>2</td></tr></table><img src='x'/><p>a<p>b</P>") == 3
     shallow = "<div>" * (feedback.MAX_HTML_DEPTH - 1) + "<b>kept</b>" + "</div>" * (feedback.MAX_HTML_DEPTH - 1)  # 256 deep

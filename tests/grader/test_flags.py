@@ -6,9 +6,9 @@ import nbformat
 import pytest
 from conftest import fixture_course
 
-from perceptron_course.grading.trusted.course import Course
-from perceptron_course.grading.trusted.example_class import load_recipes, solved_notebook
-from perceptron_course.grading.trusted.flags import (
+from perceptron_course.grading.trusted.course.course import Course
+from perceptron_course.grading.trusted.course.example_class import load_recipes, solved_notebook
+from perceptron_course.grading.trusted.judging.flags import (
     COMMON_IMPORTS, MAX_FLAGS, Flag, allowed_imports, restored_cell_ids, review_notebook, summary,
 )
 
@@ -301,7 +301,7 @@ def test_the_review_stops_at_its_budget_and_flags_what_it_did_not_read():
 
 @pytest.mark.parametrize("student", HONEST_STUDENTS)
 def test_honest_notebooks_are_far_within_the_budget(student):
-    from perceptron_course.grading.trusted.flags import MAX_REVIEW_WORK, escape_lines, review_work
+    from perceptron_course.grading.trusted.judging.flags import MAX_REVIEW_WORK, escape_lines, review_work
 
     recipe = load_recipes(REPO / "example_class")[student]
     for assignment in COURSE.assignments():
@@ -345,8 +345,8 @@ VERDICT_HONEST_OR_BUGGY = {
 
 @pytest.fixture(scope="module")
 def verdict_class_reviews(tmp_path_factory):
-    from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
-    from perceptron_course.grading.trusted.flags import review_submission
+    from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
+    from perceptron_course.grading.trusted.judging.flags import review_submission
 
     course = copy_course(fixture_course(), tmp_path_factory.mktemp("verdict_class"))
     written = build_example_class(course, REPO / "tests" / "fixtures" / "verdict_class")

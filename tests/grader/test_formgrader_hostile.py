@@ -19,7 +19,7 @@ from conftest import fixture_course
 from test_browser import CHROMIUM, CHROMIUM_ARGS, sync_api
 from test_lab import serving_lab
 
-from perceptron_course.grading.trusted.example_class import build_submission, copy_course
+from perceptron_course.grading.trusted.course.example_class import build_submission, copy_course
 
 HOSTILE_ANSWER = (Path(__file__).resolve().parents[1] / "fixtures" / "formgrader" / "hostile_answer.md").read_text(encoding="utf-8")
 ASSIGNMENT, NOTEBOOK, STUDENT = "04_convergence", "convergence", "writer"

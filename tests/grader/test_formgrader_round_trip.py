@@ -22,8 +22,8 @@ from nbgrader.api import Gradebook
 from test_browser import CHROMIUM, CHROMIUM_ARGS, sync_api
 from test_lab import SCRIPTS, serving_lab
 
-from perceptron_course.grading.trusted.course import Course
-from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
+from perceptron_course.grading.trusted.course.course import Course
+from perceptron_course.grading.trusted.course.example_class import copy_course, solved_notebook
 
 pytestmark = [
     pytest.mark.slow,

@@ -17,10 +17,10 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SAWarning
 
-from perceptron_course.grading.trusted.course import head_revision
-from perceptron_course.grading.trusted.feedback import GetGradesAndWaiting
-from perceptron_course.grading.trusted.gradebook_rows import grade_of, submission_scores, submitted_notebook_rows
-from perceptron_course.grading.trusted.preprocessors import SaveAutoGradesAtOnce
+from perceptron_course.grading.trusted.course.course import head_revision
+from perceptron_course.grading.trusted.outputs.feedback import GetGradesAndWaiting
+from perceptron_course.grading.trusted.gradebook.gradebook_rows import grade_of, submission_scores, submitted_notebook_rows
+from perceptron_course.grading.trusted.running.preprocessors import SaveAutoGradesAtOnce
 
 ASSIGNMENT, NOTEBOOK, STUDENT = "a1", "nb", "ada"
 

@@ -8,9 +8,9 @@ import pytest
 from conftest import fixture_course
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from perceptron_course.grading.trusted.checks import CHECKS
-from perceptron_course.grading.trusted.checks.framework import case_generator
-from perceptron_course.grading.trusted.hand_in_digest import hand_in_digest, notebook_digest
+from perceptron_course.grading.trusted.judging.checks import CHECKS
+from perceptron_course.grading.trusted.judging.checks.framework import case_generator
+from perceptron_course.grading.trusted.judging.hand_in_digest import hand_in_digest, notebook_digest
 
 SECRET = b"a course secret of 32 bytes....."
 
@@ -88,8 +88,8 @@ def test_the_parts_of_the_seed_are_never_confused():
 
 
 def test_the_intake_draws_from_the_bytes_handed_in_outputs_included(tmp_path):
-    from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
-    from perceptron_course.grading.trusted.intake import take_in
+    from perceptron_course.grading.trusted.course.example_class import copy_course, solved_notebook
+    from perceptron_course.grading.trusted.course.intake import take_in
 
     course = copy_course(fixture_course(), tmp_path / "course")
     solved = solved_notebook(course, "01_geometry", "geometry")
@@ -112,8 +112,8 @@ def _graded_predict(notebook, secret: bytes, digest: str):
     (skip-execution cells skipped), the visible test's calls first, then the harness on the hidden cases."""
     import runpy
 
-    from perceptron_course.grading.trusted.checks.framework import judge_replies, prepare_cases
-    from perceptron_course.grading.trusted.wire import harness_request, new_marker, read_replies
+    from perceptron_course.grading.trusted.judging.checks.framework import judge_replies, prepare_cases
+    from perceptron_course.grading.trusted.judging.wire import harness_request, new_marker, read_replies
     from perceptron_course.grading.in_sandbox import harness
 
     attack = runpy.run_path(str(ROUND12 / "_resubmission.py"))
@@ -138,7 +138,7 @@ ROUND12 = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
 def test_the_resubmission_of_round_12_answered_its_cases_from_a_table_and_now_draws_new_ones(tmp_path):
     import runpy
 
-    from perceptron_course.grading.trusted.example_class import copy_course
+    from perceptron_course.grading.trusted.course.example_class import copy_course
 
     attack = runpy.run_path(str(ROUND12 / "_resubmission.py"))
     course = copy_course(fixture_course(), tmp_path / "course")

@@ -15,14 +15,15 @@ from conftest import fixture_course
 from perceptron_course import intake_rules
 from perceptron_course.grading import checks_api
 from perceptron_course.grading.checks_api import compare_history, random_cases, with_ties
-from perceptron_course.grading.trusted import check_registry, sandbox, solution_reference
-from perceptron_course.grading.trusted.check_registry import (
+from perceptron_course.grading.trusted.judging import check_registry, solution_reference
+from perceptron_course.grading.trusted.running import sandbox
+from perceptron_course.grading.trusted.judging.check_registry import (
     HIDDEN_CHECKS_FILE, ChecksError, allowed_imports_without_assignment, checks_without_part, course_checks,
     parts_without_check, registry_problems,
 )
-from perceptron_course.grading.trusted.checks.framework import case_generator, prepare_cases
-from perceptron_course.grading.trusted.course import Course, CourseError
-from perceptron_course.grading.trusted.example_class import copy_course
+from perceptron_course.grading.trusted.judging.checks.framework import case_generator, prepare_cases
+from perceptron_course.grading.trusted.course.course import Course, CourseError
+from perceptron_course.grading.trusted.course.example_class import copy_course
 
 REPO = Path(__file__).resolve().parents[2]
 COURSE = Course.open(fixture_course())  # the grader's own course: its loader is tested there
@@ -132,7 +133,7 @@ def test_the_solution_reference_runs_the_source_once_for_a_whole_class(monkeypat
 
 
 def test_the_solution_reference_is_compiled_under_the_notebook_so_an_edit_changes_the_checker_id(course):
-    from perceptron_course.grading.trusted.case_sets import checker_id
+    from perceptron_course.grading.trusted.judging.case_sets import checker_id
 
     check = course_checks(course.root)["perceptron_step"]
     before = checker_id(check)
@@ -239,7 +240,7 @@ def assignment_from_template(root: Path) -> Path:
 
 
 def test_the_template_checks_its_four_shapes_against_the_solution_and_catches_a_bug_in_each(tmp_path):
-    from perceptron_course.grading.trusted.checks import run_in_process
+    from perceptron_course.grading.trusted.judging.checks import run_in_process
 
     assignment_from_template(tmp_path)
     checks = course_checks(tmp_path).of("07_template")
@@ -256,7 +257,7 @@ def test_the_template_checks_its_four_shapes_against_the_solution_and_catches_a_
 
 
 def test_a_batch_stops_before_any_work_on_a_check_that_does_not_load_or_a_solution_that_does_not_run(course):
-    from perceptron_course.grading.trusted.check_registry import ready_to_grade
+    from perceptron_course.grading.trusted.judging.check_registry import ready_to_grade
     from perceptron_course.grading.trusted.pipeline import grade
 
     assert set(ready_to_grade(course.root, ["02_algorithm"])) == set(course_checks(course.root).of("02_algorithm"))

@@ -21,13 +21,13 @@ import pytest
 from nbgrader.api import Gradebook
 from conftest import fixture_course
 
-from perceptron_course.grading.trusted.course import Course
-from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
-from perceptron_course.grading.trusted.exports import CANVAS_GRADES, CANVAS_ROSTER
+from perceptron_course.grading.trusted.course.course import Course
+from perceptron_course.grading.trusted.course.example_class import copy_course, solved_notebook
+from perceptron_course.grading.trusted.outputs.exports import CANVAS_GRADES, CANVAS_ROSTER
 from perceptron_course.grading.trusted.cli import main
 from perceptron_course.grading.trusted.pipeline import grade
 from perceptron_course.grading.trusted.refresh import refresh
-from perceptron_course.grading.trusted.term import LMS_PATTERNS
+from perceptron_course.grading.trusted.course.term import LMS_PATTERNS
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -328,7 +328,7 @@ def term_pattern(lms: str) -> str:
 
 
 def test_nbgraders_configuration_takes_the_pattern_of_the_lms_the_term_names(tmp_path):
-    from perceptron_course.grading.trusted.course import load_config
+    from perceptron_course.grading.trusted.course.course import load_config
 
     course = copy_course(REPO, tmp_path / "course")
     for lms in TERM_LMS.values():

@@ -11,7 +11,7 @@ import pytest
 from conftest import fixture_course
 
 from perceptron_course import intake_rules
-from perceptron_course.grading.trusted import sandbox
+from perceptron_course.grading.trusted.running import sandbox
 from perceptron_course.intake_rules import IntakeError, copy_number, examine, load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,7 +192,7 @@ def test_what_is_not_a_notebook_is_refused_with_the_reason(data):
 def _course_with(tmp_path, notebook: dict, *, release: bool = True, extra: dict[str, bytes] | None = None):
     import shutil
 
-    from perceptron_course.grading.trusted.example_class import copy_course
+    from perceptron_course.grading.trusted.course.example_class import copy_course
 
     course = copy_course(fixture_course(), tmp_path / "course")
     if not release:
@@ -206,7 +206,7 @@ def _course_with(tmp_path, notebook: dict, *, release: bool = True, extra: dict[
 
 
 def test_the_grader_takes_in_a_renamed_hand_in_with_its_times(tmp_path):
-    from perceptron_course.grading.trusted.intake import take_in
+    from perceptron_course.grading.trusted.course.intake import take_in
 
     course = _course_with(tmp_path, released(course_root=fixture_course()), extra={"timestamp.txt": b"2026-11-27 16:59:01.000001 UTC",
                                                        "submission_secret.txt": b"0a1b2c3d\n"})
@@ -220,7 +220,7 @@ def test_the_grader_takes_in_a_renamed_hand_in_with_its_times(tmp_path):
 
 @pytest.mark.parametrize("timestamp, secret", [(b"yesterday-ish", b"../../etc"), (b"\xff", b"a" * 300)])
 def test_a_timestamp_that_is_no_date_and_a_secret_that_is_not_plain_are_left_behind(tmp_path, timestamp, secret):
-    from perceptron_course.grading.trusted.intake import take_in
+    from perceptron_course.grading.trusted.course.intake import take_in
 
     course = _course_with(tmp_path, released(course_root=fixture_course()), extra={"timestamp.txt": timestamp, "submission_secret.txt": secret})
     taken = take_in(course, "ada", "01_geometry")
@@ -229,7 +229,7 @@ def test_a_timestamp_that_is_no_date_and_a_secret_that_is_not_plain_are_left_beh
 
 
 def test_without_release_no_solution_or_hidden_test_is_put_back(tmp_path):
-    from perceptron_course.grading.trusted.intake import take_in
+    from perceptron_course.grading.trusted.course.intake import take_in
 
     course = _course_with(tmp_path, without(released(course_root=fixture_course()), "predict", "test_predict"), release=False)
     taken = take_in(course, "ada", "01_geometry")
@@ -255,8 +255,8 @@ def test_pasted_and_foreign_cell_ids_are_named_and_cell_ids_made_unique():
 
 
 def test_an_assignment_as_released_is_parsed_once_and_again_when_its_file_changes(tmp_path):
-    from perceptron_course.grading.trusted.example_class import copy_course
-    from perceptron_course.grading.trusted.intake import expected_assignment
+    from perceptron_course.grading.trusted.course.example_class import copy_course
+    from perceptron_course.grading.trusted.course.intake import expected_assignment
 
     course = copy_course(fixture_course(), tmp_path / "course")
     first = expected_assignment(course, "01_geometry", "geometry")

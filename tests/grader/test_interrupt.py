@@ -15,8 +15,8 @@ from nbgrader.api import Gradebook
 
 from test_lab import SCRIPTS
 
-from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
-from perceptron_course.grading.trusted.report import INTERRUPTED_NOTE
+from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.outputs.report import INTERRUPTED_NOTE
 
 ASSIGNMENTS = ["02_algorithm", "03_worked_example"]  # 5 students: 10 submissions, one of them refused at intake
 WAIT_LIMIT_SECONDS = 600  # a cap on waiting for the first result, not a measurement

@@ -11,16 +11,16 @@ import math
 import numpy as np
 import pytest
 
-from perceptron_course.grading.trusted.checks import CHECKS, run_in_process
-from perceptron_course.grading.trusted.checks.framework import Case, Check, judge_replies
-from perceptron_course.grading.trusted.item_analysis import (
+from perceptron_course.grading.trusted.judging.checks import CHECKS, run_in_process
+from perceptron_course.grading.trusted.judging.checks.framework import Case, Check, judge_replies
+from perceptron_course.grading.trusted.outputs.item_analysis import (
     CSV_COLUMNS, EVERYONE_FAILS, EVERYONE_PASSES, PartResult, Submission, analyse_assignment, behaviour_name, behaviour_names,
     callouts,
     correlation,
     html_section, markdown_section, parse_parts, part_record, plot_item_analysis, write_item_csv,
 )
-from perceptron_course.grading.trusted.safe_text import from_spreadsheet_cell
-from perceptron_course.grading.trusted.wire import Reply
+from perceptron_course.grading.trusted.outputs.safe_text import from_spreadsheet_cell
+from perceptron_course.grading.trusted.judging.wire import Reply
 
 NOT_IMPLEMENTED = "f is not implemented yet (it raises NotImplementedError): write it, then run its tests again."
 WRONG_ON_ZERO = "f returned labels other than -1 and +1 on a score of exactly 0:"
@@ -226,7 +226,7 @@ def test_recorded_parts_in_metadata_are_read_defensively():
 def test_the_grader_records_each_part_and_replaces_what_the_notebook_claimed():
     from test_preprocessors import execute
 
-    from perceptron_course.grading.trusted.preprocessors import LIMITS_METADATA
+    from perceptron_course.grading.trusted.running.preprocessors import LIMITS_METADATA
 
     forged = {LIMITS_METADATA: {"parts": {"test_1": {"failure": "", "checks": {"augment": {"x": ""}}}, "test_9": {}}}}
     wrong = "import numpy as np\ndef augment(X):\n    return np.asarray(X, dtype=float)\n"

@@ -22,7 +22,7 @@ from nbgrader.api import Base
 from nbgrader.dbutil import ALEMBIC_DIR
 from sqlalchemy import create_engine
 
-from perceptron_course.grading.trusted.example_class import copy_course
+from perceptron_course.grading.trusted.course.example_class import copy_course
 from perceptron_course.grading.trusted.lab import prepare_gradebook
 
 SCRIPTS = Path(sys.executable).parent
@@ -133,7 +133,7 @@ def test_a_gradebook_left_without_its_migration_table_is_stamped(tmp_path):
 def test_a_new_gradebook_is_stamped_with_what_the_alembic_program_answers(tmp_path):
     from nbgrader.dbutil import write_alembic_ini
 
-    from perceptron_course.grading.trusted.course import nbgrader_api
+    from perceptron_course.grading.trusted.course.course import nbgrader_api
 
     write_alembic_ini(str(tmp_path / "alembic.ini"), f"sqlite:///{tmp_path / 'unused.db'}")
     heads = subprocess.run([str(SCRIPTS / "alembic"), "-c", str(tmp_path / "alembic.ini"), "heads"],

@@ -6,8 +6,8 @@ from pathlib import Path
 import nbformat
 from conftest import fixture_course
 
-from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
-from perceptron_course.grading.trusted.ledger import (WRITE_EVERY_SECONDS, Entry, LedgerWriter, fingerprint, read_ledger,
+from perceptron_course.grading.trusted.course.example_class import copy_course, solved_notebook
+from perceptron_course.grading.trusted.gradebook.ledger import (WRITE_EVERY_SECONDS, Entry, LedgerWriter, fingerprint, read_ledger,
                                                        write_ledger)
 
 

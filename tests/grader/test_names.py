@@ -10,10 +10,10 @@ import os
 
 import pytest
 
-from perceptron_course.grading.trusted.exports import CSV_COLUMNS, read_csv_rows, write_csv, write_grades_csv
-from perceptron_course.grading.trusted.files import name_problem, readable_name
-from perceptron_course.grading.trusted.outcome import FAILED, Outcome
-from perceptron_course.grading.trusted.safe_text import from_spreadsheet_cell, spreadsheet_cell, terminal_text
+from perceptron_course.grading.trusted.outputs.exports import CSV_COLUMNS, read_csv_rows, write_csv, write_grades_csv
+from perceptron_course.grading.trusted.course.files import name_problem, readable_name
+from perceptron_course.grading.trusted.gradebook.outcome import FAILED, Outcome
+from perceptron_course.grading.trusted.outputs.safe_text import from_spreadsheet_cell, spreadsheet_cell, terminal_text
 
 FORMULAS = ['=HYPERLINK("http://evil.example","x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1+1)", "\t=1", "\r=1",
             " =1+1", "'=1"]

@@ -10,9 +10,9 @@ import pytest
 from conftest import fixture_course
 from nbgrader.api import Gradebook
 
-from perceptron_course.grading.trusted import kernel_pool, sandbox
-from perceptron_course.grading.trusted.batch import FAULT_VARIABLE
-from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.running import kernel_pool, sandbox
+from perceptron_course.grading.trusted.running.batch import FAULT_VARIABLE
+from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
 
 ASSIGNMENTS = ["01_geometry", "02_algorithm"]
@@ -63,7 +63,7 @@ class RecordingPool(ProcessPoolExecutor):
 
 @pytest.fixture
 def recorded_workers(monkeypatch):
-    from perceptron_course.grading.trusted import batch
+    from perceptron_course.grading.trusted.running import batch
 
     RecordingPool.workers = []
     monkeypatch.setattr(batch, "ProcessPoolExecutor", RecordingPool)
@@ -117,8 +117,8 @@ def test_any_process_executor_can_run_the_jobs(serial, tmp_path):
 def test_a_worker_failure_names_what_failed_and_how_to_grade_again():
     from concurrent.futures.process import BrokenProcessPool
 
-    from perceptron_course.grading.trusted.batch import GradeJob, worker_failure
-    from perceptron_course.grading.trusted.kernel_pool import ZygoteError
+    from perceptron_course.grading.trusted.running.batch import GradeJob, worker_failure
+    from perceptron_course.grading.trusted.running.kernel_pool import ZygoteError
 
     job = GradeJob("/course", "/course/.grading-x/job-0", "/t.db", "ada", "01_geometry", True, 3072)
     died = worker_failure(job, 8.0, BrokenProcessPool("gone"))
@@ -137,8 +137,8 @@ def test_a_batch_pool_starts_each_workers_zygote_before_its_first_job():
     # starts its zygote (about a second too): the first jobs find them warm.
     from conftest import _command_line, descendants
 
-    from perceptron_course.grading.trusted.batch import warm_pool
-    from perceptron_course.grading.trusted.sandbox import choose_isolation
+    from perceptron_course.grading.trusted.running.batch import warm_pool
+    from perceptron_course.grading.trusted.running.sandbox import choose_isolation
 
     def zygotes(workers) -> list[int]:  # the zygotes' own processes (each inside a bubblewrap process)
         return [pid for worker in workers for pid in descendants(worker)
@@ -161,7 +161,7 @@ def test_a_batch_with_a_submission_never_graded_starts_its_pool_before_the_finge
     import runpy
 
     from perceptron_course.grading.trusted import pipeline
-    from perceptron_course.grading.trusted.example_class import build_submission
+    from perceptron_course.grading.trusted.course.example_class import build_submission
 
     course = copy_course(fixture_course(), tmp_path / "course")
     recipe = runpy.run_path(str(fixture_course() / "example_class" / "ada_reference.py"))
@@ -187,7 +187,7 @@ def test_jobs_not_yet_submitted_when_the_pool_breaks_are_graded_again_or_reporte
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    from perceptron_course.grading.trusted.batch import GradeJob, _submit_all
+    from perceptron_course.grading.trusted.running.batch import GradeJob, _submit_all
 
     class BreaksAfterOneJob:
         def __init__(self) -> None:

@@ -11,14 +11,14 @@ from conftest import expected_example_grades, fixture_course, tree_digest
 from test_ledger import hand_in
 
 from perceptron_course.grading.trusted.cli import main
-from perceptron_course.grading.trusted.course import Course
-from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.course.course import Course
+from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
 
 REPO = Path(__file__).resolve().parents[2]
 # What each example student should get: from the recipes' LOSES and FAILS and the points of source/.
 EXPECTED = expected_example_grades(Course.open(REPO))
-FORBIDDEN_IN_FEEDBACK = ["BEGIN HIDDEN TESTS", "from perceptron_course.grading.trusted.checks import", "check_", "_compare_each", "def train("]
+FORBIDDEN_IN_FEEDBACK = ["BEGIN HIDDEN TESTS", "from perceptron_course.grading.trusted.judging.checks import", "check_", "_compare_each", "def train("]
 
 
 @pytest.fixture(scope="module")
@@ -220,8 +220,8 @@ def test_unwritable_course_folder(capsys, small_class, monkeypatch):
 
 @pytest.mark.slow
 def test_an_output_that_cannot_be_kept_fails_that_submission_only(tmp_path, monkeypatch):
-    from perceptron_course.grading.trusted import batch
-    from perceptron_course.grading.trusted.files import UnsafeFileError
+    from perceptron_course.grading.trusted.running import batch
+    from perceptron_course.grading.trusted.course.files import UnsafeFileError
 
     course = copy_course(fixture_course(), tmp_path / "course")
     build_example_class(course, fixture_course() / "example_class")
@@ -380,7 +380,7 @@ def test_consecutive_stream_outputs_are_joined_into_one(tmp_path):
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-    from perceptron_course.grading.trusted.autograde import merge_stream_outputs
+    from perceptron_course.grading.trusted.running.autograde import merge_stream_outputs
 
     stream = lambda name, text: new_output("stream", name=name, text=text)  # noqa: E731
     outputs = [stream("stdout", "a"), stream("stdout", "b"), stream("stderr", "c"), stream("stdout", "d"),

@@ -3,7 +3,7 @@
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from perceptron_course.grading.trusted.preprocessors import LIMIT_LABELS, LIMITS_METADATA, ResilientExecute, limits_hit
+from perceptron_course.grading.trusted.running.preprocessors import LIMIT_LABELS, LIMITS_METADATA, ResilientExecute, limits_hit
 
 SECRET = "00" * 16
 
@@ -77,7 +77,7 @@ def test_a_declared_check_is_judged_outside_the_kernel():
               "def augment(X):\n    X = np.asarray(X, dtype=float)\n    return np.hstack([np.ones((len(X), 1)), X])\n")
     test = ("assert augment(np.zeros((1, 1))).shape == (1, 2)\n"
             "### BEGIN HIDDEN TESTS\n"
-            "from perceptron_course.grading.trusted.checks import check_augment\n"
+            "from perceptron_course.grading.trusted.judging.checks import check_augment\n"
             "check_augment(augment)\n"
             "### END HIDDEN TESTS\n")
     forge = "import numpy as np\nnp.allclose = np.array_equal = lambda *a, **k: True\ndef augment(X):\n    return X\n"
@@ -149,8 +149,8 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
 
     import numpy as np
 
-    from perceptron_course.grading.trusted.checks import CHECKS
-    from perceptron_course.grading.trusted.checks.framework import call_text, case_generator
+    from perceptron_course.grading.trusted.judging.checks import CHECKS
+    from perceptron_course.grading.trusted.judging.checks.framework import call_text, case_generator
 
     dies = ("import numpy as np, os\n"
             "def augment(X):\n"

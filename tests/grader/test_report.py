@@ -11,14 +11,14 @@ from conftest import fixture_course
 from nbgrader.api import Gradebook
 
 from perceptron_course.grading.trusted.cli import main
-from perceptron_course.grading.trusted import item_analysis
-from perceptron_course.grading.trusted.course import Course, nbgrader_api
-from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
-from perceptron_course.grading.trusted.flags import Flag
-from perceptron_course.grading.trusted.ledger import Fingerprint, entry_for, read_ledger, write_ledger
-from perceptron_course.grading.trusted.outcome import FAILED, GRADED, Outcome
-from perceptron_course.grading.trusted.report import cell_pass_rates, pending_submissions, read_class, write_exports
-from perceptron_course.grading.trusted.sandbox import Isolation
+from perceptron_course.grading.trusted.outputs import item_analysis
+from perceptron_course.grading.trusted.course.course import Course, nbgrader_api
+from perceptron_course.grading.trusted.course.example_class import copy_course, solved_notebook
+from perceptron_course.grading.trusted.judging.flags import Flag
+from perceptron_course.grading.trusted.gradebook.ledger import Fingerprint, entry_for, read_ledger, write_ledger
+from perceptron_course.grading.trusted.gradebook.outcome import FAILED, GRADED, Outcome
+from perceptron_course.grading.trusted.outputs.report import cell_pass_rates, pending_submissions, read_class, write_exports
+from perceptron_course.grading.trusted.running.sandbox import Isolation
 
 ISOLATION = Isolation(sandbox=True, memory_mb=3072, note="")
 EVIL = "x<script>alert(1)</script>|y"
@@ -328,7 +328,7 @@ def test_matplotlib_is_prepared_for_the_report_while_the_comparison_of_code_impo
 
     script = textwrap.dedent("""
         import threading
-        from perceptron_course.grading.trusted.report import prepare_plotting
+        from perceptron_course.grading.trusted.outputs.report import prepare_plotting
         errors = []
         def run(step):
             try:

@@ -17,15 +17,15 @@ import pytest
 from conftest import fixture_course
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from perceptron_course.grading.trusted.checks.framework import Case, Check, Difference, Verdict, judge_replies
-from perceptron_course.grading.trusted.course import Course, CourseError, nbgrader_api
-from perceptron_course.grading.trusted.example_class import copy_course, solved_notebook
-from perceptron_course.grading.trusted.preprocessors import LIMITS_METADATA
-from perceptron_course.grading.trusted.reveal import (
+from perceptron_course.grading.trusted.judging.checks.framework import Case, Check, Difference, Verdict, judge_replies
+from perceptron_course.grading.trusted.course.course import Course, CourseError, nbgrader_api
+from perceptron_course.grading.trusted.course.example_class import copy_course, solved_notebook
+from perceptron_course.grading.trusted.running.preprocessors import LIMITS_METADATA
+from perceptron_course.grading.trusted.gradebook.reveal import (
     UNKNOWN_BEHAVIOUR, conceal, course_schedule, details_shown, due_date, feedback_state,
 )
-from perceptron_course.grading.trusted.verdicts import FAILED_BEHAVIOURS, VERDICT_ERROR, verdict_output
-from perceptron_course.grading.trusted.wire import Reply
+from perceptron_course.grading.trusted.judging.verdicts import FAILED_BEHAVIOURS, VERDICT_ERROR, verdict_output
+from perceptron_course.grading.trusted.judging.wire import Reply
 
 ASSIGNMENT = "01_geometry"
 #: 17:00 in Paris is 16:00 UTC: the gradebook keeps UTC.
@@ -242,6 +242,6 @@ def test_an_unknown_schedule_is_a_clear_error(tmp_path):
     set_schedule(course, "after_due_date")
     config = course.root / "nbgrader_config.py"
     config.write_text(config.read_text(encoding="utf-8").replace(
-        '    "perceptron_course.grading.trusted.reveal.RevealSchedule",\n', ""), encoding="utf-8")
-    with pytest.raises(CourseError, match="does not name 'perceptron_course.grading.trusted.reveal.RevealSchedule'"):
+        '    "perceptron_course.grading.trusted.gradebook.reveal.RevealSchedule",\n', ""), encoding="utf-8")
+    with pytest.raises(CourseError, match="does not name 'perceptron_course.grading.trusted.gradebook.reveal.RevealSchedule'"):
         course_schedule(course)

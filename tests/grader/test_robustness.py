@@ -16,9 +16,9 @@ import pytest
 
 from conftest import fixture_course, sandboxes_left, tree_digest
 
-from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
-from perceptron_course.grading.trusted.sandbox import sandbox_problem
+from perceptron_course.grading.trusted.running.sandbox import sandbox_problem
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bad_class"
@@ -186,14 +186,14 @@ def test_feedback_never_shows_hidden_tests_or_their_code(batch):
     assert len(pages) == len(CELLS_LOST)
     for page in pages:
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))  # what a reader sees
-        assert "BEGIN HIDDEN TESTS" not in text and "from perceptron_course.grading.trusted.checks import" not in text, page
+        assert "BEGIN HIDDEN TESTS" not in text and "from perceptron_course.grading.trusted.judging.checks import" not in text, page
         shown = {line.strip() for line in text.splitlines()}
         assert not secret_lines & shown, (page, secret_lines & shown)
 
 
 def test_without_a_sandbox_grading_says_so_loudly(monkeypatch, capsys):
-    from perceptron_course.grading.trusted import sandbox
-    from perceptron_course.grading.trusted.report import isolation_line
+    from perceptron_course.grading.trusted.running import sandbox
+    from perceptron_course.grading.trusted.outputs.report import isolation_line
 
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # without the opt-in it refuses (tests/grader/test_sandbox.py)

@@ -14,12 +14,12 @@ import mistune
 import pytest
 from nbconvert.filters.markdown import markdown2html_mistune
 
-from perceptron_course.grading.trusted.exports import write_csv
-from perceptron_course.grading.trusted.item_analysis import ItemRow, markdown_section
-from perceptron_course.grading.trusted.preprocessors import unpack_kernel_message
-from perceptron_course.grading.trusted.safe_text import markdown_table, markdown_text, terminal_text, writable, writable_data
-from perceptron_course.grading.trusted.similarity import Match, SimilarityReview, markdown_section as similarity_markdown
-from perceptron_course.grading.trusted.wire import Reply, parse_reply
+from perceptron_course.grading.trusted.outputs.exports import write_csv
+from perceptron_course.grading.trusted.outputs.item_analysis import ItemRow, markdown_section
+from perceptron_course.grading.trusted.running.preprocessors import unpack_kernel_message
+from perceptron_course.grading.trusted.outputs.safe_text import markdown_table, markdown_text, terminal_text, writable, writable_data
+from perceptron_course.grading.trusted.outputs.similarity import Match, SimilarityReview, markdown_section as similarity_markdown
+from perceptron_course.grading.trusted.judging.wire import Reply, parse_reply
 
 #: Every Markdown syntax a message could plant, one line (links, autolinks, emphasis, strikethrough, code, headings,
 #: table cells, footnotes, math, HTML, entities, images, and the extensions some renderers have).
@@ -83,7 +83,7 @@ def test_ordinary_text_stays_readable_in_the_file():
 
 def test_an_item_analysis_failure_line_renders_inert_in_the_report():
     # Issue 31, item 5: an exception message placed a live link, emphasis and strikethrough in reports/report.md.
-    from perceptron_course.grading.trusted.item_analysis import Correlation
+    from perceptron_course.grading.trusted.outputs.item_analysis import Correlation
 
     failure = f"set_margin raised ValueError: {PLANTED}"
     row = ItemRow("01_geometry", "test_set_margin", "", "", 4, 3, Correlation(0.5), Correlation(0.4), failure, 1)

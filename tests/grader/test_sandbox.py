@@ -29,11 +29,13 @@ import pytest
 
 from conftest import _command_line, descendants, fixture_course, sandboxes_left, tree_state
 
-from perceptron_course.grading.trusted import feedback, files, kernel_pool, sandbox
-from perceptron_course.grading.trusted.course import Course, CourseError
-from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.outputs import feedback
+from perceptron_course.grading.trusted.course.course import files
+from perceptron_course.grading.trusted.running import kernel_pool, sandbox
+from perceptron_course.grading.trusted.course.course import Course, CourseError
+from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
-from perceptron_course.grading.trusted.secret import load_or_create_secret
+from perceptron_course.grading.trusted.course.secret import load_or_create_secret
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox_class"
@@ -438,7 +440,7 @@ def test_the_kernel_manager_connects_through_descriptors(tmp_path):
 def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down():
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from perceptron_course.grading.trusted import preprocessors
+    from perceptron_course.grading.trusted.running import preprocessors
 
     class Recording(preprocessors.ResilientExecute):
         def create_kernel_manager(self):
@@ -466,7 +468,7 @@ def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_
     from nbformat.v4 import new_code_cell, new_notebook
 
     from perceptron_course.grading.in_sandbox.kernel import HARNESS_CELL_START
-    from perceptron_course.grading.trusted import preprocessors
+    from perceptron_course.grading.trusted.running import preprocessors
 
     cells = ["def radius(X):\n    raise ValueError('raised in the cell that defines radius')",
              "def margin(w):\n    return radius(w)",
@@ -490,7 +492,7 @@ def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_
 def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from perceptron_course.grading.trusted import preprocessors
+    from perceptron_course.grading.trusted.running import preprocessors
 
     probe = ("import json, os\nfrom ipykernel import get_connection_file\n"
              "folder = os.path.dirname(json.load(open(get_connection_file()))['ip'])\n"
@@ -510,7 +512,7 @@ def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
 def test_a_kernel_that_cannot_start_early_leaves_the_notebook_to_start_its_own(monkeypatch):
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from perceptron_course.grading.trusted import preprocessors
+    from perceptron_course.grading.trusted.running import preprocessors
 
     def refuse(manager, **kwargs):
         raise OSError("no kernel now")
@@ -792,7 +794,7 @@ def test_hostile_batch_a_fork_bomb_is_capped(hostile_batch):
 
 
 def test_other_pythons_packages_are_hidden(tmp_path):
-    from perceptron_course.grading.trusted.sandbox import _python_roots, foreign_site_packages
+    from perceptron_course.grading.trusted.running.sandbox import _python_roots, foreign_site_packages
 
     hidden = foreign_site_packages(_python_roots())
     probe = ("import os, sys\n"
@@ -994,7 +996,7 @@ def test_hostile_batch_eleventh_round_deep_html_is_shown_as_text_and_a_code_bomb
 @pytest.mark.slow
 def test_hostile_batch_folder_names_act_nowhere_and_stop_nothing(hostile_batch, capsys):
     from perceptron_course.grading.trusted.cli import _print_summary
-    from perceptron_course.grading.trusted.files import readable_name
+    from perceptron_course.grading.trusted.course.files import readable_name
 
     course, outcomes = hostile_batch["course"], hostile_batch["outcomes"]
     for name, reason in NAME_ATTACKS.items():
@@ -1316,7 +1318,7 @@ def test_a_kernel_flooding_the_graders_sockets_fails_its_own_job_only(tmp_path, 
     # Attack round 7: a kernel sent messages of 40 frames of 60 MiB on the stdin socket, which the grader
     # connected and never read: gigabytes in the grader's memory. stdin is no longer connected, and a job
     # may grow its worker's data by a budget only (here 1 GiB, so the test needs little memory).
-    from perceptron_course.grading.trusted import resources
+    from perceptron_course.grading.trusted.running import resources
 
     monkeypatch.setattr(resources, "JOB_DATA_BUDGET_BYTES", 1024**3)
     course = copy_course(fixture_course(), tmp_path / "course")

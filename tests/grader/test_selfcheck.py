@@ -114,8 +114,8 @@ def test_an_endless_loop_is_stopped_and_named_and_the_rest_still_runs(tmp_path):
 def test_agrees_with_nbgraders_validator_on_every_assignment_of_a_buggy_student(tmp_path):
     from nbgrader.validator import Validator
 
-    from perceptron_course.grading.trusted.course import Course
-    from perceptron_course.grading.trusted.example_class import build_submission, load_recipes
+    from perceptron_course.grading.trusted.course.course import Course
+    from perceptron_course.grading.trusted.course.example_class import build_submission, load_recipes
 
     course = Course.open(ROOT)
     recipe = load_recipes(ROOT / "example_class")["cy_buggy"]
@@ -143,8 +143,8 @@ def test_agrees_with_nbgraders_validator_on_every_assignment_of_a_buggy_student(
 
 @pytest.mark.slow
 def test_the_reference_solutions_are_ready_to_hand_in_in_every_assignment(tmp_path):
-    from perceptron_course.grading.trusted.course import Course
-    from perceptron_course.grading.trusted.example_class import solved_notebook
+    from perceptron_course.grading.trusted.course.course import Course
+    from perceptron_course.grading.trusted.course.example_class import solved_notebook
 
     course = Course.open(ROOT)
     not_ready = {}
@@ -210,7 +210,7 @@ def test_a_self_check_started_inside_a_self_check_does_nothing(monkeypatch, caps
 
 
 def test_cell_timeout_is_the_term_files_and_the_graders():
-    from perceptron_course.grading.trusted.course import Course, load_config
+    from perceptron_course.grading.trusted.course.course import Course, load_config
 
     course = Course.open(ROOT)
     assert selfcheck.cell_timeout() == course.term().limits.cell_seconds == load_config(course).Execute.timeout
@@ -275,7 +275,7 @@ HAND_INS = {  # student: (file name, edit, the part the grader must give 0, or N
 
 @pytest.mark.slow
 def test_a_green_self_check_means_the_grader_runs_the_notebook_as_it_is(tmp_path):
-    from perceptron_course.grading.trusted.example_class import copy_course
+    from perceptron_course.grading.trusted.course.example_class import copy_course
     from perceptron_course.grading.trusted.pipeline import grade
 
     course = copy_course(ROOT, tmp_path / "course")
@@ -420,7 +420,7 @@ def test_a_hand_in_that_calls_check_all_is_graded_as_without_it_unflagged(tmp_pa
     # The README tells students to call check_all from a cell: the grader must neither flag it nor fail it,
     # and in the grading kernel it must start nothing.
     from perceptron_course.grading.trusted import pipeline
-    from perceptron_course.grading.trusted.example_class import build_submission, copy_course
+    from perceptron_course.grading.trusted.course.example_class import build_submission, copy_course
 
     def with_check_all(notebook):
         notebook.cells.append(nbformat.v4.new_code_cell(

@@ -6,10 +6,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from perceptron_course.grading.trusted import similarity
-from perceptron_course.grading.trusted.course import Course
-from perceptron_course.grading.trusted.example_class import build_submission, copy_course, load_recipes
-from perceptron_course.grading.trusted.similarity import THRESHOLD, find_similar, html_section, markdown_section
+from perceptron_course.grading.trusted.outputs import similarity
+from perceptron_course.grading.trusted.course.course import Course
+from perceptron_course.grading.trusted.course.example_class import build_submission, copy_course, load_recipes
+from perceptron_course.grading.trusted.outputs.similarity import THRESHOLD, find_similar, html_section, markdown_section
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "perceptron_course"
@@ -246,8 +246,8 @@ def test_the_review_does_not_depend_on_the_interpreter_s_string_hashing(small_cl
     import sys
 
     course, lectures, review = small_class
-    script = ("import sys\nfrom pathlib import Path\nfrom perceptron_course.grading.trusted.course import Course\n"
-              "from perceptron_course.grading.trusted.similarity import find_similar, markdown_section\n"
+    script = ("import sys\nfrom pathlib import Path\nfrom perceptron_course.grading.trusted.course.course import Course\n"
+              "from perceptron_course.grading.trusted.outputs.similarity import find_similar, markdown_section\n"
               "print(markdown_section(find_similar(Course.open(sys.argv[1]), library=Path(sys.argv[2]), notebooks=Path(sys.argv[3]))))\n")
     outputs = {subprocess.run([sys.executable, "-c", script, str(course.root), str(LIBRARY), str(lectures)], capture_output=True,
                               text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout

@@ -15,9 +15,9 @@ import nbformat
 import pytest
 from conftest import fixture_course
 
-from perceptron_course.grading.trusted.example_class import build_example_class, copy_course
+from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
-from perceptron_course.grading.trusted.secret import SECRET_FILE
+from perceptron_course.grading.trusted.course.secret import SECRET_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "verdict_class"
@@ -199,8 +199,8 @@ def test_suspicious_code_is_flagged_for_a_person_and_honest_code_is_not(batch):
 
 
 def test_a_test_cells_declarations_read_the_same_from_nbformat_text_and_from_plain_json_lines():
-    from perceptron_course.grading.trusted.check_registry import course_checks
-    from perceptron_course.grading.trusted.verdicts import DeclarationError, declared_in
+    from perceptron_course.grading.trusted.judging.check_registry import course_checks
+    from perceptron_course.grading.trusted.judging.verdicts import DeclarationError, declared_in
 
     checks = course_checks(REPO).of("01_geometry")
     source = "assert augment([[1]]).shape == (1, 2)\n### BEGIN HIDDEN TESTS\ncheck_augment(augment)\n### END HIDDEN TESTS\n"

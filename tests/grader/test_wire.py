@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from perceptron_course.grading.in_sandbox import harness
-from perceptron_course.grading.trusted.verdicts import harness_code
-from perceptron_course.grading.trusted.wire import (
+from perceptron_course.grading.trusted.judging.verdicts import harness_code
+from perceptron_course.grading.trusted.judging.wire import (
     MAX_REPLY_CHARS, Unsupported, WireError, decode_value, encode, new_marker, parse_reply, python_literal, read_replies,
 )
 
@@ -135,7 +135,7 @@ def test_python_literals_paste_back_to_the_same_value(value):
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
-from perceptron_course.grading.trusted.wire import MAX_ITEMS  # noqa: E402
+from perceptron_course.grading.trusted.judging.wire import MAX_ITEMS  # noqa: E402
 from wire_strategies import wire_forms, wire_values  # noqa: E402
 
 

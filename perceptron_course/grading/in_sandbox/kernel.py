@@ -1,6 +1,6 @@
 """The grading kernel's launcher: caps and a seccomp filter, then ipykernel.
 
-The trusted side (``trusted/sandbox.py``) starts it inside bubblewrap; before any
+The trusted side (``trusted/running/sandbox.py``) starts it inside bubblewrap; before any
 student code runs it
 
 - caps the process (``resource``): address space (a runaway allocation raises

@@ -1,6 +1,6 @@
 """A warm parent of grading kernels: it imports once, then forks a fresh sandboxed kernel per request.
 
-``trusted/kernel_pool.py`` starts it inside bubblewrap, with the grading kernel's allowlist
+``trusted/running/kernel_pool.py`` starts it inside bubblewrap, with the grading kernel's allowlist
 file system, as uid 0 of its own user namespace with that namespace's capabilities (which it
 needs to make namespaces for its children). It imports what every grading kernel needs
 (``WARM_MODULES``), and from then on runs no code but this loop; it never runs student code.

@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from .course import CONFIG_FILE, Course, CourseError
-from .safe_text import terminal_text
-from .selection import find_course_root, select_submissions
+from .course.course import CONFIG_FILE, Course, CourseError
+from .outputs.safe_text import terminal_text
+from .course.selection import find_course_root, select_submissions
 
 DEMO_MARKER = ".perceptron-course-demo"
 ROOT_HELP = "course folder (holding nbgrader_config.py); default: this folder or the nearest one above it that holds one"
@@ -33,7 +33,7 @@ def open_course(root: str | None) -> Course:
 
 
 def _print_summary(course: Course, outcomes, seconds: float, skipped=()) -> None:
-    from .report import GRADES_BY_STUDENT, class_table, markdown_table, problems, read_class
+    from .outputs.report import GRADES_BY_STUDENT, class_table, markdown_table, problems, read_class
 
     students = {o.student for o in outcomes} | {student for student, _ in skipped}
     table = markdown_table(class_table(read_class(course), students))  # their whole record
@@ -77,9 +77,9 @@ def interrupted_line(interrupted) -> str:
 
 def command_release(args) -> int:
     from .pipeline import release
-    from .release_check import changed_since, release_summary, snapshot
+    from .course.release_check import changed_since, release_summary, snapshot
 
-    from .late_policy import apply_term
+    from .course.late_policy import apply_term
 
     course = open_course(args.root)
     if (course.root / "gradebook.db").is_file():
@@ -131,8 +131,8 @@ def exit_now(status: int) -> int:
 def command_refresh(args) -> int:
     course = open_course(args.root)
     from .refresh import refresh
-    from .report import GRADES_BY_STUDENT
-    from .safe_text import quoted
+    from .outputs.report import GRADES_BY_STUDENT
+    from .outputs.safe_text import quoted
 
     start = time.perf_counter()
     done = refresh(course, assignments=args.assignment, students=args.student, everything=args.all)
@@ -149,7 +149,7 @@ def command_refresh(args) -> int:
 
 
 def command_explain(args) -> int:
-    from .explain import check_submission, explain, report_lines
+    from .gradebook.explain import check_submission, explain, report_lines
 
     course = open_course(args.root)
     check_submission(course, args.student, args.assignment)  # a typo is reported now, before anything slow
@@ -169,7 +169,7 @@ def prepare_demo_area(out: Path) -> None:
 
 
 def command_demo(args) -> int:
-    from .example_class import build_example_class, copy_course
+    from .course.example_class import build_example_class, copy_course
     from .pipeline import grade
 
     source_course = Course.open(args.course)
@@ -194,7 +194,7 @@ def _shown_path(path: Path) -> str:
 
 
 def command_bundle(args) -> int:
-    from .bundle import build_bundle
+    from .course.bundle import build_bundle
 
     course = open_course(args.root)
     folder, archive = build_bundle(course, Path(args.out) if args.out else course.root / "dist")
@@ -205,7 +205,7 @@ def command_bundle(args) -> int:
 
 
 def command_check(args) -> int:
-    from .course_check import check_course
+    from .course.course_check import check_course
 
     course = open_course(args.root)
     problems = check_course(course)
@@ -219,7 +219,7 @@ def command_check(args) -> int:
 
 
 def command_students_readme(args) -> int:
-    from .student_readme import write_docs_page
+    from .course.student_readme import write_docs_page
 
     print(f"wrote {write_docs_page(open_course(args.root))} from term.toml")
     return 0
@@ -233,7 +233,7 @@ def command_lab(args) -> int:
 
 
 def command_pages(args) -> int:
-    from perceptron_course.pages import build_pages
+    from .outputs.pages import build_pages
 
     course = open_course(args.root)
     out = Path(args.out) if args.out else course.root / "dist" / "pages"

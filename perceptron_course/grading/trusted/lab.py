@@ -23,7 +23,7 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from .course import Course, CourseError, head_revision, nbgrader_api
+from .course.course import Course, CourseError, head_revision, nbgrader_api
 
 #: The formgrader and the student-side extensions (assignment list, courses).
 NBGRADER_SERVER_EXTENSIONS = (

@@ -24,24 +24,24 @@ from concurrent.futures import Executor, Future
 from pathlib import Path
 
 from ...intake_rules import write_manifest
-from .autograde import nbgrader_error_line, quiet_nbgrader_warnings
-from .check_registry import ready_to_grade
-from .batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding,
+from .running.autograde import nbgrader_error_line, quiet_nbgrader_warnings
+from .judging.check_registry import ready_to_grade
+from .running.batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding,
                     warm_pool)
-from .course import Course, CourseError, nbgrader_api
-from .files import replace_text
-from .late_policy import apply_term
-from .nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
-from .ledger import LEFT_FILE, Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger, read_left, write_left
-from .outcome import FAILED, GRADED, Key, Outcome
-from .records import GradingContext, keep_record
-from .report import prepare_plotting, write_exports
-from .reveal import Schedule, course_schedule, feedback_state
-from .safe_text import quoted
-from .sandbox import choose_isolation
-from .secret import load_or_create_secret
-from .selection import choose_assignments, select_submissions
-from .similarity import compare_in_background, stop_comparison
+from .course.course import Course, CourseError, nbgrader_api
+from .course.files import replace_text
+from .course.late_policy import apply_term
+from .running.nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
+from .gradebook.ledger import LEFT_FILE, Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger, read_left, write_left
+from .gradebook.outcome import FAILED, GRADED, Key, Outcome
+from .gradebook.records import GradingContext, keep_record
+from .outputs.report import prepare_plotting, write_exports
+from .gradebook.reveal import Schedule, course_schedule, feedback_state
+from .outputs.safe_text import quoted
+from .running.sandbox import choose_isolation
+from .course.secret import load_or_create_secret
+from .course.selection import choose_assignments, select_submissions
+from .outputs.similarity import compare_in_background, stop_comparison
 
 __all__ = ["BatchInterrupted", "GradingRun", "grade", "record_source_cells", "release", "select_submissions"]
 
@@ -52,7 +52,7 @@ PACKAGE_COURSE = Path(__file__).resolve().parents[3]
 def refuse_released_hidden_checks(release_folder: Path, assignments: list[str]) -> None:
     """Raise ``CourseError`` (after deleting the copies) if nbgrader copied a hidden_checks.py into the student
     versions it generated in ``release_folder``."""
-    from .check_registry import HIDDEN_CHECKS_FILE
+    from .judging.check_registry import HIDDEN_CHECKS_FILE
 
     leaked = [path for assignment in assignments for path in (release_folder / assignment).rglob(HIDDEN_CHECKS_FILE)]
     for path in leaked:
@@ -78,8 +78,8 @@ def release(course: Course, assignments: list[str] | None = None) -> list[str]:
     CourseError
         If one fails (nbgrader's refusal to change cells that have submissions explained).
     """
-    from .late_policy import apply_term
-    from .notebook_format import course_notebooks, normalise_files
+    from .course.late_policy import apply_term
+    from .course.notebook_format import course_notebooks, normalise_files
 
     chosen = choose_assignments(course, assignments)
     course.term()  # a broken term file is reported before anything is written
@@ -174,7 +174,7 @@ def _source_state(course: Course, assignment: str) -> list[str]:
 
     import nbgrader
 
-    from . import preprocessors
+    from .running import preprocessors
 
     inputs = hashlib.sha256(nbgrader.__version__.encode())
     folders = [course.source, course.source / assignment]
@@ -366,7 +366,7 @@ def _lateness_from_gradebook(course: Course, outcomes: dict[Key, Outcome]) -> No
     """Set each graded outcome's lateness and penalty from the course's gradebook (which follows term.toml now)."""
     from nbgrader.api import MissingEntry
 
-    from .lateness import submission_lateness
+    from .course.lateness import submission_lateness
 
     with nbgrader_api(course).gradebook as gradebook:
         for (student, assignment), outcome in outcomes.items():

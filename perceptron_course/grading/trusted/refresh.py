@@ -14,17 +14,17 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from .autograde import feedback_under_submitted_names, nbgrader_error_line, quiet_nbgrader_warnings
-from .course import Course, CourseError, nbgrader_api
-from .intake import take_in
-from .late_policy import apply_term
-from .ledger import LedgerWriter, read_ledger
-from .outcome import Key
-from .report import write_exports
-from .reveal import course_schedule, feedback_state, schedule_config
-from .safe_text import quoted
-from .sandbox import Isolation
-from .selection import choose_assignments
+from .running.autograde import feedback_under_submitted_names, nbgrader_error_line, quiet_nbgrader_warnings
+from .course.course import Course, CourseError, nbgrader_api
+from .course.intake import take_in
+from .course.late_policy import apply_term
+from .gradebook.ledger import LedgerWriter, read_ledger
+from .gradebook.outcome import Key
+from .outputs.report import write_exports
+from .gradebook.reveal import course_schedule, feedback_state, schedule_config
+from .outputs.safe_text import quoted
+from .running.sandbox import Isolation
+from .course.selection import choose_assignments
 
 
 @dataclass

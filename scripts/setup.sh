@@ -16,7 +16,7 @@ if ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep -q 'li
         { apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2; } >/dev/null 2>&1 \
             || echo "warning: could not install bubblewrap and libseccomp2; grading as root will refuse to run" >&2
     else
-        echo "note: bubblewrap (bwrap) or libseccomp2 is missing: grading kernels will run without a sandbox (see README)" >&2
+        echo "note: bubblewrap (bwrap) or libseccomp2 is missing: grading will refuse to run student code until they are installed (see docs/hosting.md)" >&2
     fi
 fi
 # The browser test (tests/grader/test_browser.py) drives Debian's Chromium; it is skipped where missing.

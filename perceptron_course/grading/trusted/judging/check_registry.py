@@ -399,8 +399,9 @@ def allowed_imports_without_assignment(course_root: Path) -> list[str]:
         loaded, _ = _loaded_or_problem(course_root, assignment)
         for entry in sorted(loaded.allowed_imports or ()) if loaded is not None else ():
             parts = entry.split(".")
+            granted = {**sandbox.SELF_CHECK_STUB, **sandbox.ALLOWED_EXTRAS.get(assignment, {})}  # as the kernel's view
             if parts[0] == "perceptron_course" and len(parts) > 1 and parts[1] in sandbox.GRADED_MODULES \
-                    and parts[1] not in sandbox.ALLOWED_EXTRAS.get(assignment, {}):
+                    and parts[1] not in granted:
                 problems.append(f"source/{assignment}/{HIDDEN_CHECKS_FILE}: ALLOWED_IMPORTS names {entry!r}, but the "
                                 f"grading kernel of {assignment} cannot import perceptron_course.{parts[1]} (a module of "
                                 "reference answers): a submission using it fails")

@@ -142,12 +142,15 @@ def term_settings(root: Path = REPO) -> TermSettings:
 
 
 def course_files(root: Path = REPO) -> list[str]:
-    """What a copy of the course needs to release and grade, relative to ``root``: config, source, release, and the
-    header and footer notebooks the configuration names, if any."""
+    """What a copy of the course needs to release and grade, relative to ``root``: the configuration, the term file,
+    source, release, and the header notebook (the term's, or one the configuration names), if any."""
     from perceptron_course.grading.trusted.course.course import Course
     from perceptron_course.grading.trusted.course.release_check import header_and_footer
 
-    names = ["nbgrader_config.py", "source", "release", *(str(path) for path in header_and_footer(Course.open(root)))]
+    course = Course.open(root)
+    header = course.term().course.header if (root / "term.toml").is_file() else ""
+    names = ["nbgrader_config.py", "term.toml", "source", "release", *([header] if header else []),
+             *(str(path) for path in header_and_footer(course))]
     return [name for name in names if (root / name).exists()]
 
 

@@ -159,7 +159,11 @@ def _kernel_cases(rng: np.random.Generator) -> list[Case]:
         seed = int(rng.integers(1 << 30))
         X, y = xor(2, noise=0.2, seed=seed) if rng.random() < 0.5 else linearly_separable(15, 2, margin=0.05, seed=seed)
         kernel = variants.polynomial_kernel if rng.random() < 0.6 else (lambda A, B: variants.rbf_kernel(A, B, gamma=0.5))
-        cases.append(Case((np.round(kernel(X, X), 3), y, int(rng.choice([3, 30]))), "random data with a polynomial or RBF kernel"))
+        # Multiples of 1/1024 (a call still reads short): every score sum_i alpha_i y_i K_ij is then exact in float64,
+        # so a score of exactly 0 is a true tie whatever order a student sums in (3 decimals made ties that the
+        # summation order decided, failing correct code).
+        gram = np.round(kernel(X, X) * 1024) / 1024
+        cases.append(Case((gram, y, int(rng.choice([3, 30]))), "random data with a polynomial or RBF kernel"))
     for _ in range(N_BOUNDARY_CASES):
         cases.append(_random_capped_kernel_case(rng))
     cases.append(_cut_short_kernel_case(rng))

@@ -41,7 +41,7 @@ def test_following_the_guide_adds_a_part_that_grades_a_correct_and_a_wrong_stude
     copy = tmp_path / "course"
     for folder in ("source", "release", "docs"):
         shutil.copytree(REPO / folder, copy / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    for name in ("nbgrader_config.py", "pyproject.toml", "notebooks/sanitize.cfg"):
+    for name in ("nbgrader_config.py", "term.toml", "pyproject.toml", "notebooks/sanitize.cfg"):
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(REPO / name, copy / name)
     before = Course.open(copy).graded_cells("01_geometry")

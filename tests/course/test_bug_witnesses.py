@@ -33,7 +33,13 @@ def _key(case) -> bytes:
 
 def _without_public_cases(prepared: PreparedCases, public: set[bytes]) -> PreparedCases:
     kept = [index for index, case in enumerate(prepared.cases) if _key(case) not in public]
-    return PreparedCases([prepared.cases[index] for index in kept], [prepared.expected[index] for index in kept])
+
+    def chosen(values):
+        return None if values is None else [values[index] for index in kept]
+
+    # each case keeps its own second call (the same objects called again) and that call's answer
+    return PreparedCases(chosen(prepared.cases), chosen(prepared.expected), prepared.dropped, chosen(prepared.again),
+                         chosen(prepared.again_expected))
 
 
 @pytest.mark.parametrize("function", sorted(CHECKS))

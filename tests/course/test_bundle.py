@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import solutions_by_test_cell
+from conftest import copy_course_to, solutions_by_test_cell
 
 from perceptron_course.grading.trusted.course.bundle import build_bundle
 from perceptron_course.grading.trusted.course.student_readme import render
@@ -106,10 +106,10 @@ def test_student_package_depends_on_the_student_libraries_only(bundle):
 
 
 def copy_course(tmp_path: Path) -> Path:
-    course = tmp_path / "course"
-    for name in ("release", "notebooks", "perceptron_course", "source"):
+    course = copy_course_to(tmp_path / "course", ROOT)  # configuration, term, source, release, header
+    for name in ("notebooks", "perceptron_course"):
         shutil.copytree(ROOT / name, course / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("nbgrader_config.py", "pyproject.toml", "README.md", "term.toml"):
+    for name in ("pyproject.toml", "README.md"):
         shutil.copyfile(ROOT / name, course / name)
     return course
 

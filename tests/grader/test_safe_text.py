@@ -141,13 +141,15 @@ def test_every_message_from_a_kernel_is_unpacked_writable():
 
 
 def test_a_reply_with_lone_surrogates_is_read_as_writable_data():
-    line = json.dumps({"index": 0, "error": ["Bad" + chr(0xD800) + "Error", "message " + chr(0xDBFF)]})
+    line = json.dumps({"index": 0, "error": ["Bad" + chr(0xD800) + "Error", "message " + chr(0xDBFF)],
+                       "again_error": ["Bad" + chr(0xD800) + "Error", "again"]})
     reply = parse_reply(line)
     assert isinstance(reply, Reply) and reply.error == ("Bad\\ud800Error", "message \\udbff")
     line = json.dumps({"index": 0, "result": ["dict", [[chr(0xD800), ["str", chr(0xDFFF)]]]],
-                       "args_after": [["other", chr(0xD800) + "Thing"]]})
+                       "args_after": [["other", chr(0xD800) + "Thing"]], "again": ["str", chr(0xDC00)]})
     reply = parse_reply(line)
     assert reply.result == {"\\ud800": "\\udfff"} and reply.args_after[0].type_name == "\\ud800Thing"
+    assert reply.again == "\\udc00"
 
 
 def test_every_writer_takes_kernel_text(tmp_path):

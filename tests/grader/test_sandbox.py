@@ -30,7 +30,7 @@ import pytest
 from conftest import _command_line, descendants, fixture_course, sandboxes_left, tree_state
 
 from perceptron_course.grading.trusted.outputs import feedback
-from perceptron_course.grading.trusted.course.course import files
+from perceptron_course.grading.trusted.course import files
 from perceptron_course.grading.trusted.running import kernel_pool, sandbox
 from perceptron_course.grading.trusted.course.course import Course, CourseError
 from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course

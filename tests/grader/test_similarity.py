@@ -235,7 +235,7 @@ def test_grading_the_example_class_reports_similar_code_and_changes_no_score(tmp
     course = Course.open(tmp_path / "demo")
     expected = [sum(points for cell, points in course.graded_cells(a).items() if cell not in course.manually_graded_cells(a))
                 for a in course.assignments()]
-    (row,) = [line for line in report.splitlines() if line.startswith("| ada_reference |")]
+    row = next(line for line in report.splitlines() if line.startswith("| ada_reference |"))  # the score table's
     assert [float(mark.strip().split("/")[0]) for mark in row.strip("|").split("|")[1:-1]] == expected
 
 

@@ -45,6 +45,9 @@ from .trusted.judging.checks.framework import (
     lists_at_random, points_with_zero_score, random_integer_points, random_labels, random_points,
 )
 from .trusted.judging.flags import COMMON_IMPORTS
+from .trusted.judging.checks.training_data import (
+    N_BOUNDARY_CASES, boundary_cases, epochs_to_converge, separable_integer_data, short_separable_data, training_cases,
+)
 from .trusted.judging.solution_reference import SolutionFunction, solution, solution_namespace
 from .trusted.judging.wire import python_literal
 
@@ -57,6 +60,9 @@ __all__ = [
     # random cases, and the stated boundaries drawn at random
     "random_cases", "random_points", "random_labels", "random_integer_points", "points_with_zero_score",
     "integer_weights_and_boundary_points", "with_ties", "lists_at_random", "as_python_lists",
+    # training data for a part that trains a perceptron: named edge cases, random separable sets, caps on their boundary
+    "training_cases", "boundary_cases", "epochs_to_converge", "short_separable_data", "separable_integer_data",
+    "N_BOUNDARY_CASES",
     # the reference, and another assignment's checks
     "solution", "SolutionFunction", "solution_namespace", "checks_beside",
     # for a comparison of one's own

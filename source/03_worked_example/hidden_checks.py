@@ -9,14 +9,10 @@ import numpy as np
 from perceptron_course import perceptron
 from perceptron_course.datasets import linearly_separable, six_point_example, two_point_example, xor
 from perceptron_course.grading.trusted.judging.wire import python_literal
-from perceptron_course.grading.checks_api import checks_beside
+from perceptron_course.grading.checks_api import boundary_cases, training_cases
 from perceptron_course.grading.trusted.judging.checks.framework import N_RANDOM_CASES, Case, Check, Difference, as_float_array, compare_arrays, compare_bool, lists_at_random
 from perceptron_course.grading.trusted.judging.checks.framework import random_integer_points, random_labels
 
-# The algorithm assignment's cases, reused (a dependency: dropping 02_algorithm breaks this file, and says so).
-_ALGORITHM = checks_beside(__file__, "02_algorithm")
-boundary_cases = _ALGORITHM.boundary_cases
-training_cases = _ALGORITHM.training_cases
 
 
 def _is_mistake_cases(rng: np.random.Generator) -> list[Case]:

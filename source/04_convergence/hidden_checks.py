@@ -6,16 +6,12 @@ import numpy as np
 
 from perceptron_course import geometry, perceptron, theory
 from perceptron_course.datasets import six_point_example
-from perceptron_course.grading.checks_api import COMMON_IMPORTS, checks_beside
+from perceptron_course.grading.checks_api import COMMON_IMPORTS, training_cases, short_separable_data
 from perceptron_course.grading.trusted.judging.checks.framework import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, lists_at_random, random_integer_points,
     random_points,
 )
 
-# The algorithm assignment's cases, reused (a dependency: dropping 02_algorithm breaks this file, and says so).
-_ALGORITHM = checks_beside(__file__, "02_algorithm")
-training_cases = _ALGORITHM.training_cases
-short_separable_data = _ALGORITHM.short_separable_data
 
 
 def _radius_cases(rng: np.random.Generator) -> list[Case]:

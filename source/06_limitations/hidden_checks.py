@@ -8,15 +8,12 @@ from perceptron_course import theory, variants
 from perceptron_course.datasets import linearly_separable, xor
 from perceptron_course.geometry import augment
 from perceptron_course.grading.trusted.judging.wire import Reply, python_literal
-from perceptron_course.grading.checks_api import checks_beside
+from perceptron_course.grading.checks_api import boundary_cases
 from perceptron_course.grading.trusted.judging.checks.framework import (
     N_RANDOM_CASES, Case, Check, as_float_array, call_text, compare_arrays, compare_count, compare_labels, compare_number,
     compare_tuple, lists_at_random, random_integer_points, random_labels, random_points, safe_case_failure,
 )
 
-# The algorithm assignment's cases, reused (a dependency: dropping 02_algorithm breaks this file, and says so).
-_ALGORITHM = checks_beside(__file__, "02_algorithm")
-boundary_cases = _ALGORITHM.boundary_cases
 
 #: Random cases of a check drawn on a stated boundary (the epoch cap, integer input, separable data).
 N_BOUNDARY_CASES = 6

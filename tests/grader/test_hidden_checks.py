@@ -78,6 +78,22 @@ def test_dropping_an_assignment_leaves_no_check_or_import_registered_elsewhere(c
     assert registry_problems(course.root) == []
 
 
+def test_no_assignment_s_checks_need_another_assignment(course):
+    """Shared case generators live in the package (checks_api), so dropping any one assignment leaves every other
+    assignment's checks loading."""
+    for dropped in course_checks(course.root).assignments:
+        kept = [a for a in course_checks(course.root).assignments if a != dropped]
+        moved = course.source / dropped
+        hidden = moved.with_name(f".{dropped}")
+        moved.rename(hidden)
+        try:
+            registry = course_checks(course.root)
+            assert sorted(registry.assignments) == sorted(kept), dropped
+            assert all(registry.of(a) for a in kept), dropped
+        finally:
+            hidden.rename(moved)
+
+
 def test_dropping_the_assignment_the_sandbox_grants_a_module_is_named_by_the_lint(course):
     """The kernel-side grant of max_margin (sandbox and self-check tables) is the one entry left in the package."""
     shutil.rmtree(course.source / "04_convergence")
@@ -96,15 +112,22 @@ def test_a_hidden_checks_file_that_does_not_load_is_a_clear_error(course):
         course_checks(course.root)
 
 
+def _uses_checks_of(course, assignment: str, other: str) -> None:
+    """Make ``assignment``'s hidden_checks.py use ``other``'s, as checks_beside lets a file do."""
+    path = course.source / assignment / HIDDEN_CHECKS_FILE
+    path.write_text(path.read_text(encoding="utf-8") + "\nfrom perceptron_course.grading.checks_api import "
+                    f"checks_beside\nchecks_beside(__file__, {other!r})\n", encoding="utf-8")
+
+
 def test_hidden_checks_that_use_each_other_in_a_cycle_say_so(course):
-    algorithm = course.source / "02_algorithm" / HIDDEN_CHECKS_FILE
-    algorithm.write_text(algorithm.read_text(encoding="utf-8") + "\nfrom perceptron_course.grading.checks_api import "
-                         "checks_beside\nchecks_beside(__file__, '04_convergence')\n", encoding="utf-8")
+    _uses_checks_of(course, "04_convergence", "02_algorithm")
+    _uses_checks_of(course, "02_algorithm", "04_convergence")
     with pytest.raises(ChecksError, match=r"import each other in a cycle \(04_convergence -> 02_algorithm -> 04_convergence\)"):
         course_checks(course.root, ["04_convergence"])
 
 
 def test_checks_beside_a_missing_assignment_names_it(course):
+    _uses_checks_of(course, "04_convergence", "02_algorithm")
     shutil.rmtree(course.source / "02_algorithm")
     with pytest.raises(ChecksError, match="uses the hidden checks of 02_algorithm, but .* does not exist"):
         course_checks(course.root, ["04_convergence"])

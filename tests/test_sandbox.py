@@ -868,10 +868,11 @@ SECOND_ROUND = {
     "ta_environment": set(), "pid1_memory": set(), "terminal_escape": set(), "deep_tree": set(),
     "markdown_slow_feedback": set(), "outside_writes": {"test_augment", "test_predict", "test_signed_distance",
                                                         "test_set_margin"},
+    # its points are put back by the intake (round 13, finding 5): its correct code is graded
+    "report_points_injection": {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"},
 }
 SECOND_ROUND_REFUSED = {
     "deep_submission_folder": "nested deeper than 8 levels",
-    "report_points_injection": "autograde failed",
     "markdown_slow_feedback": "text cells are too long",
 }
 
@@ -889,6 +890,7 @@ def test_hostile_batch_second_round_attacks_gain_nothing_and_stop_nothing(hostil
         outcome = outcomes[student]
         assert outcome.status == "failed" and reason in outcome.reason, (student, outcome.reason)
         assert "<" not in outcome.reason and "\n" not in outcome.reason
+    assert "the test cell test_augment had its nbgrader settings changed (points)" in outcomes["report_points_injection"].reason
     assert outcomes["huge_message"].status == "graded"
     report = (hostile_batch["course"].reports / "report.md").read_text(encoding="utf-8")
     assert "<img" not in report and "<!--" not in report and "<b>" not in report  # quoted as inert text

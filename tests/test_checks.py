@@ -696,7 +696,19 @@ def test_a_kept_multiclass_run_is_the_run_training_with_that_cap_gives(trainer_n
 # since the comparisons cast what they received to float. Every comparison now requires numbers.
 NOT_NUMBERS = {"text": lambda value: np.asarray(value).astype(str), "a string": lambda value: str(float(np.ravel(value)[0])),
                "text in a list": lambda value: [str(item) for item in np.ravel(value)],
-               "bools": lambda value: np.ones(np.shape(value), dtype=bool)}
+               "bools": lambda value: np.ones(np.shape(value), dtype=bool),
+               # attack round 13 (finding 3): one bool among numbers made NumPy read the whole list as numbers
+               "a bool among numbers": lambda value: _first_entry_as(np.asarray(value).tolist(), True),
+               "a NumPy bool among numbers": lambda value: _first_entry_as(np.asarray(value).tolist(), np.True_),
+               "a bool in an object array": lambda value: np.array(_first_entry_as(np.asarray(value).tolist(), True),
+                                                                   dtype=object)}
+
+
+def _first_entry_as(value, entry):
+    """``value`` (a number or nested lists of numbers) with its first number replaced by ``entry``."""
+    if not isinstance(value, list):
+        return entry
+    return [_first_entry_as(value[0], entry), *value[1:]]
 
 
 @pytest.mark.parametrize("form", sorted(NOT_NUMBERS))
@@ -711,7 +723,27 @@ def test_a_comparison_requires_numbers_not_text_or_bools(compare, expected, form
     assert compare(np.asarray(expected), expected) is None  # the same values as numbers pass
     difference = compare(received, expected)
     assert difference is not None and ("not" in difference.what or "other than" in difference.what), (form, difference)
-    assert ("text" if form != "bools" else "True") in difference.hint, (form, difference)
+    assert ("True" if "bool" in form else "text") in difference.hint, (form, difference)
+
+
+@pytest.mark.parametrize("received, expected", [
+    ([True, 7, True], np.array([1, 7, 1])), ([np.True_, 0], np.array([1, 0])), (np.array([True, False]), np.array([1, 0])),
+])
+def test_ovr_predict_refuses_bools_among_its_classes(received, expected):
+    from perceptron_course.grading.trusted.checks.multiclass import _compare_predicted
+
+    assert _compare_predicted(np.asarray(received).astype(int), expected) is None  # the same values as numbers pass
+    difference = _compare_predicted(received, expected)
+    assert difference is not None and "not" in difference.what, difference
+
+
+def test_bools_among_numbers_are_still_refused_after_the_wire():
+    from perceptron_course.grading.trusted.wire import decode_value, encode
+
+    for value in ([True, -1, True], [np.True_, 2.5], [[1.0], [True]]):
+        rebuilt = decode_value(encode(value))
+        assert framework.as_float_array(rebuilt) is None, rebuilt
+    assert framework.compare_labels()(decode_value(encode([True, -1, True])), np.array([1, -1, 1])) is not None
 
 
 def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeypatch):

@@ -527,15 +527,43 @@ def _same_array(before: np.ndarray, after: Any) -> bool:
 NUMBER_KINDS = "iuf"
 
 
+#: Most entries ``holds_a_bool`` looks at (the wire caps a reply far below this).
+_MAX_WALKED = 300_000
+
+
+def holds_a_bool(value: Any) -> bool:
+    """Whether ``value`` is a bool or holds one anywhere: in a (nested) list or tuple, as a NumPy bool, in an array.
+
+    Judged on the value as it came (the wire keeps ``True`` in a list as a bool): ``np.asarray``
+    would turn ``[True, -1]`` into the integers ``[1, -1]`` and hide it (attack round 13, finding 3).
+    """
+    pending, seen = [value], 0
+    while pending and seen < _MAX_WALKED:
+        item, seen = pending.pop(), seen + 1
+        if isinstance(item, (bool, np.bool_)):
+            return True
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, np.ndarray):
+            if item.dtype.kind == "b":
+                return True
+            if item.dtype.kind == "O":
+                pending.extend(item.ravel()[: _MAX_WALKED - seen].tolist())
+    return False
+
+
 def as_float_array(value: Any, *, bools: bool = False) -> np.ndarray | None:
     """``value`` as a float array, or ``None`` if it is not made of numbers.
 
     Judged on what was returned, before any cast: text (``['1.25']``, an array of dtype ``<U``), a
     string anywhere in a list, ragged lists and objects are not numbers (attack round 12: numbers
     returned as text got full marks, since ``np.asarray(['1.25'], dtype=float)`` reads them); nor are
-    bools, unless ``bools`` (where a bool is a mistake with a hint of its own, as for labels).
+    bools, even one among numbers (``[True, -1]``), unless ``bools`` (where a bool is a mistake with a
+    hint of its own, as for labels).
     """
     if isinstance(value, (Unsupported, str, bytes, dict)) or value is None:
+        return None
+    if not bools and holds_a_bool(value):
         return None
     try:
         with warnings.catch_warnings():
@@ -555,9 +583,11 @@ def kind_hint(received: Any) -> str:
         kind = np.asarray(received).dtype.kind if not isinstance(received, (Unsupported, dict)) else ""
     except (TypeError, ValueError, OverflowError):
         return ""
+    if kind == "b" or holds_a_bool(received):
+        return "return numbers, not True/False"
     if kind in "USO" or isinstance(received, str):
         return "return numbers (float or int), not text: '1.25' is a string, 1.25 is a number"
-    return "return numbers, not True/False" if kind == "b" else ""
+    return ""
 
 
 def describe(value: Any) -> str:

@@ -158,6 +158,30 @@ def test_changing_an_argument_in_place_is_caught_even_when_the_answer_is_right()
         checks.check_augment(scribbling_augment)
 
 
+def test_changing_a_list_argument_in_place_is_caught():
+    # Attack round 13 (finding 4): caps.sort() reordered the caller's list and scored 2/2 (only arrays were judged).
+    recipe = runpy.run_path(str(REPO / "tests" / "fixtures" / "attacks_round13" / "list_argument_sorted_in_place.py"))
+    sorting = solution_namespace("02_algorithm", {"choose_epoch_cap": recipe["CELLS"]["02_algorithm"]["choose_epoch_cap"]})
+    verdict = run_in_process(CHECKS["choose_epoch_cap"], sorting["choose_epoch_cap"])
+    assert "changed its argument caps in place" in verdict.message() and "the caller's list" in verdict.message()
+    assert run_in_process(CHECKS["choose_epoch_cap"], solution_namespace("02_algorithm")["choose_epoch_cap"]).passed
+
+
+@pytest.mark.parametrize("sent, after, changed", [
+    ([3, 1, 2], [3, 1, 2], False), ([3, 1, 2], [1, 2, 3], True), ([3, 1, 2], [3, 1, 2, 4], True),
+    ([3, 1, 2], [3.0, 1, 2], True), ([3, 1, 2], (3, 1, 2), True), ([1.5, float("nan")], [1.5, float("nan")], False),
+    ([np.int32(4)], [np.int64(4)], False), ([[1.0, 2.0], [3.0]], [[1.0, 2.0], [3.0, 0.0]], True),
+    ((np.zeros(2), [1]), (np.zeros(2), [1]), False), ((np.zeros(2), [1]), (np.ones(2), [1]), True),
+    ((np.zeros(2), [1]), (np.zeros(2), []), True), ({"a": [1, 2]}, {"a": [1, 2]}, False), ({"a": [1, 2]}, {"a": [2, 1]}, True),
+    ({"a": np.zeros(2)}, {"a": np.zeros(3)}, True), ([1, 2], framework.Unsupported("list"), True),
+    (3, 4, False),  # a number cannot change in place: only what the kernel could write into counts
+])
+def test_every_mutable_argument_is_judged_by_value_against_what_was_sent(sent, after, changed):
+    check = CHECKS["choose_epoch_cap"]
+    case = framework.Case((sent,), "a case")
+    assert framework.changed_arguments(check, case, [after]) == (check.parameters[0] if changed else "")
+
+
 def _train(X, y, max_epochs, *, epochs_run):
     """A correct perceptron except for how many epochs it runs and when it says it converged."""
     X = np.hstack([np.ones((len(X), 1)), np.asarray(X, float)])

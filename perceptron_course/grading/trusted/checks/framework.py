@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, python_literal
+from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, encode, python_literal
 
 #: Random cases per check, besides the named ones.
 N_RANDOM_CASES = 20
@@ -459,8 +459,8 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
     if changed:
         return (f"{check.function} changed its argument {changed} in place on {case.behaviour} (the caller's "
                 f"{changed} is different after the call, whichever function changed it):\n    {call_text(check, case)}\n"
-                f"  hint: work on copies; an in-place operation (+=, *=, a slice assignment) on {changed} or on "
-                f"a row of it changes the caller's array")
+                f"  hint: work on copies; an in-place operation (+=, *=, a slice assignment, list.sort(), append) on "
+                f"{changed} or on a row of it changes the caller's {_kind_of(case, check, changed)}")
     assert check.compare is not None
     if expected is _NOT_COMPUTED:
         expected = expected_answer(check, case)
@@ -504,13 +504,45 @@ def _second_call_failure(check: Check, case: Case, reply: Reply, expected: Any) 
 
 
 def changed_arguments(check: Check, case: Case, args_after: list) -> str:
-    """The name of the first argument the call changed in place, or ``""``."""
+    """The name of the first argument the call changed in place, or ``""``.
+
+    Every mutable argument counts: an array, a list (``caps.sort()`` reorders the caller's list:
+    attack round 13, finding 4), and arrays or lists inside a list, tuple or dict; judged by value
+    against what the grader sent.
+    """
     sent = list(case.args) + [case.kwargs[key] for key in sorted(case.kwargs)]
     names = list(check.parameters[: len(case.args)]) + sorted(case.kwargs)
     for name, before, after in zip(names, sent, args_after):
-        if isinstance(before, np.ndarray) and not _same_array(before, after):
+        if isinstance(before, (np.ndarray, list, tuple, dict)) and not _unchanged(before, after):
             return name
     return ""
+
+
+def _kind_of(case: Case, check: Check, name: str) -> str:
+    """``list`` when the argument ``name`` of ``case`` was sent as a Python list, else ``array``."""
+    sent = dict(zip(check.parameters, case.args), **case.kwargs).get(name)
+    return "list" if isinstance(sent, list) else "array"
+
+
+def _unchanged(before: Any, after: Any) -> bool:
+    """Whether ``after`` (anything the wire accepts) is still ``before`` (what the grader sent): same types and values.
+
+    An entry of a list is compared by its wire form (``np.int32`` and ``np.int64`` cross as the same
+    thing), a float NaN equal to itself.
+    """
+    if isinstance(before, np.ndarray):
+        return _same_array(before, after)
+    if isinstance(before, (list, tuple)):
+        return (type(after) is type(before) and len(after) == len(before)
+                and all(_unchanged(item, item_after) for item, item_after in zip(before, after)))
+    if isinstance(before, dict):
+        return (isinstance(after, dict) and set(after) == set(before)
+                and all(_unchanged(item, after[key]) for key, item in before.items()))
+    if isinstance(after, (np.ndarray, list, tuple, dict, Unsupported)):
+        return False
+    tag, value = encode(before)
+    tag_after, value_after = encode(after)
+    return tag == tag_after and (value == value_after or value != value and value_after != value_after)
 
 
 def _same_array(before: np.ndarray, after: Any) -> bool:

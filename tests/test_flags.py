@@ -512,6 +512,11 @@ LIBRARY_RESULTS = [
     ("import json\nclass K:\n    pass\nx = K() if np.ones(1)[0] else json\nx.dumps = print",
      "assignment to json.dumps (a module attribute)"),
     ("def f():\n    pass\nf = np.array([np], dtype=object)[0]\nf.zeros = print", "assignment to .zeros of an object"),
+    ("import json\nclass K:\n    def json(self):\n        pass\njson.dumps = print", "assignment to json.dumps (a module attribute)"),
+    ("import random\nclass K:\n    def codec(self):\n        pass\ncodec = random.choice([np])\ncodec.zeros = print",
+     "assignment to .zeros of an object"),
+    ("class K:\n    def codec(self):\n        pass\nfor codec in [np]:\n    pass\ncodec.zeros = print",
+     "assignment to numpy.zeros (a module attribute)"),
 ]
 
 

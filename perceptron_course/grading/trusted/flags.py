@@ -516,6 +516,7 @@ class _CellVisitor(ast.NodeVisitor):
                                     and target.value.id == arguments[0].arg:
                                 self.hold(ast.Attribute(value=ast.Name(id=node.name, ctx=ast.Load()), attr=target.attr,
                                                         ctx=ast.Store()), self.reached(inner.value))
+        created_before = set(self.created)
         for method in methods:  # ``self.s`` and ``cls.s`` in a method reach what the class holds
             arguments = [*method.args.posonlyargs, *method.args.args]
             first = arguments[0].arg if arguments else None
@@ -524,6 +525,8 @@ class _CellVisitor(ast.NodeVisitor):
                 self.aliases[first] = (saved or frozenset()) | {holder}
                 self._reached.clear()
             self.visit(method)
+            if method.name not in created_before:  # a method's name binds nothing outside its class
+                self.created.discard(method.name)
             if first:
                 if saved is None:
                     self.aliases.pop(first, None)
@@ -571,9 +574,7 @@ class _CellVisitor(ast.NodeVisitor):
             self.check_annotation(annotation)
         self.bind_defaults(node.args)
         self.generic_visit(node)
-        self.aliases.pop(node.name, None)  # the name is now this function: ``f.calls = 0`` is the notebook's own
-        self.created.add(node.name)
-        self._reached.clear()
+        self.created.add(node.name)  # ``f.calls = 0`` gives the notebook's own function an attribute
 
     def check_annotation(self, annotation: ast.AST | None) -> None:
         """Flag a string annotation that is not a plain type name: ``typing.get_type_hints`` (which

@@ -16,7 +16,9 @@ The rules, in the order they apply:
    holding this assignment's cells; among copies of one name, the latest (``-2`` after ``-1``).
 3. **The cells.** Every cell of the assignment is put back where it was deleted (a deleted
    solution cell comes back as the empty stub: its parts score 0, and the notes say the cell
-   was missing); a locked cell that was edited is run as the original.
+   was missing); a locked cell that was edited is run as the original; every cell gets back the
+   nbgrader settings it was released with (``GRADING_KEYS``: a solution cell marked graded would
+   stop nbgrader's autograde).
 4. **Imports.** The grading kernel cannot import the reference library's graded modules nor
    ``sklearn.linear_model``: a part that imports them scores 0.
 """
@@ -421,6 +423,47 @@ def repair_cells(notebook: dict, assignment: Assignment) -> list[str]:
     return notes
 
 
+#: What makes an nbgrader cell graded, and how: nbgrader's toolbar lets a student change them, and nbgrader's
+#: autograde stops on a solution cell marked graded (``OverwriteCells`` finds no graded cell of that id).
+GRADING_KEYS = ("grade", "points", "solution", "locked", "task")
+
+
+def _meaning(key: str, value: object) -> object:
+    """What nbgrader makes of ``value`` under ``key``: a flag is true or false, points a number (else the value itself)."""
+    if key != "points":
+        return bool(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def restore_grading_metadata(notebook: dict, assignment: Assignment) -> list[str]:
+    """Give every cell of the assignment the nbgrader settings it was released with; one note per cell changed.
+
+    Only ``GRADING_KEYS`` are put back (exactly as released, a key the release lacks is
+    removed); a cell is named when what nbgrader makes of them changed (a solution cell marked
+    graded with points, a test cell's points, a locked cell unlocked).
+    """
+    expected_by_id = {cell.grade_id: cell for cell in assignment.cells}
+    notes = []
+    for cell in notebook["cells"]:
+        nbgrader = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
+        expected = expected_by_id.get(nbgrader.get("grade_id")) if isinstance(nbgrader, dict) else None
+        released = expected.metadata.get("nbgrader") if expected is not None else None
+        if not isinstance(released, dict):
+            continue
+        changed = [key for key in GRADING_KEYS if _meaning(key, nbgrader.get(key)) != _meaning(key, released.get(key))]
+        for key in GRADING_KEYS:
+            if key in released:
+                nbgrader[key] = released[key]
+            else:
+                nbgrader.pop(key, None)
+        if changed:
+            notes.append(f"{expected.describe()} had its nbgrader settings changed ({', '.join(changed)}): "
+                         "the grader uses the assignment's")
+    return list(dict.fromkeys(notes))
+
+
 def _index_of(notebook: dict, grade_id: str) -> int:
     for index, cell in enumerate(notebook["cells"]):
         nbgrader = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
@@ -512,6 +555,7 @@ def examine(files: Mapping[str, bytes | IntakeError], assignment: Assignment, ot
         notes.append(f"{short(chosen, 60)} carried {dropped / (1024 * 1024):.0f} MiB of stored outputs: they are dropped before grading")
     notes += id_notes(notebook, assignment)
     notes += repair_cells(notebook, assignment)
+    notes += restore_grading_metadata(notebook, assignment)
     notes += refused_imports(notebook, assignment)
     normalise_cell_ids(notebook)
     notebook.setdefault("metadata", {})[INTAKE_METADATA] = {"notes": list(notes)}

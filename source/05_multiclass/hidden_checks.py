@@ -8,7 +8,7 @@ import numpy as np
 
 from perceptron_course import multiclass
 from perceptron_course.grading.trusted.judging.wire import python_literal
-from perceptron_course.grading.trusted.judging.checks.framework import N_RANDOM_CASES, Case, Check, Difference, compare_arrays, compare_tuple, lists_at_random
+from perceptron_course.grading.trusted.judging.checks.framework import N_RANDOM_CASES, Case, Check, Difference, compare_arrays, compare_tuple, holds_a_bool, lists_at_random
 
 #: Random cases of a check drawn on a stated boundary (integer input, ties between classes).
 N_BOUNDARY_CASES = 6
@@ -130,6 +130,10 @@ def _compare_predicted(received: Any, expected: np.ndarray) -> Difference | None
     if got is None or got.shape != expected.shape:
         return Difference(f"something that is not an array of shape {expected.shape} of labels",
                           python_literal(expected, limit=1500), python_literal(received, limit=1500))
+    if holds_a_bool(received):  # np.asarray makes [True, 7] the classes [1, 7]: bools are not classes
+        return Difference("something that is not an array of labels (it holds True/False)",
+                          python_literal(expected, limit=1500), python_literal(received, limit=1500),
+                          hint="return the classes themselves (entries of classes), not True/False")
     # Compared as Python values, never cast: 10.75 is not the class 10, and "cat_WRONG" is not "cat".
     if [_plain(value) for value in got.ravel().tolist()] == [_plain(value) for value in expected.ravel().tolist()]:
         return None

@@ -161,6 +161,30 @@ def test_changing_an_argument_in_place_is_caught_even_when_the_answer_is_right()
         checks.check_augment(scribbling_augment)
 
 
+def test_changing_a_list_argument_in_place_is_caught():
+    # Attack round 13 (finding 4): caps.sort() reordered the caller's list and scored 2/2 (only arrays were judged).
+    recipe = runpy.run_path(str(REPO / "tests" / "fixtures" / "attacks_round13" / "list_argument_sorted_in_place.py"))
+    sorting = solution_namespace("02_algorithm", {"choose_epoch_cap": recipe["CELLS"]["02_algorithm"]["choose_epoch_cap"]})
+    verdict = run_in_process(CHECKS["choose_epoch_cap"], sorting["choose_epoch_cap"])
+    assert "changed its argument caps in place" in verdict.message() and "the caller's list" in verdict.message()
+    assert run_in_process(CHECKS["choose_epoch_cap"], solution_namespace("02_algorithm")["choose_epoch_cap"]).passed
+
+
+@pytest.mark.parametrize("sent, after, changed", [
+    ([3, 1, 2], [3, 1, 2], False), ([3, 1, 2], [1, 2, 3], True), ([3, 1, 2], [3, 1, 2, 4], True),
+    ([3, 1, 2], [3.0, 1, 2], True), ([3, 1, 2], (3, 1, 2), True), ([1.5, float("nan")], [1.5, float("nan")], False),
+    ([np.int32(4)], [np.int64(4)], False), ([[1.0, 2.0], [3.0]], [[1.0, 2.0], [3.0, 0.0]], True),
+    ((np.zeros(2), [1]), (np.zeros(2), [1]), False), ((np.zeros(2), [1]), (np.ones(2), [1]), True),
+    ((np.zeros(2), [1]), (np.zeros(2), []), True), ({"a": [1, 2]}, {"a": [1, 2]}, False), ({"a": [1, 2]}, {"a": [2, 1]}, True),
+    ({"a": np.zeros(2)}, {"a": np.zeros(3)}, True), ([1, 2], framework.Unsupported("list"), True),
+    (3, 4, False),  # a number cannot change in place: only what the kernel could write into counts
+])
+def test_every_mutable_argument_is_judged_by_value_against_what_was_sent(sent, after, changed):
+    check = CHECKS["choose_epoch_cap"]
+    case = framework.Case((sent,), "a case")
+    assert framework.changed_arguments(check, case, [after]) == (check.parameters[0] if changed else "")
+
+
 def _train(X, y, max_epochs, *, epochs_run):
     """A correct perceptron except for how many epochs it runs and when it says it converged."""
     X = np.hstack([np.ones((len(X), 1)), np.asarray(X, float)])
@@ -811,7 +835,19 @@ def test_a_sample_the_solver_cannot_judge_never_fails_a_feature_map(monkeypatch)
 # since the comparisons cast what they received to float. Every comparison now requires numbers.
 NOT_NUMBERS = {"text": lambda value: np.asarray(value).astype(str), "a string": lambda value: str(float(np.ravel(value)[0])),
                "text in a list": lambda value: [str(item) for item in np.ravel(value)],
-               "bools": lambda value: np.ones(np.shape(value), dtype=bool)}
+               "bools": lambda value: np.ones(np.shape(value), dtype=bool),
+               # attack round 13 (finding 3): one bool among numbers made NumPy read the whole list as numbers
+               "a bool among numbers": lambda value: _first_entry_as(np.asarray(value).tolist(), True),
+               "a NumPy bool among numbers": lambda value: _first_entry_as(np.asarray(value).tolist(), np.True_),
+               "a bool in an object array": lambda value: np.array(_first_entry_as(np.asarray(value).tolist(), True),
+                                                                   dtype=object)}
+
+
+def _first_entry_as(value, entry):
+    """``value`` (a number or nested lists of numbers) with its first number replaced by ``entry``."""
+    if not isinstance(value, list):
+        return entry
+    return [_first_entry_as(value[0], entry), *value[1:]]
 
 
 @pytest.mark.parametrize("form", sorted(NOT_NUMBERS))
@@ -826,7 +862,27 @@ def test_a_comparison_requires_numbers_not_text_or_bools(compare, expected, form
     assert compare(np.asarray(expected), expected) is None  # the same values as numbers pass
     difference = compare(received, expected)
     assert difference is not None and ("not" in difference.what or "other than" in difference.what), (form, difference)
-    assert ("text" if form != "bools" else "True") in difference.hint, (form, difference)
+    assert ("True" if "bool" in form else "text") in difference.hint, (form, difference)
+
+
+@pytest.mark.parametrize("received, expected", [
+    ([True, 7, True], np.array([1, 7, 1])), ([np.True_, 0], np.array([1, 0])), (np.array([True, False]), np.array([1, 0])),
+])
+def test_ovr_predict_refuses_bools_among_its_classes(received, expected):
+    from perceptron_course.grading.trusted.checks.multiclass import _compare_predicted
+
+    assert _compare_predicted(np.asarray(received).astype(int), expected) is None  # the same values as numbers pass
+    difference = _compare_predicted(received, expected)
+    assert difference is not None and "not" in difference.what, difference
+
+
+def test_bools_among_numbers_are_still_refused_after_the_wire():
+    from perceptron_course.grading.trusted.wire import decode_value, encode
+
+    for value in ([True, -1, True], [np.True_, 2.5], [[1.0], [True]]):
+        rebuilt = decode_value(encode(value))
+        assert framework.as_float_array(rebuilt) is None, rebuilt
+    assert framework.compare_labels()(decode_value(encode([True, -1, True])), np.array([1, -1, 1])) is not None
 
 
 def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeypatch):

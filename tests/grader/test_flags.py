@@ -503,3 +503,58 @@ def test_honest_classes_and_attributes_raise_no_flag():
               "        self._w = np.zeros(X.shape[1])\n        return self\nModel._count += 1\nm = Model()\n"
               "m.rate = 2.0\nprint(Model.rate, m.fit(np.ones((2, 2)))._w)\ndef f():\n    pass\nf.calls = 0\n")
     assert constructs(source) == []
+
+
+#: Attack round 13 (findings 1 and 2): the review forgot a value at any call's result, so the interpreter's modules
+#: reached through one (``random.choice([warnings]).sys``) raised no flag. The attribute names are flagged whatever
+#: the value they are read from, and so is an assignment to an attribute of an object the notebook did not create.
+LIBRARY_RESULTS = [
+    ("import warnings\ndef get():\n    return warnings\nget().sys.settrace(None)", "access to .settrace"),
+    ("import warnings, functools\nfunctools.reduce(lambda a, b: b, [warnings]).sys.settrace(None)", "access to .settrace"),
+    ("import warnings\nclass K:\n    @property\n    def m(self):\n        return warnings\nK().m.sys.settrace(None)",
+     "access to .settrace"),
+    ("import warnings\ng = (m for m in [warnings])\nnext(g).sys.settrace(None)", "access to .settrace"),
+    ("import warnings\nnp.array([warnings], dtype=object)[0].sys.settrace(None)", "access to .settrace"),
+    ("import warnings, collections\ncollections.deque([warnings]).pop().sys.settrace(None)", "access to .settrace"),
+    ("import random, warnings\n_s = random.choice([warnings]).sys", "access to .sys"),
+    ("import random, warnings\nrandom.choice([warnings]).__dict__['sys']", "access to .__dict__"),
+    ("import random, warnings\ngetattr(random.choice([warnings]), 'sys')", "getattr(..., 'sys')"),
+    ("import random, warnings\n_c = random.choice([warnings])\n_c.dumps = print", "assignment to .dumps of an object"),
+    ("import random\nrandom.choice([np]).zeros = print", "assignment to .zeros of an object"),
+    ("import json\nclass K:\n    pass\nx = K() if np.ones(1)[0] else json\nx.dumps = print",
+     "assignment to json.dumps (a module attribute)"),
+    ("def f():\n    pass\nf = np.array([np], dtype=object)[0]\nf.zeros = print", "assignment to .zeros of an object"),
+    ("import json\nclass K:\n    def json(self):\n        pass\njson.dumps = print", "assignment to json.dumps (a module attribute)"),
+    ("import random\nclass K:\n    def codec(self):\n        pass\ncodec = random.choice([np])\ncodec.zeros = print",
+     "assignment to .zeros of an object"),
+    ("class K:\n    def codec(self):\n        pass\nfor codec in [np]:\n    pass\ncodec.zeros = print",
+     "assignment to numpy.zeros (a module attribute)"),
+]
+
+
+@pytest.mark.parametrize("source, expected", LIBRARY_RESULTS)
+def test_the_interpreter_reached_through_any_value_is_flagged(source, expected):
+    assert any(construct.startswith(expected) for _, construct in constructs(source, "02_algorithm")), \
+        constructs(source, "02_algorithm")
+
+
+@pytest.mark.parametrize("recipe, expected", [
+    ("library_result_mutation", ["access to .modules", "assignment to .dumps of an object"]),
+    ("library_result_exec", ["access to .sys", "access to .exec", "access to .settrace"]),
+    ("_control_mutation_no_hook", ["access to .modules"]),
+])
+def test_the_round_13_hand_ins_are_flagged(recipe, expected):
+    import runpy
+
+    cells = runpy.run_path(str(REPO / "tests" / "fixtures" / "attacks_round13" / f"{recipe}.py"))["CELLS"]["02_algorithm"]
+    found = [construct for source in cells.values() for _, construct in constructs(source, "02_algorithm")]
+    for construct in expected:
+        assert any(c.startswith(construct) for c in found), (construct, found)
+
+
+def test_attributes_the_notebook_gives_its_own_objects_raise_no_flag():
+    source = ("from dataclasses import dataclass\n@dataclass\nclass Run:\n    w: np.ndarray\nclass Model:\n"
+              "    def __init__(self):\n        self.steps = 0\n    @classmethod\n    def fresh(cls):\n        cls.made = True\n"
+              "        return cls()\nrun = Run(np.zeros(2))\nrun.w = run.w + 1\nmodels = [Model(), Model()]\nfor m in models:\n"
+              "    m.steps += 1\ndef f():\n    pass\nf.calls = 0\nf.calls += 1\n")
+    assert constructs(source) == []

@@ -271,3 +271,41 @@ def test_an_assignment_as_released_is_parsed_once_and_again_when_its_file_change
     again = expected_assignment(course, "01_geometry", "geometry")
     assert again is not first
     assert "# changed" in next(cell.source for cell in again.cells if cell.grade_id == "augment")
+
+
+def test_grading_settings_a_student_changed_are_put_back_as_released_and_named():
+    """Attack round 13, finding 5: a solution cell marked graded stopped nbgrader's autograde (0 for a correct hand-in)."""
+    algorithm = ASSIGNMENTS["02_algorithm"]
+    notebook = released("02_algorithm", "algorithm")
+    step = notebook["cells"][ids_of(notebook).index("perceptron_step")]["metadata"]["nbgrader"]
+    step.update(grade=True, points=50)
+    tests = notebook["cells"][ids_of(notebook).index("test_perceptron_step")]["metadata"]["nbgrader"]
+    tests.update(points="<b>100</b>", locked=False)
+    intake = examine({"algorithm.ipynb": as_bytes(notebook)}, algorithm, ASSIGNMENTS)
+    as_released = {cell.grade_id: cell.metadata["nbgrader"] for cell in algorithm.cells}
+    for cell in intake.notebook["cells"]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if grade_id in as_released:
+            for key in intake_rules.GRADING_KEYS:
+                assert cell["metadata"]["nbgrader"].get(key) == as_released[grade_id].get(key), (grade_id, key)
+    assert intake.notes == [
+        "the cell where you write perceptron_step (perceptron_step) had its nbgrader settings changed (grade, points): "
+        "the grader uses the assignment's",
+        "the test cell test_perceptron_step had its nbgrader settings changed (points, locked): the grader uses the assignment's"]
+    assert examine({"algorithm.ipynb": as_bytes(released("02_algorithm", "algorithm"))}, algorithm, ASSIGNMENTS).notes == []
+
+
+def test_the_self_check_names_a_solution_cell_marked_graded_and_lists_each_part_once(tmp_path):
+    from perceptron_course.selfcheck import take_in as self_check_take_in
+
+    notebook = released("02_algorithm", "algorithm")
+    step = notebook["cells"][ids_of(notebook).index("perceptron_step")]["metadata"]["nbgrader"]
+    step.update(grade=True, points=50)
+    path = tmp_path / "02_algorithm" / "algorithm.ipynb"
+    path.parent.mkdir()
+    path.write_bytes(as_bytes(notebook))
+    taken, assignment, notes, refused = self_check_take_in(path)
+    assert (assignment, refused) == ("02_algorithm", "")
+    assert any("perceptron_step (perceptron_step) had its nbgrader settings changed (grade, points)" in note for note in notes)
+    graded = [cell.metadata.nbgrader.grade_id for cell in taken.cells if cell.metadata.get("nbgrader", {}).get("grade")]
+    assert "perceptron_step" not in graded

@@ -41,6 +41,8 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox_class"
 #: The twelfth attack round's hand-ins (a README there says what each attempts), graded in the same batch.
 ROUND12 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12"
+#: The thirteenth round's (``attacks_round13/README.md``), graded in the same batch too.
+ROUND13 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round13"
 REAL_PACKAGE = REPO / "perceptron_course"
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
@@ -673,6 +675,7 @@ def hostile_batch(tmp_path_factory):
     course = copy_course(fixture_course(), tmp_path_factory.mktemp("hostile"))
     build_example_class(course, FIXTURES)
     build_example_class(course, ROUND12)
+    build_example_class(course, ROUND13)
     file_attacks = _make_file_attacks(course)
     _make_name_attacks(course)
     secret = load_or_create_secret(course.root)
@@ -734,7 +737,8 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     for folder in ("autograded", "feedback"):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
         assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *FIRST_ROUND, *SECOND_ROUND,
-                          *THIRD_ROUND, *FIFTH_ROUND, "html_nesting", *TWELFTH_ROUND}, graded
+                          *THIRD_ROUND, *FIFTH_ROUND, "html_nesting", *TWELFTH_ROUND,
+                          *THIRTEENTH_ROUND}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
 
@@ -870,10 +874,11 @@ SECOND_ROUND = {
     "ta_environment": set(), "pid1_memory": set(), "terminal_escape": set(), "deep_tree": set(),
     "markdown_slow_feedback": set(), "outside_writes": {"test_augment", "test_predict", "test_signed_distance",
                                                         "test_set_margin"},
+    # its points are put back by the intake (round 13, finding 5): its correct code is graded
+    "report_points_injection": {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"},
 }
 SECOND_ROUND_REFUSED = {
     "deep_submission_folder": "nested deeper than 8 levels",
-    "report_points_injection": "autograde failed",
     "markdown_slow_feedback": "text cells are too long",
 }
 
@@ -891,6 +896,7 @@ def test_hostile_batch_second_round_attacks_gain_nothing_and_stop_nothing(hostil
         outcome = outcomes[student]
         assert outcome.status == "failed" and reason in outcome.reason, (student, outcome.reason)
         assert "<" not in outcome.reason and "\n" not in outcome.reason
+    assert "the test cell test_augment had its nbgrader settings changed (points)" in outcomes["report_points_injection"].reason
     assert outcomes["huge_message"].status == "graded"
     report = (hostile_batch["course"].reports / "report.md").read_text(encoding="utf-8")
     assert "<img" not in report and "<!--" not in report and "<b>" not in report  # quoted as inert text
@@ -974,6 +980,40 @@ def test_hostile_batch_twelfth_round_forged_points_are_gone_and_evasions_are_fla
     assert "on the call made right after it on the same arrays" in page
     # item 6: correct code, flagged, its points kept
     assert outcomes["held_module_exec"].score == 8
+    assert outcomes["honest"].score == outcomes["honest"].max_score == 8
+
+
+#: Hand-ins of the thirteenth round and the flags each must raise (tests/fixtures/attacks_round13/README.md).
+THIRTEENTH_ROUND = {
+    "library_result_mutation": ["access to .modules", "assignment to .dumps of an object the notebook did not create"],
+    "library_result_exec": ["access to .sys", "access to .exec", "access to .settrace"],
+    "list_argument_sorted_in_place": [],
+    "solution_cell_marked_graded": [],
+}
+
+
+@pytest.mark.slow
+def test_hostile_batch_thirteenth_round_is_graded_as_its_code_deserves_and_flagged(hostile_batch):
+    outcomes, course = hostile_batch["outcomes"], hostile_batch["course"]
+    for student, expected in THIRTEENTH_ROUND.items():
+        outcome = outcomes[student]
+        assert outcome.status == "graded", (student, outcome.reason)
+        constructs = [flag.construct for flag in outcome.flags]
+        for construct in expected:
+            assert any(c.startswith(construct) for c in constructs), (student, constructs)
+    # finding 5: a solution cell marked graded is put back as released: the correct hand-in keeps every point
+    marked = outcomes["solution_cell_marked_graded"]
+    assert marked.score == marked.max_score and all(score > 0 for score in marked.cell_scores.values()), marked.cell_scores
+    assert "perceptron_step (perceptron_step) had its nbgrader settings changed (grade, points)" in marked.reason
+    # finding 4: caps.sort() reorders the caller's list: that part fails, the others keep their points
+    sorted_caps = outcomes["list_argument_sorted_in_place"].cell_scores
+    assert sorted_caps["test_choose_epoch_cap"] == 0 and all(
+        score > 0 for cell, score in sorted_caps.items() if cell != "test_choose_epoch_cap"), sorted_caps
+    page = html.unescape((course.feedback / "list_argument_sorted_in_place" / "02_algorithm" / "algorithm.html")
+                         .read_text(encoding="utf-8"))
+    assert "changed its argument caps in place" in page
+    # findings 1 and 2: correct code is not penalised by a flag (the hook's forgery is for a TA to read)
+    assert outcomes["library_result_exec"].score == outcomes["library_result_exec"].max_score
     assert outcomes["honest"].score == outcomes["honest"].max_score == 8
 
 

@@ -265,11 +265,19 @@ def _deletes_solution(notebook) -> None:
     notebook.cells = [c for c in notebook.cells if not c.source.lstrip().startswith("def signed_distance(")]
 
 
+def _marks_solution_graded(notebook) -> None:
+    """Attack round 13 (finding 5): nbgrader's toolbar makes a solution cell an "autograded answer" with points."""
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "predict":
+            cell.metadata["nbgrader"].update(grade=True, points=50)
+
+
 HAND_INS = {  # student: (file name, edit, the part the grader must give 0, or None)
     "renamed": ("geometry (1).ipynb", None, None),
     "oversized": ("geometry.ipynb", _debug_output, None),
     "imports_reference": ("geometry-1.ipynb", _imports_reference, "test_predict"),
     "deleted_solution": ("geometry.ipynb", _deletes_solution, "test_signed_distance"),
+    "marked_graded": ("geometry.ipynb", _marks_solution_graded, None),
 }
 
 
@@ -300,6 +308,8 @@ def test_a_green_self_check_means_the_grader_runs_the_notebook_as_it_is(tmp_path
                for note in reports["imports_reference"].intake_notes)
     assert any("the cell where you write signed_distance (signed_distance) is missing" in note
                for note in reports["deleted_solution"].intake_notes)
+    assert any("the cell where you write predict (predict) had its nbgrader settings changed (grade, points)" in note
+               for note in reports["marked_graded"].intake_notes)
     formatted = selfcheck.format_report(reports["deleted_solution"])
     assert "is missing: it is put back empty" in formatted and "run the cell that defines it" not in formatted
 

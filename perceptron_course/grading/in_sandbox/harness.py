@@ -23,6 +23,14 @@ whose right answer a changed argument makes wrong and which differs from the fir
 that one fails). No evidence of a side effect inside the kernel can be checked from outside it: a
 hook can still compute the second answer on copies, which is what a correct function does.
 
+What stays true, said plainly: student code that ran before this harness can rewrite *any* reply,
+``again`` as easily as ``args_after`` (attack round 13 replaced ``json.dumps`` to report ``w`` unchanged and
+the same answer twice). So the check of an in-place change is only evidence from the kernel: it catches
+the mistake an honest student makes, never a hook written to hide one. A returned value is judged like
+any answer whatever the hook did; what brings such a hook to a person is the static review (``flags.py``),
+which flags the interpreter's names (``sys``, ``modules``, ``settrace``, ``exec``, ...) read from any value,
+and every assignment to an attribute of an object the notebook did not create; a TA then reads the code.
+
 It depends on nothing but the standard library and NumPy, keeps its names out of
 the student's namespace, and never imports the grader.
 

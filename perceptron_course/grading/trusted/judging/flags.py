@@ -96,6 +96,16 @@ INTROSPECTION_ATTRIBUTES = frozenset({
     "f_trace", "tb_frame", "tb_next", "gi_frame", "gi_code", "cr_frame", "ag_frame", "co_code", "co_consts",
 })
 
+#: Attribute names of the interpreter's modules and evaluators (``sys``, ``modules``, ``settrace``, ``exec``, ...):
+#: read from any value at all (a call's result, a subscript, a property, a generator), they are flagged, since
+#: following values through calls cannot be complete (attack round 13: ``random.choice([warnings]).sys``). No
+#: honest solution of this course reads an attribute of these names.
+INTERPRETER_ATTRIBUTES = frozenset({
+    "sys", "os", "modules", "builtins", "__builtins__", "__dict__", "__import__", "settrace", "setprofile",
+    "gettrace", "getprofile", "exec", "eval", "compile", "_getframe", "_current_frames", "meta_path", "path_hooks",
+    "path_importer_cache", "addaudithook", "monitoring", "import_module", "system", "popen", "environ",
+})
+
 #: Code held in a string: a call of an evaluator or of ``getattr``, or a dunder name (``"__import__"``,
 #: ``"x.__class__"``). No honest solution writes these in a string; a string that is only a plain word
 #: (``"compile"`` in a list of stage names) is not flagged.
@@ -219,6 +229,11 @@ class _CellVisitor(ast.NodeVisitor):
     called: set[int] = field(default_factory=set)  #: ``id`` of the names a call applies (``getattr(...)``)
     #: ``reached`` of each node since the aliases last changed: a chain ``a.b.c...`` is walked once, not once per link
     _reached: dict[int, frozenset[str]] = field(default_factory=dict)
+    #: What the notebook made itself, shared by its cells like ``aliases``: the holder of each class it defines
+    #: (``<held by K>``, which its instances reach too) and the name of each function it defines
+    created: set[str] = field(default_factory=set)
+    #: ``id`` of the attributes of a chain already flagged by a link further out (one flag for the whole chain)
+    _chain_flagged: set[int] = field(default_factory=set)
 
     def flag(self, node: ast.AST, construct: str) -> None:
         self.flags.append(Flag(self.cell, getattr(node, "lineno", 1) + self.line_offset, construct))
@@ -309,6 +324,13 @@ class _CellVisitor(ast.NodeVisitor):
         if dynamic:
             self.flag(node, dynamic[0])
             return  # one flag for the whole chain
+        if node.attr in INTERPRETER_ATTRIBUTES - INTROSPECTION_ATTRIBUTES and isinstance(node.ctx, ast.Load) \
+                and id(node) not in self._chain_flagged:
+            self.flag(node, f"access to .{node.attr} (the interpreter's, read from a value the review cannot follow)")
+            inner = node.value
+            while isinstance(inner, (ast.Attribute, ast.Subscript, ast.Call)):
+                self._chain_flagged.add(id(inner))
+                inner = inner.func if isinstance(inner, ast.Call) else inner.value
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -352,7 +374,7 @@ class _CellVisitor(ast.NodeVisitor):
             attribute = _constant_attribute(node)
             if attribute is None:
                 self.flag(node, f"{name} with a computed attribute name")
-            elif attribute in INTROSPECTION_ATTRIBUTES | DYNAMIC_BUILTINS:
+            elif attribute in INTROSPECTION_ATTRIBUTES | DYNAMIC_BUILTINS | INTERPRETER_ATTRIBUTES:
                 self.flag(node, f"{name}(..., {attribute!r})")
             target = self.dotted(node.args[0])
             if name in {"setattr", "delattr"} and target and not target.startswith(HOLDER_PREFIX):
@@ -394,7 +416,7 @@ class _CellVisitor(ast.NodeVisitor):
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             self.flags.append(Flag(self.cell, line, "a timing magic whose code does not parse"))
             return
-        inner = _CellVisitor(self.cell, self.allowed, self.assignment, self.aliases, line - 1)
+        inner = _CellVisitor(self.cell, self.allowed, self.assignment, self.aliases, line - 1, created=self.created)
         inner.visit(tree)
         self.flags.extend(inner.flags)
         self._reached.clear()  # the code may have bound names
@@ -432,6 +454,7 @@ class _CellVisitor(ast.NodeVisitor):
         """Let the names ``target`` binds stand for ``paths`` (none: they stand for nothing known any more)."""
         self._reached.clear()
         for name in _bound_names(target):
+            self.created.discard(name)  # no longer the function the notebook defined under that name
             if paths:
                 self.aliases[name] = paths  # ``s = sys``, ``s = [sys][0]``: later ``s.settrace`` is still seen
             else:
@@ -478,6 +501,7 @@ class _CellVisitor(ast.NodeVisitor):
                 if key.startswith(base + "."):
                     self.aliases.setdefault(holder + key[len(base):], paths)
         self.aliases[node.name] = frozenset({holder})
+        self.created.add(holder)
         self._reached.clear()
         for method in methods:  # what any method gives ``self`` (``self.s = sys``), before reading any method
             arguments = [*method.args.posonlyargs, *method.args.args]
@@ -489,6 +513,7 @@ class _CellVisitor(ast.NodeVisitor):
                                     and target.value.id == arguments[0].arg:
                                 self.hold(ast.Attribute(value=ast.Name(id=node.name, ctx=ast.Load()), attr=target.attr,
                                                         ctx=ast.Store()), self.reached(inner.value))
+        created_before = set(self.created)
         for method in methods:  # ``self.s`` and ``cls.s`` in a method reach what the class holds
             arguments = [*method.args.posonlyargs, *method.args.args]
             first = arguments[0].arg if arguments else None
@@ -497,6 +522,8 @@ class _CellVisitor(ast.NodeVisitor):
                 self.aliases[first] = (saved or frozenset()) | {holder}
                 self._reached.clear()
             self.visit(method)
+            if method.name not in created_before:  # a method's name binds nothing outside its class
+                self.created.discard(method.name)
             if first:
                 if saved is None:
                     self.aliases.pop(first, None)
@@ -544,6 +571,7 @@ class _CellVisitor(ast.NodeVisitor):
             self.check_annotation(annotation)
         self.bind_defaults(node.args)
         self.generic_visit(node)
+        self.created.add(node.name)  # ``f.calls = 0`` gives the notebook's own function an attribute
 
     def check_annotation(self, annotation: ast.AST | None) -> None:
         """Flag a string annotation that is not a plain type name: ``typing.get_type_hints`` (which
@@ -586,7 +614,9 @@ class _CellVisitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def check_target(self, target: ast.AST) -> None:
-        """Flag writes to dunder attributes and to attributes of imported modules."""
+        """Flag writes to dunder attributes, to attributes of imported modules, and to attributes of any object the
+        notebook did not create (a call's result, a subscript, a name for a library's value: attack round 13 replaced
+        the harness's ``json.dumps`` through ``random.choice([warnings]).sys.modules["json"]``)."""
         if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self.check_target(element)
@@ -595,9 +625,20 @@ class _CellVisitor(ast.NodeVisitor):
             return
         if target.attr.startswith("__") and target.attr.endswith("__"):
             self.flag(target, f"assignment to .{target.attr}")
-        base = self.dotted(target.value)
-        if base and not base.startswith((_GET_IPYTHON, HOLDER_PREFIX)):
-            self.flag(target, f"assignment to {base}.{target.attr} (a module attribute)")
+        modules = sorted(path for path in self.reached(target.value) if not path.startswith((_GET_IPYTHON, HOLDER_PREFIX)))
+        if modules:
+            self.flag(target, f"assignment to {modules[0]}.{target.attr} (a module attribute)")
+        elif not self.created_by_notebook(target.value):
+            self.flag(target, f"assignment to .{target.attr} of an object the notebook did not create")
+
+    def created_by_notebook(self, base: ast.AST) -> bool:
+        """Whether ``base`` is a name bound to a class the notebook defines, an instance of one, or a function it defines."""
+        if not isinstance(base, ast.Name):
+            return False
+        paths = self.aliases.get(base.id)
+        if paths:
+            return all(path in self.created for path in paths)
+        return base.id in self.created
 
 
 def _union(sets) -> frozenset[str]:
@@ -734,6 +775,7 @@ def review_notebook(notebook, assignment: str, restored_ids: frozenset[str], max
         The review's budget in work units (:func:`review_work`); the cells beyond it get one flag.
     """
     aliases: dict[str, frozenset[str]] = {}
+    created: set[str] = set()
     flags: list[Flag] = []
     unanalysed: list[str] = []
     claimed = Counter(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in notebook.get("cells", []))
@@ -768,7 +810,7 @@ def review_notebook(notebook, assignment: str, restored_ids: frozenset[str], max
             if student_editable(cell, restored_ids):
                 unanalysed.append(f"{label}: {type(error).__name__} (line {getattr(error, 'lineno', None) or 1})")
             continue
-        visitor = _CellVisitor(label, allowed, assignment, aliases)
+        visitor = _CellVisitor(label, allowed, assignment, aliases, created=created)
         try:
             visitor.visit(tree)  # locked cells too: their imports define aliases (``np``) later cells use
         except RecursionError:  # it parses, so it runs: too deep to read is itself suspicious

@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, python_literal
+from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, encode, python_literal
 
 #: Random cases per check, besides the named ones.
 N_RANDOM_CASES = 20
@@ -555,8 +555,8 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
     if changed:
         return (f"{check.function} changed its argument {changed} in place on {case.behaviour} (the caller's "
                 f"{changed} is different after the call, whichever function changed it):\n    {call_text(check, case)}\n"
-                f"  hint: work on copies; an in-place operation (+=, *=, a slice assignment) on {changed} or on "
-                f"a row of it changes the caller's array")
+                f"  hint: work on copies; an in-place operation (+=, *=, a slice assignment, list.sort(), append) on "
+                f"{changed} or on a row of it changes the caller's {_kind_of(case, check, changed)}")
     assert check.compare is not None
     if expected is _NOT_COMPUTED:
         expected = expected_answer(check, case)
@@ -616,13 +616,45 @@ def _second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) 
 
 
 def changed_arguments(check: Check, case: Case, args_after: list) -> str:
-    """The name of the first argument the call changed in place, or ``""``."""
+    """The name of the first argument the call changed in place, or ``""``.
+
+    Every mutable argument counts: an array, a list (``caps.sort()`` reorders the caller's list:
+    attack round 13, finding 4), and arrays or lists inside a list, tuple or dict; judged by value
+    against what the grader sent.
+    """
     sent = list(case.args) + [case.kwargs[key] for key in sorted(case.kwargs)]
     names = list(check.parameters[: len(case.args)]) + sorted(case.kwargs)
     for name, before, after in zip(names, sent, args_after):
-        if isinstance(before, np.ndarray) and not _same_array(before, after):
+        if isinstance(before, (np.ndarray, list, tuple, dict)) and not _unchanged(before, after):
             return name
     return ""
+
+
+def _kind_of(case: Case, check: Check, name: str) -> str:
+    """``list`` when the argument ``name`` of ``case`` was sent as a Python list, else ``array``."""
+    sent = dict(zip(check.parameters, case.args), **case.kwargs).get(name)
+    return "list" if isinstance(sent, list) else "array"
+
+
+def _unchanged(before: Any, after: Any) -> bool:
+    """Whether ``after`` (anything the wire accepts) is still ``before`` (what the grader sent): same types and values.
+
+    An entry of a list is compared by its wire form (``np.int32`` and ``np.int64`` cross as the same
+    thing), a float NaN equal to itself.
+    """
+    if isinstance(before, np.ndarray):
+        return _same_array(before, after)
+    if isinstance(before, (list, tuple)):
+        return (type(after) is type(before) and len(after) == len(before)
+                and all(_unchanged(item, item_after) for item, item_after in zip(before, after)))
+    if isinstance(before, dict):
+        return (isinstance(after, dict) and set(after) == set(before)
+                and all(_unchanged(item, after[key]) for key, item in before.items()))
+    if isinstance(after, (np.ndarray, list, tuple, dict, Unsupported)):
+        return False
+    tag, value = encode(before)
+    tag_after, value_after = encode(after)
+    return tag == tag_after and (value == value_after or value != value and value_after != value_after)
 
 
 def _same_array(before: np.ndarray, after: Any) -> bool:
@@ -639,15 +671,43 @@ def _same_array(before: np.ndarray, after: Any) -> bool:
 NUMBER_KINDS = "iuf"
 
 
+#: Most entries ``holds_a_bool`` looks at (the wire caps a reply far below this).
+_MAX_WALKED = 300_000
+
+
+def holds_a_bool(value: Any) -> bool:
+    """Whether ``value`` is a bool or holds one anywhere: in a (nested) list or tuple, as a NumPy bool, in an array.
+
+    Judged on the value as it came (the wire keeps ``True`` in a list as a bool): ``np.asarray``
+    would turn ``[True, -1]`` into the integers ``[1, -1]`` and hide it (attack round 13, finding 3).
+    """
+    pending, seen = [value], 0
+    while pending and seen < _MAX_WALKED:
+        item, seen = pending.pop(), seen + 1
+        if isinstance(item, (bool, np.bool_)):
+            return True
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, np.ndarray):
+            if item.dtype.kind == "b":
+                return True
+            if item.dtype.kind == "O":
+                pending.extend(item.ravel()[: _MAX_WALKED - seen].tolist())
+    return False
+
+
 def as_float_array(value: Any, *, bools: bool = False) -> np.ndarray | None:
     """``value`` as a float array, or ``None`` if it is not made of numbers.
 
     Judged on what was returned, before any cast: text (``['1.25']``, an array of dtype ``<U``), a
     string anywhere in a list, ragged lists and objects are not numbers (attack round 12: numbers
     returned as text got full marks, since ``np.asarray(['1.25'], dtype=float)`` reads them); nor are
-    bools, unless ``bools`` (where a bool is a mistake with a hint of its own, as for labels).
+    bools, even one among numbers (``[True, -1]``), unless ``bools`` (where a bool is a mistake with a
+    hint of its own, as for labels).
     """
     if isinstance(value, (Unsupported, str, bytes, dict)) or value is None:
+        return None
+    if not bools and holds_a_bool(value):
         return None
     try:
         with warnings.catch_warnings():
@@ -667,9 +727,11 @@ def kind_hint(received: Any) -> str:
         kind = np.asarray(received).dtype.kind if not isinstance(received, (Unsupported, dict)) else ""
     except (TypeError, ValueError, OverflowError):
         return ""
+    if kind == "b" or holds_a_bool(received):
+        return "return numbers, not True/False"
     if kind in "USO" or isinstance(received, str):
         return "return numbers (float or int), not text: '1.25' is a string, 1.25 is a number"
-    return "return numbers, not True/False" if kind == "b" else ""
+    return ""
 
 
 def describe(value: Any) -> str:

@@ -869,7 +869,9 @@ def test_a_comparison_requires_numbers_not_text_or_bools(compare, expected, form
     ([True, 7, True], np.array([1, 7, 1])), ([np.True_, 0], np.array([1, 0])), (np.array([True, False]), np.array([1, 0])),
 ])
 def test_ovr_predict_refuses_bools_among_its_classes(received, expected):
-    from perceptron_course.grading.trusted.checks.multiclass import _compare_predicted
+    from conftest import FIXTURE_COURSE  # the grader's own course: its 05_multiclass holds ovr_predict's comparison
+
+    _compare_predicted = course_checks(FIXTURE_COURSE)["ovr_predict"].compare
 
     assert _compare_predicted(np.asarray(received).astype(int), expected) is None  # the same values as numbers pass
     difference = _compare_predicted(received, expected)
@@ -877,7 +879,7 @@ def test_ovr_predict_refuses_bools_among_its_classes(received, expected):
 
 
 def test_bools_among_numbers_are_still_refused_after_the_wire():
-    from perceptron_course.grading.trusted.wire import decode_value, encode
+    from perceptron_course.grading.trusted.judging.wire import decode_value, encode
 
     for value in ([True, -1, True], [np.True_, 2.5], [[1.0], [True]]):
         rebuilt = decode_value(encode(value))

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 
-from .course import Course, copy_course_settings
+from .course import Course
 
 
 def solution_source(source: str) -> str:
@@ -101,13 +101,10 @@ def build_example_class(course: Course, recipes_folder: Path) -> list[tuple[str,
 
 def copy_course(course_root: Path, destination: Path) -> Course:
     """Copy what grading needs (config, source, release, the header and footer notebooks) into a fresh course root."""
-    from .release_check import header_and_footer
+    from .release_check import copy_release_settings
 
     destination.mkdir(parents=True, exist_ok=True)
-    copy_course_settings(course_root, destination)
+    copy_release_settings(Course.open(course_root), destination)
     for folder in ("source", "release"):
         shutil.copytree(course_root / folder, destination / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    for relative in header_and_footer(Course.open(course_root)):
-        (destination / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(course_root / relative, destination / relative)
     return Course.open(destination)

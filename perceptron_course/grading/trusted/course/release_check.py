@@ -59,6 +59,15 @@ def header_and_footer(course: Course) -> list[Path]:
     return [path for path in named if not path.is_absolute() and (course.root / path).is_file()]
 
 
+def copy_release_settings(course: Course, destination: Path) -> None:
+    """Copy what ``generate_assignment`` reads beside ``source/`` into another course root: the configuration and
+    term (``copy_course_settings``), and a header or footer named in ``nbgrader_config.py`` itself."""
+    copy_course_settings(course.root, destination)
+    for relative in header_and_footer(course):
+        (destination / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(course.root / relative, destination / relative)
+
+
 def stale_assignments(course: Course, assignments: list[str] | None = None) -> list[str]:
     """The assignments whose ``release/`` folder is not what nbgrader generates from ``source/`` now.
 
@@ -74,10 +83,7 @@ def stale_assignments(course: Course, assignments: list[str] | None = None) -> l
     with tempfile.TemporaryDirectory(prefix="perceptron-release-check-") as scratch:
         copy = Path(scratch) / "course"
         copy.mkdir()
-        copy_course_settings(course.root, copy)
-        for relative in header_and_footer(course):  # a header named in nbgrader_config.py itself
-            (copy / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(course.root / relative, copy / relative)
+        copy_release_settings(course, copy)
         shutil.copytree(course.source, copy / "source", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
         fresh = Course.open(copy)
         api = nbgrader_api(fresh)

@@ -4,8 +4,8 @@ and a hand-in that hangs is stopped at its notebook's deadline.
 
 The recipes are in ``tests/fixtures/attacks_round12_strings/`` (their docstrings say what each does): the strings'
 hand-ins are graded with the course's own configuration; the two that would use all of a notebook's time
-(``time/``) in a batch of their own, with a shorter time budget (60 s instead of the term's 180 s), so that they are
-stopped at the deadline within the test. What is asserted is what the grader recorded (the deadline, the stop, the
+(``time/``) in a batch of their own, with a shorter time budget (30 s instead of the term's 180 s) and a worker
+each, so that they are stopped at the deadline within the test. What is asserted is what the grader recorded (the deadline, the stop, the
 timeline in each notebook's metadata), never how long anything took. (Two batches: with the two stopped hand-ins in
 the first, their identical "not run" lines would be the most common failure of every part, and the report would
 not show the planted message.)
@@ -30,7 +30,7 @@ from perceptron_course.grading.trusted.running.sandbox import sandbox_problem
 from perceptron_course.grading.trusted.course.secret import load_or_create_secret
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12_strings"
-BUDGET_SECONDS = 60
+BUDGET_SECONDS = 30
 ALL = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 #: The parts each hand-in must lose (its other parts are right, and keep their points).
 LOST = {
@@ -42,7 +42,7 @@ LOST = {
 STOPPED = ("exception_flood", "stubborn_hang")  # each would take more than the budget: stopped at the deadline
 
 
-def _graded_batch(tmp_path_factory, recipes: Path, budget: int | None = None) -> dict:
+def _graded_batch(tmp_path_factory, recipes: Path, budget: int | None = None, jobs: int = 1) -> dict:
     assert sandbox_problem() == "", f"these tests need the grading sandbox: {sandbox_problem()}"
     course = copy_course(fixture_course(), tmp_path_factory.mktemp("round12_strings"))
     if budget is not None:
@@ -50,7 +50,7 @@ def _graded_batch(tmp_path_factory, recipes: Path, budget: int | None = None) ->
             config.write(f"\nc.ResilientExecute.time_budget = {budget}\n")
     build_example_class(course, recipes)
     load_or_create_secret(course.root)
-    outcomes = {o.student: o for o in grade(course, progress=False, jobs=1)}
+    outcomes = {o.student: o for o in grade(course, progress=False, jobs=jobs)}
     return {"course": course, "outcomes": outcomes, "sandboxes_left": sandboxes_left()}
 
 
@@ -61,7 +61,7 @@ def batch(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def time_batch(tmp_path_factory):
-    return _graded_batch(tmp_path_factory, FIXTURES / "time", BUDGET_SECONDS)
+    return _graded_batch(tmp_path_factory, FIXTURES / "time", BUDGET_SECONDS, jobs=2)
 
 
 def _recorded(course, student: str) -> dict:

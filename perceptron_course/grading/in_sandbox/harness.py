@@ -134,19 +134,51 @@ def _stdout_writer():
     return write
 
 
+def scale_in_place(value, factor):
+    """Multiply every number ``value`` holds (an array of numbers, or a list, nested) by ``factor``, in place.
+
+    Other entries (bools, strings) stay as they are. The grader does the same to a copy of what it sent, so it
+    knows what the second call receives when the first call left its arguments as they were (``_call_again``).
+    """
+    if type(value) is numpy.ndarray:
+        if value.dtype.kind in "iuf":
+            value *= factor
+    elif type(value) is list:
+        for position, item in enumerate(value):
+            if type(item) is int or type(item) is float:
+                value[position] = item * factor
+            elif type(item) is list or type(item) is numpy.ndarray:
+                scale_in_place(item, factor)
+
+
+def _second_arguments(plan, args, kwargs):
+    """The arguments of the second call: the first call's objects (``same``), the same objects multiplied in place
+    by a factor the grader drew (``scaled``), or values of their own (``value``)."""
+    def argument(tag, value, first):
+        if tag == "same":
+            return first[value]
+        if tag == "scaled":
+            where, factor = value
+            scale_in_place(first[where], decode(factor))
+            return first[where]
+        return decode(value)
+
+    return ([argument(tag, value, args) for tag, value in plan["args"]],
+            {key: argument(tag, value, kwargs) for key, (tag, value) in plan["kwargs"].items()})
+
+
 def _call_again(function, args, kwargs, plan=None):
     """A second call on the very objects of the first (changed in place or not): ``{"again": wire}``.
 
-    ``plan`` (the request's ``"again"``) says which arguments are the first call's objects and gives
-    the others (the next case's numbers): the grader knows the answer, which a function that changed
-    its arguments in place gets wrong. So the verdict on an in-place change rests on a
-    returned value, judged on the trusted side, and not only on what this harness reports of the
-    arguments (``args_after``), which student code that ran before it can rewrite (attack round 12).
+    ``plan`` (the request's ``"again"``) says, for each argument, whether it is the first call's object as the
+    first call left it, that object multiplied in place by a factor (every number it holds), or a value of its
+    own (the next case's numbers). The grader knows the right answer for the objects as they were *sent*; one
+    the first call changed in place keeps that change through the multiplication, so the answer from it is
+    another. A reply is judged against that answer on the trusted side, never on this harness's word.
     """
-    if plan is not None:  # the same objects where the plan says so, the next case's values elsewhere
-        kwargs = {key: kwargs[key] if tag == "same" else decode(value) for key, (tag, value) in plan["kwargs"].items()}
-        args = [args[value] if tag == "same" else decode(value) for tag, value in plan["args"]]
     try:
+        if plan is not None:
+            args, kwargs = _second_arguments(plan, args, kwargs)
         with warnings.catch_warnings(), numpy.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             return {"again": encode(function(*args, **kwargs))}
@@ -162,8 +194,8 @@ def call_all(namespace, request, emit=None):
     ``request``: ``{"function": name, "marker": str, "calls": [{"args": [...], "kwargs": {...}}]}``
     with arguments in wire form. Each line is the marker followed by
     ``{"index": i, "result": wire}`` and ``"args_after"`` (the arguments after the
-    call, to see whether they were changed in place), then ``"again"`` (the answer to the same call made
-    once more on the same objects) or ``"again_error"``; or ``{"index": i, "error": [type, message]}``.
+    call, to see whether they were changed in place), then ``"again"`` (the answer to a second call on the same
+    objects, ``_call_again``) or ``"again_error"``; or ``{"index": i, "error": [type, message]}``.
     A missing function gives one line ``{"missing": true}``.
     """
     write = emit or _stdout_writer()

@@ -137,6 +137,7 @@ def _stdout_writer():
 def scale_in_place(value, factor):
     """Multiply every number ``value`` holds (an array of numbers, or a list, nested) by ``factor``, in place.
 
+    ``factor`` is a number, or holds one per entry (an array of ``value``'s shape, or a list of its length).
     Other entries (bools, strings) stay as they are. The grader does the same to a copy of what it sent, so it
     knows what the second call receives when the first call left its arguments as they were (``_call_again``).
     """
@@ -145,10 +146,11 @@ def scale_in_place(value, factor):
             value *= factor
     elif type(value) is list:
         for position, item in enumerate(value):
+            each = factor[position] if type(factor) is list else factor
             if type(item) is int or type(item) is float:
-                value[position] = item * factor
+                value[position] = item * each
             elif type(item) is list or type(item) is numpy.ndarray:
-                scale_in_place(item, factor)
+                scale_in_place(item, each)
 
 
 def _second_arguments(plan, args, kwargs):

@@ -388,24 +388,35 @@ def _numbers_held(value: Any) -> list:
     return []
 
 
-def _factor_for(rng: np.random.Generator, value: Any) -> int | float | None:
+def _factor_for(rng: np.random.Generator, value: Any, per_entry: bool = False) -> Any:
     """A factor to multiply ``value`` by in place, drawn from ``rng``, that keeps it a valid argument; ``None`` if it
     holds no number.
 
     Powers of two and -1, so every product is exact; whole numbers stay whole (an int array or list gets an int);
-    labels (every entry -1 or +1) stay labels (-1 or 1); positive entries (caps, counts) stay positive.
+    labels (every entry -1 or +1) stay labels (-1 or 1); positive entries (caps, counts) stay positive. With
+    ``per_entry``, labels get a sign of their own each (another labelling of the same points: for an answer that
+    multiplying every label, or every entry, by one number leaves as it was, such as the kernel perceptron's).
     """
     numbers = _numbers_held(value)
     if not numbers:
         return None
     whole = all(type(number) is int for number in numbers) or isinstance(value, np.ndarray) and value.dtype.kind in "iu"
     if all(number in (-1, 1) for number in numbers):
+        if per_entry:
+            return _signs_like(rng, value)
         choices: list = [-1, 1]
     elif all(number > 0 for number in numbers) or isinstance(value, np.ndarray) and value.dtype.kind == "u":
         choices = [2, 4] if whole else [0.5, 2.0, 4.0]
     else:
         choices = [-1, 2, -2, 4] if whole else [-1.0, 2.0, -2.0, 0.5, -0.5, 4.0]
     return choices[int(rng.integers(len(choices)))]
+
+
+def _signs_like(rng: np.random.Generator, value: Any) -> Any:
+    """Random signs, one per entry of ``value`` (an array of its shape, or lists of its lengths, nested)."""
+    if isinstance(value, np.ndarray):
+        return np.where(rng.random(value.shape) < 0.5, -1, 1)
+    return [_signs_like(rng, item) if isinstance(item, (list, np.ndarray)) else int(rng.choice([-1, 1])) for item in value]
 
 
 def _scaled_copy(value: Any, factor: int | float) -> Any:
@@ -436,19 +447,20 @@ def witnessing_second_call(check: Check, cases: Sequence[Case], index: int, firs
     It is made on the very objects of the first call (its arrays and lists), each multiplied in place by the
     harness by a factor drawn here from ``rng`` (the course secret, the student and the hand-in), with the other
     arguments (numbers) from the next case (``second_call``). The answer is the reference's on the objects *as they
-    were sent*, multiplied: an object the first call changed stays changed after the multiplication (a factor is
-    never 0), so a function that changed it answers otherwise, and a kernel that reports the second answer without
+    were sent*, multiplied: an object the first call changed stays changed after the multiplication (no factor is
+    0), so a function that changed it answers otherwise, and a kernel that reports the second answer without
     computing it from the values first sent has nothing to copy: the factors are drawn so that the first answer is
-    wrong for the second call (up to ``SECOND_CALL_TRIES`` draws; the last one whose answer the reference gives is
-    kept otherwise), and replaying the first call, or calling again on a copy of the objects as the first call left
+    wrong for the second call (up to ``SECOND_CALL_TRIES`` draws, one factor per argument first, then a sign per
+    label; the last one whose answer the reference gives is kept otherwise), and replaying the first call, or calling again on a copy of the objects as the first call left
     them, gives another answer than the one judged. A case without arrays or lists keeps ``second_call``'s numbers.
     """
     base = second_call(cases, index)
     positions = [where for where, value in [*enumerate(base.args), *base.kwargs.items()] if _mutable(value)]
     settled: tuple[Case, Any] | None = None
-    for _ in range(SECOND_CALL_TRIES if positions else 0):
-        factors = {where: factor for where in positions
-                   if (factor := _factor_for(rng, base.args[where] if isinstance(where, int) else base.kwargs[where])) is not None}
+    for attempt in range(SECOND_CALL_TRIES if positions else 0):
+        per_entry = attempt >= SECOND_CALL_TRIES // 2  # one number per argument first; each label its sign after
+        factors = {where: factor for where in positions if (factor := _factor_for(
+            rng, base.args[where] if isinstance(where, int) else base.kwargs[where], per_entry)) is not None}
         if not factors:
             break
         args = tuple(_scaled_copy(value, factors[where]) if where in factors else value for where, value in enumerate(base.args))

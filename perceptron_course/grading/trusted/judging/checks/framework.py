@@ -697,7 +697,7 @@ def _safe_second_call_failure(check: Check, case: Case, expected: Any, reply: Re
 
 #: How a message names the second call of a case (``second_call``).
 SECOND_CALL = ("on the call made right after it on the same arrays, which the grader multiplied in place "
-               "(its numbers from the next case)")
+               "(any other argument from the next case)")
 
 
 def _second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) -> str:

@@ -12,24 +12,29 @@ comparison with the reference happens outside the kernel, on whatever comes back
 Code that tampers with this harness can only change the data it returns, which
 is then judged like any other answer.
 
-Everything this harness uses (``json``, ``numpy``, ``sys.stdout``, ``type``, ``isinstance``, an
-exception's ``__str__``) may have been replaced by student code that ran before it, and nothing
-run in the same interpreter can prevent that (attack round 12 replaced ``json.dumps`` to report
-the caller's arrays unchanged). So nothing the trusted side concludes rests on this harness's
-honesty: replies are parsed strictly and judged as answers; what it reports of the arguments
-(``args_after``) can only incriminate a function; and an in-place change is judged from a value,
-the answer to a second call on the same array objects with the next case's numbers (``again``),
-whose right answer a changed argument makes wrong and which differs from the first answer (copying
-that one fails). No evidence of a side effect inside the kernel can be checked from outside it: a
-hook can still compute the second answer on copies, which is what a correct function does.
+What this harness relies on in the kernel, and what that means. It is loaded with ``exec(compile(...))`` and its
+request read with ``json.loads``; it uses ``json.dumps``, ``numpy`` (to rebuild arrays, to multiply the second call's
+arguments), ``sys.stdout``, ``warnings``, builtins (``type``, ``isinstance``, ``enumerate``, ...) and an exception's
+``__str__``. Student code that ran before it can replace any of these, or the harness itself, and nothing run in the
+same interpreter can prevent that (rounds 12 to 14 replaced ``json.dumps``). So this harness's honesty is assumed
+nowhere. What holds:
 
-What stays true, said plainly: student code that ran before this harness can rewrite *any* reply,
-``again`` as easily as ``args_after`` (attack round 13 replaced ``json.dumps`` to report ``w`` unchanged and
-the same answer twice). So the check of an in-place change is only evidence from the kernel: it catches
-the mistake an honest student makes, never a hook written to hide one. A returned value is judged like
-any answer whatever the hook did; what brings such a hook to a person is the static review (``flags.py``),
-which flags the interpreter's names (``sys``, ``modules``, ``settrace``, ``exec``, ...) read from any value,
-and every assignment to an attribute of an object the notebook did not create; a TA then reads the code.
+- A score is raised only by values judged on the trusted side against the reference computed there: each case's
+  answer (``result``), and the answer to a second call on the very objects of the first (``again``), whose arrays
+  and lists this harness multiplies in place by factors the grader drew from the course secret
+  (``scale_in_place``). Its right answer is the reference's on the values *as sent*, multiplied; the factors are
+  drawn so that the first answer is wrong for it. A forged reply must hold these values: a hook that sends the
+  first answer again, or computes the second on the objects as the first call left them, fails.
+- Everything else the kernel sends can only lower a score: an exception (``error``, ``again_error``), a missing
+  function, fewer or out-of-order replies, a value the wire refuses, and ``args_after`` (what the arguments hold
+  after the call), which is evidence that can only incriminate: forged to "unchanged", it gains nothing.
+- What does not hold: a hook can still hide an in-place change. It has to keep a copy of the arguments from
+  before the first call changed them and compute the function's right answer on that copy multiplied by the
+  factors, that is, do the work a correct function does; its answers are then those of a function that works on
+  copies, and only the caller's array (inside the kernel, where no one outside can look) is changed. A check judged
+  without a single right answer (a ``judge``, such as ``xor_features``) has no judged second call: an in-place change
+  there rests on ``args_after`` alone. The static review (``flags.py``) flags such hooks for a TA (the interpreter's
+  names, ``.modules``, ``.dumps``, read from any value, and assignments to objects the notebook did not create).
 
 It depends on nothing but the standard library and NumPy, keeps its names out of
 the student's namespace, and never imports the grader.

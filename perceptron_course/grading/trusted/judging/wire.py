@@ -67,8 +67,8 @@ class Reply:
     result: Any = None
     error: tuple[str, str] = ("", "")  #: exception type name and message
     args_after: list = field(default_factory=list)
-    #: The answer to the same call made once more on the same objects (``NOT_CALLED_AGAIN`` when the kernel sent none),
-    #: or ``again_error`` when that second call raised: a function that changed its arguments answers differently.
+    #: The answer to the second call on the same objects, multiplied in place (``NOT_CALLED_AGAIN`` when the kernel sent
+    #: none), or ``again_error`` when that call raised: a function that changed its arguments answers otherwise.
     again: Any = field(default_factory=lambda: NOT_CALLED_AGAIN)
     again_error: tuple[str, str] | None = None
 

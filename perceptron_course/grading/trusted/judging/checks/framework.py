@@ -351,18 +351,19 @@ class PreparedCases:
     #: Each case drawn but dropped because the reference could not answer it: its behaviour and the error's type.
     #: Never sent, never judged: a case without a right answer cannot fail a submission (the TA's record says so).
     dropped: tuple[str, ...] = ()
-    #: The second call of each case (``second_call``) and the reference's answer to it; ``None``: the same call again.
+    #: The second call of each case (``witnessing_second_call``) and the reference's answer to it; ``None``: the same
+    #: call again, its answer not judged (a check with a ``judge``).
     again: list[Case] | None = None
     again_expected: list | None = None
 
 
 def second_call(cases: Sequence[Case], index: int) -> Case:
-    """The call made after case ``index`` on its very objects: its arrays, lists and dicts (the same objects, which
-    the first call may have changed in place), with its other arguments (numbers, strings) from the next case.
+    """The base of case ``index``'s second call: its very objects (its arrays, lists and dicts, which the first call
+    may have changed in place), with its other arguments (numbers, strings) from the next case.
 
-    Its right answer then differs from the first call's, so a kernel cannot pass it by sending the first answer
-    again: it must compute it from the values the arrays had when sent (attack round 12). An argument of another
-    type in the next case is kept: a case with no such argument is called again as it is.
+    An argument of another type in the next case is kept. ``witnessing_second_call`` then multiplies the arrays and
+    lists: a function whose arguments are all arrays would otherwise be called again as it is, and the same call's
+    answer again needs no knowledge (attack round 14).
     """
     case, other = cases[index], cases[(index + 1) % len(cases)]
 

@@ -199,3 +199,35 @@ def test_a_case_without_arrays_or_lists_keeps_the_next_case_s_numbers():
     first, following = prepared.cases[0].args, prepared.cases[1].args
     assert all(value == (theirs if type(theirs) is type(mine) else mine) for value, mine, theirs in zip(follow.args, first, following))
     assert answer == check.reference(*follow.args)
+
+
+def test_the_request_names_each_multiplied_object_and_the_harness_multiplies_the_object_the_first_call_left():
+    check = CHECKS["perceptron_step"]
+    prepared = prepare_cases(check, case_generator(b"second call", check.function, "student"))
+    case, follow = prepared.cases[0], prepared.again[0]
+    request = harness_request(check.function, [case], "@@m@@", [follow])
+    plan = request["calls"][0]["again"]["args"]
+    for position, (tag, value) in enumerate(plan):
+        if position in follow.scaled:
+            assert tag == "scaled" and value[0] == position
+            assert np.array_equal(np.asarray(value[1][1]), np.asarray(follow.scaled[position]))  # the factor, as drawn
+        elif tag == "same":  # a number the next case has none of the same type for: the first call's own
+            assert follow.args[position] is case.args[position] and not isinstance(case.args[position], (np.ndarray, list))
+        else:
+            assert tag == "value" and value == encode(follow.args[position])  # a number of its own, from the next case
+    received: list = []
+
+    def careless(w, b, x, y):
+        received.append(copy.deepcopy((w, b, x, y)))
+        w += 1.0  # the first call's change, which the second call must still see
+        return w, b, False
+
+    harness.call_all({check.function: careless}, request, emit=lambda line: None)
+    first, second = received
+    for position in follow.scaled:
+        changed = copy.deepcopy(first[position]) + 1.0
+        harness.scale_in_place(changed, follow.scaled[position])
+        if position == 0:  # w: changed by the first call, then multiplied
+            assert np.array_equal(second[position], changed)
+        else:
+            assert np.array_equal(second[position], follow.args[position])

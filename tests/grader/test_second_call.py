@@ -3,10 +3,11 @@
 After each case the harness calls the function again on the very arrays and lists of the first call, each
 multiplied in place by a factor drawn from the secret (``framework.witnessing_second_call``). The trusted side
 judges that answer against the reference's on the values *as sent*, multiplied. Here the kernel's side is played in
-process, through the real request, harness and parser, by three reporters: the honest harness; a forger that
+process, through the real request, harness and parser, by four reporters: the honest harness; a forger that
 rewrites the report of the arguments to the values first sent and the second answer to the one the same call gives
-again; and one that rewrites the report and answers the second call from a copy of the arguments taken after the
-first call (attack round 13, finding 1, and its stronger forms). Expectations come from the reference (the fixture
+again; one that rewrites the report and answers the second call from a copy of the arguments taken after the first
+call; and one that rewrites the report alone, the second call being the harness's own on the objects the first call
+left (attack round 13, finding 1, and its stronger forms). Expectations come from the reference (the fixture
 course's checks), never from literals.
 """
 
@@ -31,6 +32,10 @@ N_SECRETS = 200
 #: Draws for every other check whose function takes an array or a list.
 N_SECRETS_EACH = 8
 HONEST, SAME_CALL_AGAIN, COPY_AFTER_FIRST_CALL = "honest", "same call again", "copy after the first call"
+#: A forger that rewrites only the report of the arguments: the second call is the harness's own, on the objects the
+#: first call left, multiplied.
+REPORT_ONLY = "report rewritten"
+FORGERS = (SAME_CALL_AGAIN, COPY_AFTER_FIRST_CALL, REPORT_ONLY)
 
 
 def _changes_an_argument(value) -> bool:
@@ -80,7 +85,7 @@ def judged(check, function, prepared: PreparedCases, reporter: str):
 
     def in_the_kernel(*args, **kwargs):
         first, pending[0] = pending[0], not pending[0]
-        if first or reporter == HONEST:
+        if first or reporter in (HONEST, REPORT_ONLY):
             answer = function(*args, **kwargs)
             if first:
                 calls.append((copy.deepcopy(args), copy.deepcopy(kwargs)))
@@ -116,12 +121,29 @@ def test_perceptron_step_writing_into_w_fails_on_every_draw_whatever_the_kernel_
     for draw in range(N_SECRETS):
         prepared = prepare_cases(check, case_generator(b"second call %d" % draw, check.function, "student"))
         assert judged(check, careful, prepared, HONEST).passed, draw
-        for reporter in (HONEST, SAME_CALL_AGAIN, COPY_AFTER_FIRST_CALL):
+        for reporter in (HONEST, *FORGERS):
             verdict = judged(check, careless, prepared, reporter)
             assert not verdict.passed, (draw, reporter)
             if reporter != HONEST:  # the report of w lied; the second answer did not
                 assert not any("changed its argument" in failure for failure in verdict.failures), (draw, reporter)
                 assert any(SECOND_CALL in failure for failure in verdict.failures), (draw, reporter)
+
+
+def test_caps_sorted_in_place_fail_on_every_draw_whatever_the_kernel_reports():
+    # choose_epoch_cap's answer ignores the order of caps: only a factor per cap makes a sorted list read otherwise
+    check = CHECKS["choose_epoch_cap"]
+    careful = _from_the_reference(check, in_place=False)
+
+    def sorting(X_train, y_train, X_dev, y_dev, caps):
+        answer = careful(X_train, y_train, X_dev, y_dev, caps)
+        caps.sort()  # attack round 13, finding 4
+        return answer
+
+    for draw in range(N_SECRETS_EACH):
+        prepared = prepare_cases(check, case_generator(b"second call %d" % draw, check.function, "student"))
+        assert judged(check, careful, prepared, HONEST).passed, draw
+        for reporter in (HONEST, *FORGERS):
+            assert not judged(check, sorting, prepared, reporter).passed, (draw, reporter)
 
 
 MUTABLE_CHECKS = sorted(name for name, check in CHECKS.items() if check.judge is None and any(
@@ -141,7 +163,7 @@ def test_an_in_place_change_fails_every_check_on_every_draw_whatever_the_kernel_
     for draw in range(N_SECRETS_EACH):
         prepared = prepare_cases(check, case_generator(b"second call %d" % draw, name, "student"))
         assert judged(check, careful, prepared, HONEST).passed, (name, draw)
-        for reporter in (HONEST, SAME_CALL_AGAIN, COPY_AFTER_FIRST_CALL):
+        for reporter in (HONEST, *FORGERS):
             assert not judged(check, careless, prepared, reporter).passed, (name, draw, reporter)
 
 

@@ -394,7 +394,9 @@ def _factor_for(rng: np.random.Generator, value: Any, per_entry: bool = False) -
     holds no number.
 
     Powers of two and -1, so every product is exact; whole numbers stay whole (an int array or list gets an int);
-    labels (every entry -1 or +1) stay labels (-1 or 1); positive entries (caps, counts) stay positive. With
+    labels (every entry -1 or +1) stay labels (-1 or 1); positive entries (caps, counts) stay positive, and a list of
+    them gets a factor per entry (an answer that ignores their order, as choose_epoch_cap's, then still sees a list
+    the first call sorted or reversed in place). With
     ``per_entry``, labels get a sign of their own each (another labelling of the same points: for an answer that
     multiplying every label, or every entry, by one number leaves as it was, such as the kernel perceptron's).
     """
@@ -408,6 +410,8 @@ def _factor_for(rng: np.random.Generator, value: Any, per_entry: bool = False) -
         choices: list = [-1, 1]
     elif all(number > 0 for number in numbers) or isinstance(value, np.ndarray) and value.dtype.kind == "u":
         choices = [2, 4] if whole else [0.5, 2.0, 4.0]
+        if isinstance(value, list) and len(numbers) == len(value) > 1:  # caps: reordered in place, they must read otherwise
+            return [choices[int(k)] for k in rng.integers(len(choices), size=len(value))]
     else:
         choices = [-1, 2, -2, 4] if whole else [-1.0, 2.0, -2.0, 0.5, -0.5, 4.0]
     return choices[int(rng.integers(len(choices)))]

@@ -41,7 +41,7 @@ FORGERS = (SAME_CALL_AGAIN, COPY_AFTER_FIRST_CALL, REPORT_ONLY)
 def _changes_an_argument(value) -> bool:
     """Change ``value`` (an argument) in place, as a careless function does; whether it could."""
     if isinstance(value, np.ndarray) and value.dtype.kind in "iuf" and value.size:
-        value += 1
+        value.flat[0] += 1  # one entry: adding 1 everywhere can leave an answer as it was (ovr_predict's argmax over W)
         return True
     if isinstance(value, list) and value:
         value.reverse() if len(value) > 1 and value[0] != value[-1] else value.append(value[0])

@@ -31,9 +31,10 @@ nowhere. What holds:
 - What does not hold: a hook can still hide an in-place change. It has to keep a copy of the arguments from
   before the first call changed them and compute the function's right answer on that copy multiplied by the
   factors, that is, do the work a correct function does; its answers are then those of a function that works on
-  copies, and only the caller's array (inside the kernel, where no one outside can look) is changed. A check judged
-  without a single right answer (a ``judge``, such as ``xor_features``) has no judged second call: an in-place change
-  there rests on ``args_after`` alone. The static review (``flags.py``) flags such hooks for a TA (the interpreter's
+  copies, and only the caller's array (inside the kernel, where no one outside can look) is changed. A change no
+  answer depends on (the same number added to every entry of ``ovr_predict``'s ``W``), and any change for a check
+  judged without a single right answer (a ``judge``, such as ``xor_features``, which has no judged second call),
+  rests on ``args_after`` alone. The static review (``flags.py``) flags such hooks for a TA (the interpreter's
   names, ``.modules``, ``.dumps``, read from any value, and assignments to objects the notebook did not create).
 
 It depends on nothing but the standard library and NumPy, keeps its names out of

@@ -703,7 +703,8 @@ def hostile_batch(tmp_path_factory):
             os.environ.pop("PERCEPTRON_TA_TOKEN")
         else:
             os.environ["PERCEPTRON_TA_TOKEN"] = saved
-    yield {"course": course, "outcomes": outcomes, "by_assignment": {(o.student, o.assignment): o for o in graded}, "before": before, "file_attacks": file_attacks,
+    yield {"course": course, "outcomes": outcomes, "before": before,
+           "by_assignment": {(o.student, o.assignment): o for o in graded}, "file_attacks": file_attacks,
            "machine_before": machine_before, "machine_after": _machine_state(),
            "daemons_left": _wait_until_gone("perceptron-sandbox-daemon-marker"), "sandboxes_left": sandboxes_left()}
     # A folder nested 1,200 levels deep is more than Python 3.11's rmtree (pytest's clean-up) can remove.

@@ -396,9 +396,9 @@ def _factor_for(rng: np.random.Generator, value: Any, per_entry: bool = False) -
     Powers of two and -1, so every product is exact; whole numbers stay whole (an int array or list gets an int);
     labels (every entry -1 or +1) stay labels (-1 or 1); positive entries (caps, counts) stay positive, and a list of
     them gets a factor per entry (an answer that ignores their order, as choose_epoch_cap's, then still sees a list
-    the first call sorted or reversed in place). With
-    ``per_entry``, labels get a sign of their own each (another labelling of the same points: for an answer that
-    multiplying every label, or every entry, by one number leaves as it was, such as the kernel perceptron's).
+    the first call sorted or reversed in place). With ``per_entry``, labels get a sign of their own each (another
+    labelling of the same points: for an answer that multiplying every label, or every entry, by one number leaves
+    as it was, such as the kernel perceptron's).
     """
     numbers = _numbers_held(value)
     if not numbers:
@@ -424,7 +424,7 @@ def _signs_like(rng: np.random.Generator, value: Any) -> Any:
     return [_signs_like(rng, item) if isinstance(item, (list, np.ndarray)) else int(rng.choice([-1, 1])) for item in value]
 
 
-def _scaled_copy(value: Any, factor: int | float) -> Any:
+def _scaled_copy(value: Any, factor: Any) -> Any:
     scaled = copy.deepcopy(value)
     scale_in_place(scaled, factor)
     return scaled
@@ -456,8 +456,9 @@ def witnessing_second_call(check: Check, cases: Sequence[Case], index: int, firs
     0), so a function that changed it answers otherwise, and a kernel that reports the second answer without
     computing it from the values first sent has nothing to copy: the factors are drawn so that the first answer is
     wrong for the second call (up to ``SECOND_CALL_TRIES`` draws, one factor per argument first, then a sign per
-    label; the last one whose answer the reference gives is kept otherwise), and replaying the first call, or calling again on a copy of the objects as the first call left
-    them, gives another answer than the one judged. A case without arrays or lists keeps ``second_call``'s numbers.
+    label; the last one whose answer the reference gives is kept otherwise), and replaying the first call, or calling
+    again on a copy of the objects as the first call left them, gives another answer than the one judged. A case
+    without arrays or lists keeps ``second_call``'s numbers.
     """
     base = second_call(cases, index)
     positions = [where for where, value in [*enumerate(base.args), *base.kwargs.items()] if _mutable(value)]

@@ -29,6 +29,7 @@ import pytest
 
 from conftest import _command_line, descendants, fixture_course, sandboxes_left, tree_state
 
+from perceptron_course.grading.trusted.judging.checks.framework import SECOND_CALL
 from perceptron_course.grading.trusted.outputs import feedback
 from perceptron_course.grading.trusted.course import files
 from perceptron_course.grading.trusted.running import kernel_pool, sandbox
@@ -43,6 +44,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox_class"
 ROUND12 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12"
 #: The thirteenth round's (``attacks_round13/README.md``), graded in the same batch too.
 ROUND13 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round13"
+#: The fourteenth's: forgers of the second call's answer (``attacks_round14_forge/README.md``), in the same batch.
+ROUND14 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round14_forge"
 REAL_PACKAGE = REPO / "perceptron_course"
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
@@ -683,6 +686,7 @@ def hostile_batch(tmp_path_factory):
     build_example_class(course, FIXTURES)
     build_example_class(course, ROUND12)
     build_example_class(course, ROUND13)
+    build_example_class(course, ROUND14)
     file_attacks = _make_file_attacks(course)
     _make_name_attacks(course)
     secret = load_or_create_secret(course.root)
@@ -692,13 +696,15 @@ def hostile_batch(tmp_path_factory):
     saved = os.environ.get("PERCEPTRON_TA_TOKEN")
     os.environ["PERCEPTRON_TA_TOKEN"] = TA_TOKEN
     try:
-        outcomes = {o.student: o for o in grade(course, progress=False, jobs=1)}
+        graded = list(grade(course, progress=False, jobs=1))
+        outcomes = {o.student: o for o in graded}
     finally:
         if saved is None:
             os.environ.pop("PERCEPTRON_TA_TOKEN")
         else:
             os.environ["PERCEPTRON_TA_TOKEN"] = saved
-    yield {"course": course, "outcomes": outcomes, "before": before, "file_attacks": file_attacks,
+    yield {"course": course, "outcomes": outcomes, "before": before,
+           "by_assignment": {(o.student, o.assignment): o for o in graded}, "file_attacks": file_attacks,
            "machine_before": machine_before, "machine_after": _machine_state(),
            "daemons_left": _wait_until_gone("perceptron-sandbox-daemon-marker"), "sandboxes_left": sandboxes_left()}
     # A folder nested 1,200 levels deep is more than Python 3.11's rmtree (pytest's clean-up) can remove.
@@ -745,7 +751,7 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
         assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *FIRST_ROUND, *SECOND_ROUND,
                           *THIRD_ROUND, *FIFTH_ROUND, "html_nesting", *TWELFTH_ROUND,
-                          *THIRTEENTH_ROUND}, graded
+                          *THIRTEENTH_ROUND, *(student for student, _ in FOURTEENTH_ROUND), "honest_in_the_same_batch"}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
 
@@ -1019,9 +1025,40 @@ def test_hostile_batch_thirteenth_round_is_graded_as_its_code_deserves_and_flagg
     page = html.unescape((course.feedback / "list_argument_sorted_in_place" / "02_algorithm" / "algorithm.html")
                          .read_text(encoding="utf-8"))
     assert "changed its argument caps in place" in page
-    # findings 1 and 2: correct code is not penalised by a flag (the hook's forgery is for a TA to read)
+    # finding 1: the forged report of w and the replayed second answer do not save the in-place change
+    mutation = outcomes["library_result_mutation"].cell_scores
+    assert mutation["test_perceptron_step"] == 0 and all(
+        score > 0 for cell, score in mutation.items() if cell != "test_perceptron_step"), mutation
+    page = html.unescape((course.feedback / "library_result_mutation" / "02_algorithm" / "algorithm.html").read_text(encoding="utf-8"))
+    assert SECOND_CALL in page and "changed its argument" not in page  # judged on the second answer; the report lied
+    # finding 2: correct code is not penalised by a flag (the hook is for a TA to read)
     assert outcomes["library_result_exec"].score == outcomes["library_result_exec"].max_score
     assert outcomes["honest"].score == outcomes["honest"].max_score == 8
+
+
+#: Round 14's forgers, the parts each hides an in-place change in, and its notebooks.
+FOURTEENTH_ROUND = {
+    ("forge_same_call_again", "01_geometry"): ("test_augment", "geometry"),
+    ("forge_same_call_again", "02_algorithm"): ("test_perceptron_step", "algorithm"),
+    ("forge_copy_after_first_call", "02_algorithm"): ("test_perceptron_step", "algorithm"),
+}
+
+
+@pytest.mark.slow
+def test_hostile_batch_fourteenth_round_forged_second_answers_lose_the_part_and_honest_work_keeps_its_points(hostile_batch):
+    course, graded = hostile_batch["course"], hostile_batch["by_assignment"]
+    for (student, assignment), (forged, notebook) in FOURTEENTH_ROUND.items():
+        outcome = graded[(student, assignment)]
+        assert outcome.status == "graded", (student, outcome.reason)
+        assert outcome.cell_scores[forged] == 0 and all(
+            score > 0 for cell, score in outcome.cell_scores.items() if cell != forged), (student, outcome.cell_scores)
+        constructs = [flag.construct for flag in outcome.flags]
+        assert any(c.startswith("assignment to .dumps") for c in constructs), (student, constructs)
+        page = html.unescape((course.feedback / student / assignment / f"{notebook}.html").read_text(encoding="utf-8"))
+        assert SECOND_CALL in page and "changed its argument" not in page, student  # the second answer, not the report
+    for assignment in ("01_geometry", "02_algorithm"):
+        honest = graded[("honest_in_the_same_batch", assignment)]
+        assert honest.status == "graded" and honest.score == honest.max_score > 0 and honest.flags == [], honest.cell_scores
 
 
 def _csv_cells(path: Path) -> list[list[str]]:

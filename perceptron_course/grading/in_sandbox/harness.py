@@ -12,24 +12,30 @@ comparison with the reference happens outside the kernel, on whatever comes back
 Code that tampers with this harness can only change the data it returns, which
 is then judged like any other answer.
 
-Everything this harness uses (``json``, ``numpy``, ``sys.stdout``, ``type``, ``isinstance``, an
-exception's ``__str__``) may have been replaced by student code that ran before it, and nothing
-run in the same interpreter can prevent that (attack round 12 replaced ``json.dumps`` to report
-the caller's arrays unchanged). So nothing the trusted side concludes rests on this harness's
-honesty: replies are parsed strictly and judged as answers; what it reports of the arguments
-(``args_after``) can only incriminate a function; and an in-place change is judged from a value,
-the answer to a second call on the same array objects with the next case's numbers (``again``),
-whose right answer a changed argument makes wrong and which differs from the first answer (copying
-that one fails). No evidence of a side effect inside the kernel can be checked from outside it: a
-hook can still compute the second answer on copies, which is what a correct function does.
+What this harness relies on in the kernel, and what that means. It is loaded with ``exec(compile(...))`` and its
+request read with ``json.loads``; it uses ``json.dumps``, ``numpy`` (to rebuild arrays, to multiply the second call's
+arguments), ``sys.stdout``, ``warnings``, builtins (``type``, ``isinstance``, ``enumerate``, ...) and an exception's
+``__str__``. Student code that ran before it can replace any of these, or the harness itself, and nothing run in the
+same interpreter can prevent that (rounds 12 to 14 replaced ``json.dumps``). So this harness's honesty is assumed
+nowhere. What holds:
 
-What stays true, said plainly: student code that ran before this harness can rewrite *any* reply,
-``again`` as easily as ``args_after`` (attack round 13 replaced ``json.dumps`` to report ``w`` unchanged and
-the same answer twice). So the check of an in-place change is only evidence from the kernel: it catches
-the mistake an honest student makes, never a hook written to hide one. A returned value is judged like
-any answer whatever the hook did; what brings such a hook to a person is the static review (``flags.py``),
-which flags the interpreter's names (``sys``, ``modules``, ``settrace``, ``exec``, ...) read from any value,
-and every assignment to an attribute of an object the notebook did not create; a TA then reads the code.
+- A score is raised only by values judged on the trusted side against the reference computed there: each case's
+  answer (``result``), and the answer to a second call on the very objects of the first (``again``), whose arrays
+  and lists this harness multiplies in place by factors the grader drew from the course secret
+  (``scale_in_place``). Its right answer is the reference's on the values *as sent*, multiplied; the factors are
+  drawn so that the first answer is wrong for it. A forged reply must hold these values: a hook that sends the
+  first answer again, or computes the second on the objects as the first call left them, fails.
+- Everything else the kernel sends can only lower a score: an exception (``error``, ``again_error``), a missing
+  function, fewer or out-of-order replies, a value the wire refuses, and ``args_after`` (what the arguments hold
+  after the call), which is evidence that can only incriminate: forged to "unchanged", it gains nothing.
+- What does not hold: a hook can still hide an in-place change. It has to keep a copy of the arguments from
+  before the first call changed them and compute the function's right answer on that copy multiplied by the
+  factors, that is, do the work a correct function does; its answers are then those of a function that works on
+  copies, and only the caller's array (inside the kernel, where no one outside can look) is changed. A change no
+  answer depends on (the same number added to every entry of ``ovr_predict``'s ``W``), and any change for a check
+  judged without a single right answer (a ``judge``, such as ``xor_features``, which has no judged second call),
+  rests on ``args_after`` alone. The static review (``flags.py``) flags such hooks for a TA (the interpreter's
+  names, ``.modules``, ``.dumps``, read from any value, and assignments to objects the notebook did not create).
 
 It depends on nothing but the standard library and NumPy, keeps its names out of
 the student's namespace, and never imports the grader.
@@ -134,19 +140,53 @@ def _stdout_writer():
     return write
 
 
+def scale_in_place(value, factor):
+    """Multiply every number ``value`` holds (an array of numbers, or a list, nested) by ``factor``, in place.
+
+    ``factor`` is a number, or holds one per entry (an array of ``value``'s shape, or a list of its length).
+    Other entries (bools, strings) stay as they are. The grader does the same to a copy of what it sent, so it
+    knows what the second call receives when the first call left its arguments as they were (``_call_again``).
+    """
+    if type(value) is numpy.ndarray:
+        if value.dtype.kind in "iuf":
+            value *= factor
+    elif type(value) is list:
+        for position, item in enumerate(value):
+            each = factor[position] if type(factor) is list else factor
+            if type(item) is int or type(item) is float:
+                value[position] = item * each
+            elif type(item) is list or type(item) is numpy.ndarray:
+                scale_in_place(item, each)
+
+
+def _second_arguments(plan, args, kwargs):
+    """The arguments of the second call: the first call's objects (``same``), the same objects multiplied in place
+    by a factor the grader drew (``scaled``), or values of their own (``value``)."""
+    def argument(tag, value, first):
+        if tag == "same":
+            return first[value]
+        if tag == "scaled":
+            where, factor = value
+            scale_in_place(first[where], decode(factor))
+            return first[where]
+        return decode(value)
+
+    return ([argument(tag, value, args) for tag, value in plan["args"]],
+            {key: argument(tag, value, kwargs) for key, (tag, value) in plan["kwargs"].items()})
+
+
 def _call_again(function, args, kwargs, plan=None):
     """A second call on the very objects of the first (changed in place or not): ``{"again": wire}``.
 
-    ``plan`` (the request's ``"again"``) says which arguments are the first call's objects and gives
-    the others (the next case's numbers): the grader knows the answer, which a function that changed
-    its arguments in place gets wrong. So the verdict on an in-place change rests on a
-    returned value, judged on the trusted side, and not only on what this harness reports of the
-    arguments (``args_after``), which student code that ran before it can rewrite (attack round 12).
+    ``plan`` (the request's ``"again"``) says, for each argument, whether it is the first call's object as the
+    first call left it, that object multiplied in place by a factor (every number it holds), or a value of its
+    own (the next case's numbers). The grader knows the right answer for the objects as they were *sent*; one
+    the first call changed in place keeps that change through the multiplication, so the answer from it is
+    another. A reply is judged against that answer on the trusted side, never on this harness's word.
     """
-    if plan is not None:  # the same objects where the plan says so, the next case's values elsewhere
-        kwargs = {key: kwargs[key] if tag == "same" else decode(value) for key, (tag, value) in plan["kwargs"].items()}
-        args = [args[value] if tag == "same" else decode(value) for tag, value in plan["args"]]
     try:
+        if plan is not None:
+            args, kwargs = _second_arguments(plan, args, kwargs)
         with warnings.catch_warnings(), numpy.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             return {"again": encode(function(*args, **kwargs))}
@@ -162,8 +202,8 @@ def call_all(namespace, request, emit=None):
     ``request``: ``{"function": name, "marker": str, "calls": [{"args": [...], "kwargs": {...}}]}``
     with arguments in wire form. Each line is the marker followed by
     ``{"index": i, "result": wire}`` and ``"args_after"`` (the arguments after the
-    call, to see whether they were changed in place), then ``"again"`` (the answer to the same call made
-    once more on the same objects) or ``"again_error"``; or ``{"index": i, "error": [type, message]}``.
+    call, to see whether they were changed in place), then ``"again"`` (the answer to a second call on the same
+    objects, ``_call_again``) or ``"again_error"``; or ``{"index": i, "error": [type, message]}``.
     A missing function gives one line ``{"missing": true}``.
     """
     write = emit or _stdout_writer()

@@ -67,8 +67,8 @@ class Reply:
     result: Any = None
     error: tuple[str, str] = ("", "")  #: exception type name and message
     args_after: list = field(default_factory=list)
-    #: The answer to the same call made once more on the same objects (``NOT_CALLED_AGAIN`` when the kernel sent none),
-    #: or ``again_error`` when that second call raised: a function that changed its arguments answers differently.
+    #: The answer to the second call on the same objects, multiplied in place (``NOT_CALLED_AGAIN`` when the kernel sent
+    #: none), or ``again_error`` when that call raised: a function that changed its arguments answers otherwise.
     again: Any = field(default_factory=lambda: NOT_CALLED_AGAIN)
     again_error: tuple[str, str] | None = None
 
@@ -305,15 +305,21 @@ def harness_request(target: str, cases: list, marker: str, again: list | None = 
     """The plain-data request for the harness: the student function's name, the marker and every case's arguments.
 
     ``cases`` are ``checks.framework.Case`` objects (their ``args`` and ``kwargs``); ``again``, the second
-    call of each (``framework.second_call``): an argument that is the very object of the first call is
-    sent as ``["same", position]`` (``["same", key]``), the others as values. Without it, each call is
-    made again as it is.
+    call of each (``framework.witnessing_second_call``): an argument the second call takes from the first call's
+    object multiplied in place (``Case.scaled``) is sent as ``["scaled", [position, factor]]`` (``[key, factor]``),
+    one that is that very object as ``["same", position]`` (``["same", key]``), the others as values. Without it,
+    each call is made again as it is.
     """
+    def argument(where, value, mine, scaled: dict) -> list:
+        if where in scaled:
+            return ["scaled", [where, encode(scaled[where])]]
+        return ["same", where] if value is mine else ["value", encode(value)]
+
     def second(case, follow) -> dict:
-        return {"args": [["same", position] if value is mine else ["value", encode(value)]
+        scaled = getattr(follow, "scaled", {})
+        return {"args": [argument(position, value, mine, scaled)
                          for position, (value, mine) in enumerate(zip(follow.args, case.args))],
-                "kwargs": {key: ["same", key] if value is case.kwargs.get(key) else ["value", encode(value)]
-                           for key, value in follow.kwargs.items()}}
+                "kwargs": {key: argument(key, value, case.kwargs.get(key), scaled) for key, value in follow.kwargs.items()}}
 
     calls = [{"args": [encode(value) for value in case.args],
               "kwargs": {key: encode(value) for key, value in case.kwargs.items()}} for case in cases]

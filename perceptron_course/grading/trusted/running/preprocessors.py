@@ -25,6 +25,7 @@ They are plugged into nbgrader's autograde by ``nbgrader_config.py``:
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
 import re
@@ -35,8 +36,8 @@ from pathlib import Path
 
 from jupyter_client.session import json_unpacker
 from jupyter_core.paths import jupyter_runtime_dir
-from jupyter_core.utils import run_sync
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import CellExecutionComplete, CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbconvert.exporters import NotebookExporter
 from nbformat.v4 import new_output
@@ -251,6 +252,19 @@ class ResilientExecute(Execute):
                 process.kill()  # a warm kernel: its zygote kills it; a cold one: bubblewrap, and the kernel with it
             except (OSError, ValueError):
                 pass
+        loop = getattr(self, "_loop", None)
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self._stop_waiting)
+            except RuntimeError:  # that loop is closed: no cell is waiting
+                pass
+
+    def _stop_waiting(self) -> None:
+        """(In the event loop, at the deadline) end the wait for the running cell's reply: nbclient then raises
+        ``DeadKernelError`` at once, rather than when it next finds the kernel gone (a second later) or reads on."""
+        task = getattr(self, "task_poll_for_reply", None)
+        if task is not None and not task.done():
+            task.cancel()
 
     def _budget_spent(self) -> str:
         """Why no more student code may run (the budget is spent), or ``""``."""
@@ -516,6 +530,26 @@ class ResilientExecute(Execute):
         return True
 
     # ------------------------------------------------------------------ what the kernel sends
+
+    async def _async_poll_output_msg(self, parent_msg_id, cell, cell_index):
+        """nbclient's reading of a cell's outputs, which lets the event loop run after each message and stops at the deadline.
+
+        A kernel that sends without end always has a message ready, and awaiting what is ready does not
+        yield: nbclient's loop then read on and on, and nothing else ran in the event loop, neither the
+        cell's time limit, nor the check that the kernel is alive, nor the deadline's end of the wait
+        (``_stop_waiting``): a killed kernel's cell went on until the grader had read every message
+        ZeroMQ had queued, seconds past the budget. Once the kernel is killed at the deadline, nothing
+        more is read.
+        """
+        self._loop = asyncio.get_running_loop()  # where the deadline's watch ends the wait (_stop_at_deadline)
+        while not self._stopped_at_deadline:
+            msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))
+            if msg["parent_header"].get("msg_id") == parent_msg_id:
+                try:
+                    self.process_message(msg, cell, cell_index)
+                except CellExecutionComplete:
+                    return
+            await asyncio.sleep(0)
 
     def output(self, outs, msg, display_id, cell_index):
         """Keep an output only while the cell's outputs stay under their cap (a harness's replies: uncut, under theirs)."""

@@ -727,19 +727,22 @@ MAX_RICH_CHARS = 1_000_000
 
 
 def output_chars(output) -> int:
-    """Characters an output holds (text, every MIME value, traceback)."""
-    size = len(output.get("text", "")) + sum(len(line) for line in output.get("traceback", []))
+    """Characters an output holds (text, an error's name and message, every MIME value, traceback)."""
+    size = sum(len(output.get(key, "")) for key in ("text", "ename", "evalue")) + sum(len(line) for line in output.get("traceback", []))
     return size + sum(len(value) if isinstance(value, str) else len(str(value)) for value in output.get("data", {}).values())
 
 
 def limit_output(output, max_chars: int, max_rich_chars: int) -> list[str]:
-    """Cut the text of ``output`` to ``max_chars``; replace a rich value over ``max_rich_chars`` by a note.
+    """Cut the text of ``output`` (a stream's text, an error's name, message and last 100 traceback lines, every
+    ``text/*`` value) to ``max_chars``; replace a rich value over ``max_rich_chars`` by a note.
 
     Returns the limits applied (``CUT``, ``REMOVED``), or an empty list.
     """
-    texts = [output["text"]] if isinstance(output.get("text"), str) else []
-    if texts:
-        output["text"] = _cut(output["text"], max_chars)
+    texts = []
+    for key in ("text", "ename", "evalue"):  # an error's name and message: as long as its class and str() make them
+        if isinstance(output.get(key), str):
+            texts.append(output[key])
+            output[key] = _cut(output[key], max_chars)
     data = output.get("data", {})
     removed = []
     for mime in list(data):

@@ -120,16 +120,20 @@ def test_reading_a_kernel_that_never_stops_sending_lets_the_loop_run_and_stops_a
 
 
 def test_the_deadline_ends_the_wait_for_the_running_cell_s_reply_from_its_own_thread():
-    # nbclient raises DeadKernelError when that wait is cancelled: at once, not when it next finds the kernel gone.
+    # nbclient raises DeadKernelError when that wait is cancelled: at once, not when its watch next finds the kernel
+    # gone (every second); and the watch itself ends, leaving no task behind to fail once the kernel's client is gone.
     executor = _executor_at(FakeClock())
+    executor.kc = types.SimpleNamespace(is_alive=lambda: True)  # what the watch would see a second later
 
     async def main() -> None:
-        executor._loop = asyncio.get_running_loop()
         executor.task_poll_for_reply = asyncio.ensure_future(asyncio.Event().wait())  # a reply that never comes
+        watching = asyncio.ensure_future(executor._async_poll_kernel_alive())
+        await asyncio.sleep(0)  # the watch starts, as it does before any reply can come
         watch = threading.Thread(target=executor._stop_at_deadline)
         watch.start()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(executor.task_poll_for_reply), 60)  # (a cap on waiting, not a measurement)
+        await asyncio.wait_for(watching, 60)
         watch.join()
 
     asyncio.run(main())

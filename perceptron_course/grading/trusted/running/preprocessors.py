@@ -260,11 +260,27 @@ class ResilientExecute(Execute):
                 pass
 
     def _stop_waiting(self) -> None:
-        """(In the event loop, at the deadline) end the wait for the running cell's reply: nbclient then raises
-        ``DeadKernelError`` at once, rather than when it next finds the kernel gone (a second later) or reads on."""
-        task = getattr(self, "task_poll_for_reply", None)
-        if task is not None and not task.done():
-            task.cancel()
+        """(In the event loop, at the deadline) wake the running cell's watch (``_async_poll_kernel_alive``)."""
+        reached = getattr(self, "_deadline_reached", None)
+        if reached is not None:
+            reached.set()
+
+    async def _async_poll_kernel_alive(self) -> None:
+        """nbclient's watch of a running cell, which ends the wait for its reply when the kernel is found dead (it
+        looks every second) and now also at once when the deadline killed it: nbclient then raises ``DeadKernelError``
+        rather than a second later, or when it has read what the dead kernel had queued."""
+        self._loop = asyncio.get_running_loop()  # where the deadline's watch wakes this one (_stop_at_deadline)
+        self._deadline_reached = reached = asyncio.Event()
+        while not self._stopped_at_deadline:
+            try:
+                await asyncio.wait_for(reached.wait(), 1)
+                break
+            except asyncio.TimeoutError:
+                try:
+                    await self._async_check_alive()
+                except DeadKernelError:
+                    break
+        self.task_poll_for_reply.cancel()
 
     def _budget_spent(self) -> str:
         """Why no more student code may run (the budget is spent), or ``""``."""
@@ -539,9 +555,8 @@ class ResilientExecute(Execute):
         cell's time limit, nor the check that the kernel is alive, nor the deadline's end of the wait
         (``_stop_waiting``): a killed kernel's cell went on until the grader had read every message
         ZeroMQ had queued, seconds past the budget. Once the kernel is killed at the deadline, nothing
-        more is read.
+        more is read (and the cell's watch ends the wait for its reply).
         """
-        self._loop = asyncio.get_running_loop()  # where the deadline's watch ends the wait (_stop_at_deadline)
         while not self._stopped_at_deadline:
             msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))
             if msg["parent_header"].get("msg_id") == parent_msg_id:

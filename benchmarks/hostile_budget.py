@@ -180,6 +180,9 @@ def main() -> None:
     parser.add_argument("--no-budget", action="store_true")
     parser.add_argument("--no-interrupt", action="store_true")
     args = parser.parse_args()
+    # A command started in the background by a script (`... &`) has SIGINT ignored, and so would the grader started
+    # from here, which then keeps Ctrl+C ignored: its own handler must be what it inherits (the default).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     limits = (None, None) if args.real else (args.notebook_seconds, args.cell_seconds)
     names = args.only or sorted(name for name in load_recipes(RECIPES) if name != HONEST)
     work = Path(tempfile.mkdtemp(prefix="hostile-budget-"))

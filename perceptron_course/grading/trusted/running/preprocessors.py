@@ -743,7 +743,8 @@ MAX_RICH_CHARS = 1_000_000
 
 def output_chars(output) -> int:
     """Characters an output holds (text, an error's name and message, every MIME value, traceback)."""
-    size = sum(len(output.get(key, "")) for key in ("text", "ename", "evalue")) + sum(len(line) for line in output.get("traceback", []))
+    size = sum(len(output[key]) for key in ("text", "ename", "evalue") if isinstance(output.get(key), str))
+    size += sum(len(line) for line in output.get("traceback", []))
     return size + sum(len(value) if isinstance(value, str) else len(str(value)) for value in output.get("data", {}).values())
 
 

@@ -4,7 +4,9 @@ No test here measures wall time: a fake clock shows the bounds, and a notebook t
 in what the grader recorded (its metadata), that it was stopped at the deadline and nothing ran after.
 """
 
+import asyncio
 import threading
+import types
 
 import pytest
 
@@ -82,6 +84,60 @@ def test_the_watch_stops_once_at_the_deadline_and_never_after_the_block():
     with enforced(Deadline(0.2), stop):
         pass
     assert not threading.Event().wait(0.4) and calls == [1]  # the block ended first: never called
+
+
+class AlwaysReady:
+    """A kernel's IOPub channel with a message always waiting: a kernel that prints without end."""
+
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self.read = 0
+
+    async def get_msg(self, timeout=None):
+        self.read += 1
+        assert self.read < self.LIMIT, "reading the kernel's messages never let another task of the event loop run"
+        return {"parent_header": {"msg_id": "another cell"}, "msg_type": "stream", "content": {"text": "x"}}
+
+
+def test_reading_a_kernel_that_never_stops_sending_lets_the_loop_run_and_stops_at_the_deadline():
+    # Awaiting a message that is already there does not yield: nbclient's own loop read on and on, and neither the
+    # cell's limit nor the deadline's end of the wait could run until ZeroMQ's backlog was read (endless_print).
+    executor = _executor_at(FakeClock())
+    channel = AlwaysReady()
+    executor.kc = types.SimpleNamespace(iopub_channel=channel)
+
+    async def the_deadline_passes() -> None:  # what the watch's thread sets when it kills the kernel
+        executor._stopped_at_deadline = True
+
+    async def main() -> None:
+        reading = asyncio.ensure_future(executor._async_poll_output_msg("this cell", None, 0))
+        await asyncio.ensure_future(the_deadline_passes())
+        await reading
+
+    asyncio.run(main())
+    assert channel.read <= 2  # nothing more is read once the kernel was killed at the deadline
+
+
+def test_the_deadline_ends_the_wait_for_the_running_cell_s_reply_from_its_own_thread():
+    # nbclient raises DeadKernelError when that wait is cancelled: at once, not when its watch next finds the kernel
+    # gone (every second); and the watch itself ends, leaving no task behind to fail once the kernel's client is gone.
+    executor = _executor_at(FakeClock())
+    executor.kc = types.SimpleNamespace(is_alive=lambda: True)  # what the watch would see a second later
+
+    async def main() -> None:
+        executor.task_poll_for_reply = asyncio.ensure_future(asyncio.Event().wait())  # a reply that never comes
+        watching = asyncio.ensure_future(executor._async_poll_kernel_alive())
+        await asyncio.sleep(0)  # the watch starts, as it does before any reply can come
+        watch = threading.Thread(target=executor._stop_at_deadline)
+        watch.start()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(executor.task_poll_for_reply), 60)  # (a cap on waiting, not a measurement)
+        await asyncio.wait_for(watching, 60)
+        watch.join()
+
+    asyncio.run(main())
+    assert executor._stopped_at_deadline and BUDGET in executor._limits
 
 
 #: A cell that ignores every signal and catches BaseException: no interrupt stops it.

@@ -1,9 +1,11 @@
 """The grading executor on small notebooks, in a plain kernel: budgets, restarts, output caps, verdicts."""
 
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from perceptron_course.grading.trusted.running.preprocessors import LIMIT_LABELS, LIMITS_METADATA, ResilientExecute, limits_hit
+from perceptron_course.grading.trusted.running.preprocessors import (CUT, LIMIT_LABELS, LIMITS_METADATA, MAX_RICH_CHARS,
+                                                                     MAX_TEXT_CHARS, ResilientExecute, limit_output, limits_hit,
+                                                                     output_chars)
 
 SECRET = "00" * 16
 
@@ -24,6 +26,16 @@ def execute(sources, *, test_cells=(), notebook_metadata=None, **traits):
 
 def errors(cell) -> list[str]:
     return [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
+
+
+def test_an_error_s_huge_name_message_and_traceback_are_cut_as_they_arrive():
+    # A 20 MB message (and a class name as long) was kept whole in the notebook: every step after execution read,
+    # validated and wrote it again (budget_class/message_20mb).
+    output = new_output("error", ename="E" * 1_000_000, evalue="x" * 20_000_000, traceback=["y" * 20_000_000] * 3)
+    assert limit_output(output, MAX_TEXT_CHARS, MAX_RICH_CHARS) == [CUT]
+    assert max(len(output.ename), len(output.evalue), *map(len, output.traceback)) < MAX_TEXT_CHARS + 100
+    assert output_chars(output) < 5 * (MAX_TEXT_CHARS + 100)
+    assert output.evalue.startswith("x" * MAX_TEXT_CHARS) and "cut by the grader" in output.evalue
 
 
 @pytest.mark.slow

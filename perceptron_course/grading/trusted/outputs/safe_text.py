@@ -64,7 +64,13 @@ def writable(text: str) -> str:
     name that is not UTF-8), which raise ``UnicodeEncodeError`` wherever the text is written: a notebook,
     a page, a CSV, the terminal. Everything else is kept as it is.
     """
-    return _SURROGATE.sub(lambda match: _visible(match.group()), text) if _SURROGATE.search(text) else text
+    if text.isascii():  # (a flag of the string: no scan) most of what a kernel sends
+        return text
+    try:  # a scan in C, several times faster than a regular expression's: a kernel's text is read at this pace
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # (only a surrogate cannot be encoded)
+        return _SURROGATE.sub(lambda match: _visible(match.group()), text)
+    return text
 
 
 def writable_data(value: object) -> object:

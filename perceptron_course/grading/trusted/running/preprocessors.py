@@ -25,6 +25,7 @@ They are plugged into nbgrader's autograde by ``nbgrader_config.py``:
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
 import re
@@ -35,8 +36,8 @@ from pathlib import Path
 
 from jupyter_client.session import json_unpacker
 from jupyter_core.paths import jupyter_runtime_dir
-from jupyter_core.utils import run_sync
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import CellExecutionComplete, CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbconvert.exporters import NotebookExporter
 from nbformat.v4 import new_output
@@ -251,6 +252,35 @@ class ResilientExecute(Execute):
                 process.kill()  # a warm kernel: its zygote kills it; a cold one: bubblewrap, and the kernel with it
             except (OSError, ValueError):
                 pass
+        loop = getattr(self, "_loop", None)
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self._stop_waiting)
+            except RuntimeError:  # that loop is closed: no cell is waiting
+                pass
+
+    def _stop_waiting(self) -> None:
+        """(In the event loop, at the deadline) wake the running cell's watch (``_async_poll_kernel_alive``)."""
+        reached = getattr(self, "_deadline_reached", None)
+        if reached is not None:
+            reached.set()
+
+    async def _async_poll_kernel_alive(self) -> None:
+        """nbclient's watch of a running cell, which ends the wait for its reply when the kernel is found dead (it
+        looks every second) and now also at once when the deadline killed it: nbclient then raises ``DeadKernelError``
+        rather than a second later, or when it has read what the dead kernel had queued."""
+        self._loop = asyncio.get_running_loop()  # where the deadline's watch wakes this one (_stop_at_deadline)
+        self._deadline_reached = reached = asyncio.Event()
+        while not self._stopped_at_deadline:
+            try:
+                await asyncio.wait_for(reached.wait(), 1)
+                break
+            except asyncio.TimeoutError:
+                try:
+                    await self._async_check_alive()
+                except DeadKernelError:
+                    break
+        self.task_poll_for_reply.cancel()
 
     def _budget_spent(self) -> str:
         """Why no more student code may run (the budget is spent), or ``""``."""
@@ -517,6 +547,25 @@ class ResilientExecute(Execute):
 
     # ------------------------------------------------------------------ what the kernel sends
 
+    async def _async_poll_output_msg(self, parent_msg_id, cell, cell_index):
+        """nbclient's reading of a cell's outputs, which lets the event loop run after each message and stops at the deadline.
+
+        A kernel that sends without end always has a message ready, and awaiting what is ready does not
+        yield: nbclient's loop then read on and on, and nothing else ran in the event loop, neither the
+        cell's time limit, nor the check that the kernel is alive, nor the deadline's end of the wait
+        (``_stop_waiting``): a killed kernel's cell went on until the grader had read every message
+        ZeroMQ had queued, seconds past the budget. Once the kernel is killed at the deadline, nothing
+        more is read (and the cell's watch ends the wait for its reply).
+        """
+        while not self._stopped_at_deadline:
+            msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))
+            if msg["parent_header"].get("msg_id") == parent_msg_id:
+                try:
+                    self.process_message(msg, cell, cell_index)
+                except CellExecutionComplete:
+                    return
+            await asyncio.sleep(0)
+
     def output(self, outs, msg, display_id, cell_index):
         """Keep an output only while the cell's outputs stay under their cap (a harness's replies: uncut, under theirs)."""
         if self._probing and msg["msg_type"] == "stream":
@@ -693,19 +742,23 @@ MAX_RICH_CHARS = 1_000_000
 
 
 def output_chars(output) -> int:
-    """Characters an output holds (text, every MIME value, traceback)."""
-    size = len(output.get("text", "")) + sum(len(line) for line in output.get("traceback", []))
+    """Characters an output holds (text, an error's name and message, every MIME value, traceback)."""
+    size = sum(len(output[key]) for key in ("text", "ename", "evalue") if isinstance(output.get(key), str))
+    size += sum(len(line) for line in output.get("traceback", []))
     return size + sum(len(value) if isinstance(value, str) else len(str(value)) for value in output.get("data", {}).values())
 
 
 def limit_output(output, max_chars: int, max_rich_chars: int) -> list[str]:
-    """Cut the text of ``output`` to ``max_chars``; replace a rich value over ``max_rich_chars`` by a note.
+    """Cut the text of ``output`` (a stream's text, an error's name, message and last 100 traceback lines, every
+    ``text/*`` value) to ``max_chars``; replace a rich value over ``max_rich_chars`` by a note.
 
     Returns the limits applied (``CUT``, ``REMOVED``), or an empty list.
     """
-    texts = [output["text"]] if isinstance(output.get("text"), str) else []
-    if texts:
-        output["text"] = _cut(output["text"], max_chars)
+    texts = []
+    for key in ("text", "ename", "evalue"):  # an error's name and message: as long as its class and str() make them
+        if isinstance(output.get(key), str):
+            texts.append(output[key])
+            output[key] = _cut(output[key], max_chars)
     data = output.get("data", {})
     removed = []
     for mime in list(data):

@@ -54,7 +54,7 @@ def batch(tmp_path_factory):
     for student in (*STOPPED, HUGE_MESSAGE, "honest"):
         build_submission(course, recipes[student], ASSIGNMENT, course.submitted / student / ASSIGNMENT)
     load_or_create_secret(course.root)
-    outcomes = {outcome.student: outcome for outcome in grade(course, progress=False, jobs=1)}
+    outcomes = {outcome.student: outcome for outcome in grade(course, progress=False, jobs=2)}
     return {"course": course, "outcomes": outcomes, "sandboxes_left": sandboxes_left()}
 
 

@@ -170,3 +170,114 @@ def test_a_hand_in_is_graded_and_its_feedback_fetched_and_a_resubmission_follows
 
     status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
     assert "service: not running" in status and "waiting: 0" in status and "done in the last hour: 2" in status
+
+
+# ---------------------------------------------------------------------------- the course lock
+
+
+def wait_for_lock(course: Course, command: str, process: subprocess.Popen) -> None:
+    from perceptron_course.grading.trusted.gradebook.writer_lock import lock_holder
+
+    while (holder := lock_holder(course.root)) is None or holder.command != command:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
+    from perceptron_course.grading.trusted.gradebook.writer_lock import course_lock
+
+    hub = Hub(tmp_path, users)
+    environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    service = subprocess.Popen([str(BIN / "perceptron-course"), "serve", "--root", str(hub.course.root), "--jobs", "1"],
+                               cwd=hub.course.root, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_lock(hub.course, "serve", service)
+        refused = run(str(BIN / "perceptron-course"), "grade", "--root", str(hub.course.root), cwd=tmp_path, check=False)
+        assert refused.returncode == 2 and "`perceptron-course serve` (pid " in refused.stderr, refused.stderr
+        assert "stop it first" in refused.stderr
+        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        assert f"service: running (pid {service.pid}" in status
+    finally:
+        service.send_signal(signal.SIGTERM)
+        out, err = service.communicate(timeout=300)
+    assert service.returncode == 0, out + err
+    with course_lock(hub.course.root, "grade"):  # the reverse: grade holds it, serve is refused
+        refused = hub.serve(check=False)
+    assert refused.returncode == 2 and "`perceptron-course grade` (pid " in refused.stderr, refused.stderr
+
+
+# ---------------------------------------------------------------------------- SIGKILL, restart: graded exactly once
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["after-intake", "after-grading", "during-exports"])
+def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_path, users, point):
+    hub = Hub(tmp_path, users)
+    for student in ("srv_ada", "srv_bob"):
+        hub.submit(student)
+    killed = hub.serve(check=False, env={"PERCEPTRON_COURSE_FAULT": f"serve-kill:{point}"})
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert not (hub.course.root / LOCK_FILE).exists() or run(
+        str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout.startswith(
+        "service: not running")  # the lock died with its process
+    hub.serve()
+    states = hub.states()
+    assert sorted(state for _, state, _ in states.values()) == [RELEASED, RELEASED], states
+    assert sorted(hub.graded_events()) == sorted(states)  # one "graded" event per hand-in, across both runs
+    for student in ("srv_ada", "srv_bob"):
+        (page,) = hub.fetch_feedback(student)
+        assert "8 / 8" in page
+    assert grades(hub.course) == {"srv_ada": "8", "srv_bob": "8"}
+
+
+# ---------------------------------------------------------------------------- what the inbound must not do
+
+
+@pytest.mark.slow
+def test_forged_linked_and_special_inbound_folders_are_refused_with_a_reason(tmp_path, users):
+    hub = Hub(tmp_path, users)
+    forged = hub.submit("srv_bob", owner=users["srv_ada"])  # ada hands in as bob
+    unknown = hub.submit("srv_cy", owner=54321)  # owned by a uid no user has
+    inbound = hub.exchange / COURSE_ID / "inbound"
+    secret_outside = tmp_path / "outside.ipynb"
+    secret_outside.write_text("the TA's file")
+    linked = hub.submit("srv_flood")
+    (linked / "geometry.ipynb").unlink()
+    (linked / "geometry.ipynb").symlink_to(secret_outside)
+    os.lchown(linked / "geometry.ipynb", users["srv_flood"], -1)
+    os.symlink(tmp_path, inbound / f"srv_flood+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+link")
+    os.mkfifo(inbound / f"srv_flood+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+fifo")
+    fifo_inside = hub.submit("srv_ada")
+    os.mkfifo(fifo_inside / "extra.ipynb")
+    os.lchown(fifo_inside / "extra.ipynb", users["srv_ada"], -1)
+    result = hub.serve()
+    states = hub.states()
+    assert all(state == REFUSED for _, state, _ in states.values()) and len(states) == 6, states
+    reasons = {student + ":" + reason for student, _, reason in states.values()}
+    assert any(r.startswith("srv_bob:") and "owned by srv_ada" in r for r in reasons), reasons
+    assert any(r.startswith("srv_cy:") and "uid 54321 (no such user)" in r for r in reasons), reasons
+    assert any("symbolic link" in r for r in reasons if r.startswith("srv_flood:")), reasons
+    assert any("is not a folder" in r for r in reasons), reasons
+    assert any(r.startswith("srv_ada:") and "FIFO" in r for r in reasons), reasons
+    assert not (hub.course.root / "submitted").exists() and hub.graded_events() == []
+    assert "the TA's file" not in "".join(p.read_text(errors="replace") for p in (hub.course.root / "handins").rglob("*") if p.is_file())
+    assert result.stdout.count("refused  ") == 6
+
+
+# ---------------------------------------------------------------------------- a rush
+
+
+@pytest.mark.slow
+def test_a_flooding_student_delays_nobody_and_only_their_latest_hand_in_is_graded(tmp_path, users):
+    hub = Hub(tmp_path, users)
+    for _ in range(20):
+        hub.submit("srv_flood")
+    hub.submit("srv_bob")
+    result = hub.serve()
+    states = hub.states()
+    flood = [state for student, state, _ in states.values() if student == "srv_flood"]
+    assert flood.count(SUPERSEDED) == 19 and flood.count(RELEASED) == 1, states
+    assert [state for student, state, _ in states.values() if student == "srv_bob"] == [RELEASED]
+    assert len(hub.graded_events()) == 2 and "graded   srv_bob/01_geometry: 8/8" in result.stdout
+    assert len(hub.fetch_feedback("srv_bob")) == 1

@@ -148,7 +148,7 @@ class Service:
         installed = self.install(handin)
         self.journal.move(handin.seq, GRADING, installed=installed)
         self.grading[handin.key] = handin.seq
-        self.stream.submit(handin.student, handin.assignment, course_schedule(self.course))
+        self.stream.submit(handin.student, handin.assignment, course_schedule(self.course), keep=_kept(self.course, handin))
 
     def install(self, handin: Handin) -> str:
         """Put the archived hand-in in ``submitted/<student>/<assignment>/`` (replacing what was there); its fingerprint."""
@@ -181,9 +181,28 @@ class Service:
             why = release_graded(self.course, handin.student, handin.assignment)
         released_at = time.time()
         self.journal.move(handin.seq, RELEASED, "; ".join(filter(None, [handin.reason, why])), released_at=released_at)
+        if self.term.serve.counts == "best" and handin.score is not None:
+            self.keep_best(handin)
         score = f"{handin.score:g}/{handin.max_score:g}" if handin.score is not None else f"not graded ({handin.reason})"
         self.say(f"graded   {handin.student}/{handin.assignment}: {score}, feedback released "
                  f"{released_at - handin.seen_at:.1f} s after it arrived" + (f" ({why})" if why else ""))
+
+    def keep_best(self, latest: Handin) -> None:
+        """With ``counts = "best"``: when an earlier graded attempt scored more than ``latest``, it is the grade again.
+
+        The student's feedback shows the attempt just graded (released already); the gradebook, the ledger and the
+        exports hold the best attempt (its files back in ``submitted/``, its scores and pages from what was kept).
+        """
+        graded = [h for h in self.journal.of(*latest.key) if h.state == RELEASED and h.score is not None
+                  and _kept(self.course, h).is_dir()]
+        best = max(graded, key=lambda h: (h.score, h.seq), default=latest)
+        if best.seq == latest.seq:
+            return
+        self.install(best)
+        self.stream.restore(_kept(self.course, best), *best.key)
+        self.journal.note(latest.seq, "best", f"the gradebook keeps hand-in {best.seq} ({best.score:g}), its best attempt")
+        self.exports_due = True
+        self.say(f"best     {best.student}/{best.assignment}: hand-in {best.seq} ({best.score:g}) stays the grade")
 
     def refresh_exports(self, *, idle: bool) -> None:
         """Rewrite grades.csv, the LMS export and the report: when idle, or every ``refresh_seconds`` while busy."""
@@ -241,6 +260,12 @@ class Service:
             if idle and not once:
                 self.wake.wait(SCAN_SECONDS)
                 self.wake.clear()
+
+
+def _kept(course: Course, handin: Handin) -> Path:
+    """Where a graded attempt's output is kept (``stream.keep_attempt``), beside its archived files."""
+    folder = inbox.archived(course, handin.student, handin.assignment, handin.seq)
+    return folder.with_name(f"{folder.name}.graded")
 
 
 def _arrival_order(handin: Handin):
@@ -307,7 +332,13 @@ def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsand
         If the sandbox cannot run (and ``unsandboxed`` is not given), a hidden check does not load, or
         another command holds the course (``writer_lock.CourseBusy``).
     """
-    with course_lock(course.root, "serve"), ExitStack() as stack:
+    stopping, wake = threading.Event(), threading.Event()
+    with ExitStack() as stack:
+        # First: a SIGTERM while the service starts (its pool, the source cells) stops it as cleanly as later.
+        previous = {number: signal.signal(number, lambda *_: (stopping.set(), wake.set()))
+                    for number in (signal.SIGTERM, signal.SIGINT)}
+        stack.callback(lambda: [signal.signal(number, handler) for number, handler in previous.items()])
+        stack.enter_context(course_lock(course.root, "serve"))
         term = course.term()
         isolation = choose_isolation(term.limits.memory_mib, unsandboxed=unsandboxed)
         ready_to_grade(course.root, course.assignments())
@@ -319,8 +350,7 @@ def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsand
         stack.callback(journal.close)
         stream = stack.enter_context(GradingStream(course, isolation, jobs or default_workers()))
         service = Service(course, journal, stream, isolation, say=say)
-        previous = {number: signal.signal(number, lambda *_: _stop(service)) for number in (signal.SIGTERM, signal.SIGINT)}
-        stack.callback(lambda: [signal.signal(number, handler) for number, handler in previous.items()])
+        service.stopping, service.wake = stopping, wake
         if not once:
             observer = watch(service, [path for path in (service.inbound, service.drop) if path is not None])
             if observer is not None:
@@ -332,7 +362,3 @@ def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsand
             stream.close(abandon=True)  # what was being graded is graded again by the next run (journal: grading)
             say("stopped: what was being graded is graded by the next run")
 
-
-def _stop(service: Service) -> None:
-    service.stopping.set()
-    service.wake.set()

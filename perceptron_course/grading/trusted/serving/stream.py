@@ -12,6 +12,7 @@ failed with the reason.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -20,12 +21,14 @@ from pathlib import Path
 
 from ..course.course import Course, nbgrader_api
 from ..course.secret import load_or_create_secret
-from ..gradebook.ledger import LedgerWriter, fingerprint, read_ledger
-from ..gradebook.outcome import Key, Outcome
-from ..gradebook.records import GradingContext
+from ..course.files import replace_text, replace_tree
+from ..gradebook.ledger import Entry, LedgerWriter, fingerprint, read_ledger
+from ..gradebook.outcome import GRADED, Key, Outcome
+from ..gradebook.records import GradingContext, record_path
 from ..gradebook.reveal import Schedule
 from ..pipeline import Merging, _unchanged_answers, merge_outcome
-from ..running.batch import GradeJob, copy_gradebook, grade_job, manual_grades_to_keep, stop_workers, warm_pool, worker_failure
+from ..running.batch import (GradeJob, copy_gradebook, grade_job, manual_grades_to_keep, merge_result, stop_workers, warm_pool,
+                             worker_failure)
 from ..running.kernel_pool import ZygoteError
 from ..running.nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from ..running.sandbox import Isolation
@@ -42,6 +45,7 @@ class GradingStream:
         self.pending: dict[Future, GradeJob] = {}
         self.tries: dict[Key, int] = {}
         self.schedules: dict[Key, Schedule] = {}
+        self.keep: dict[Key, Path | None] = {}
         self.count = 0
 
     def __enter__(self) -> "GradingStream":
@@ -80,9 +84,13 @@ class GradingStream:
     def grading(self) -> list[Key]:
         return [job.key for job in self.pending.values()]
 
-    def submit(self, student: str, assignment: str, schedule: Schedule) -> None:
-        """Grade ``submitted/<student>/<assignment>/`` as it is now, on the next free worker."""
+    def submit(self, student: str, assignment: str, schedule: Schedule, keep: Path | None = None) -> None:
+        """Grade ``submitted/<student>/<assignment>/`` as it is now, on the next free worker.
+
+        With ``keep``, a graded attempt's output is kept there too (``keep_attempt``), so that it can be restored.
+        """
         key = (student, assignment)
+        self.keep[key] = keep
         now = fingerprint(self.course, student, assignment)
         self.merging.fingerprints[key] = now
         self.schedules[key] = schedule  # what its feedback was written at, for its ledger entry
@@ -135,14 +143,52 @@ class GradingStream:
         for job, outcome in finished:
             self.tries.pop(job.key, None)
             self.merging.schedule = self.schedules.pop(job.key)
+            keep = self.keep.pop(job.key, None)
             try:
                 merged.append((job, merge_outcome(self.merging, job, outcome)))
                 self.merging.writer.flush()  # the ledger is the truth of what is graded: written before it is told
+                if keep is not None and merged[-1][1].status == GRADED:
+                    keep_attempt(self.course, job, self.merging.ledger[job.key], keep)
             finally:
                 release_scratch_gradebooks(job.area)
                 shutil.rmtree(job.area, ignore_errors=True)
                 Path(job.template_gradebook).unlink(missing_ok=True)
         return merged
 
+    def restore(self, kept: Path, student: str, assignment: str) -> None:
+        """Make a kept attempt (``keep_attempt``) the submission's grade again: its files, scores, ledger entry, record.
+
+        ``submitted/<student>/<assignment>/`` must hold that attempt's files already.
+        """
+        entry = Entry.from_json(json.loads((kept / KEPT_ENTRY).read_text(encoding="utf-8")))
+        job = GradeJob(str(self.course.root), str(kept), "", student, assignment, self.isolation.sandbox,
+                       self.isolation.memory_mb)
+        outcome = Outcome(student, assignment, GRADED, 0.0, self._max_score(assignment))
+        merge_result(self.course, job, outcome, self.merging.gradebook)
+        self.merging.ledger[(student, assignment)] = entry
+        self.merging.writer.flush()
+        record = record_path(self.course, student, assignment)
+        if record is not None and (kept / KEPT_RECORD).is_file():
+            replace_text(record, (kept / KEPT_RECORD).read_text(encoding="utf-8"))
+
     def _max_score(self, assignment: str) -> float:
         return float(sum(self.course.graded_cells(assignment).values()))
+
+
+#: What ``keep_attempt`` writes beside an attempt's gradebook and pages.
+KEPT_ENTRY, KEPT_RECORD = "ledger_entry.json", "record.json"
+
+
+def keep_attempt(course: Course, job: GradeJob, entry: Entry, folder: Path) -> None:
+    """Keep what a graded attempt gave (its job's gradebook and pages, its ledger entry and grading record) in ``folder``."""
+    from dataclasses import asdict
+
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    copy_gradebook(Path(job.area) / "gradebook.db", folder / "gradebook.db")
+    for output in ("autograded", "feedback"):
+        replace_tree(Path(job.area) / output / job.student / job.assignment, folder, Path(output) / job.student / job.assignment)
+    (folder / KEPT_ENTRY).write_text(json.dumps(asdict(entry)), encoding="utf-8")
+    record = record_path(course, job.student, job.assignment)
+    if record is not None and record.is_file():
+        shutil.copyfile(record, folder / KEPT_RECORD)

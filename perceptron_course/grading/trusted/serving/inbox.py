@@ -173,8 +173,13 @@ def _read_hand_in(folder: Path) -> tuple[dict[str, bytes], str]:
     return files, ""
 
 
-def scan_drop_folder(course: Course, drop: Path, lms: str, seen, *, now: float) -> list[Arrival]:
-    """Every notebook of ``drop/<assignment>/`` whose path the LMS pattern reads, not ``seen``."""
+def scan_drop_folder(course: Course, drop: Path, lms: str, seen, *, now: float, looked_at: set | None = None) -> list[Arrival]:
+    """Every notebook of ``drop/<assignment>/`` whose path the LMS pattern reads, not ``seen``.
+
+    ``looked_at`` (kept by the caller between scans) holds ``(path, size, mtime)`` of the files read already: a
+    file is read (to know its content, which names the hand-in) once, not at every scan.
+    """
+    looked_at = set() if looked_at is None else looked_at
     from nbgrader.plugins import FileNameCollectorPlugin
 
     collector = FileNameCollectorPlugin(named_regexp=LMS_PATTERNS[lms])
@@ -192,6 +197,14 @@ def scan_drop_folder(course: Course, drop: Path, lms: str, seen, *, now: float) 
                 looked += 1
                 if looked > MAX_SCAN_ENTRIES:
                     break
+                try:
+                    info = os.lstat(Path(parent) / name)
+                except OSError:
+                    continue
+                state = (str(Path(parent) / name), info.st_size, info.st_mtime_ns)
+                if state in looked_at:
+                    continue
+                looked_at.add(state)
                 arrival = drop_arrival(Path(parent) / name, drop, assignment, collector, seen, now)
                 if arrival is not None:
                     found.append(arrival)

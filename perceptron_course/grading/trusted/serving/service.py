@@ -72,6 +72,7 @@ class Service:
         self.owner_checked = inbox.check_owner(course)
         self.inbound = inbox.inbound_folder(course)
         self.drop = self.term.serve.drop_path(course.root)
+        self.drop_looked_at: set[tuple] = set()  #: (path, size, mtime) of drop files read already in this run
 
     # ------------------------------------------------------------------ one turn
 
@@ -80,7 +81,8 @@ class Service:
         now = time.time()
         arrivals = inbox.scan_exchange(self.course, self.inbound, self.journal.known, owner_checked=self.owner_checked, now=now)
         if self.drop is not None:
-            arrivals += inbox.scan_drop_folder(self.course, self.drop, self.term.handin.lms, self.journal.known, now=now)
+            arrivals += inbox.scan_drop_folder(self.course, self.drop, self.term.handin.lms, self.journal.known, now=now,
+                                               looked_at=self.drop_looked_at)
         for arrival in arrivals:
             if arrival.refused:
                 number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, REFUSED,
@@ -237,13 +239,15 @@ class Service:
                 self.journal.move(handin.seq, COLLECTED, "its grading was cut off by a stop: graded again")
         for handin in self.journal.in_state(GRADED):
             self.release(handin)
-        if self.exports_due:
-            self.refresh_exports(idle=True)
+        # The exports once at each start, when anything was graded: a run stopped (or killed) before its last
+        # rewrite of them leaves them behind the gradebook.
+        self.exports_due = bool(self.journal.in_state(RELEASED))
+        self.refresh_exports(idle=True)
 
     # ------------------------------------------------------------------ the loop
 
     def busy(self) -> bool:
-        return bool(self.stream.pending) or bool(self.queue) or bool(self.journal.in_state(COLLECTED))
+        return self.stream.active or bool(self.queue) or bool(self.journal.in_state(COLLECTED))
 
     def run(self, *, once: bool) -> None:
         self.recover()
@@ -252,7 +256,7 @@ class Service:
             self.supersede()
             self.fill_queue()
             self.start_grading()
-            self.finish(timeout=0.5 if self.stream.pending else 0)
+            self.finish(timeout=0.5 if self.stream.active else 0)
             idle = not self.busy()
             self.refresh_exports(idle=idle)
             if once and idle and not arrived:

@@ -6,8 +6,8 @@ only when a worker is free, so that the fair queue, not the pool, decides who is
 hostile hand-in taking its whole time budget on one worker delays nobody on the others. Each
 outcome is merged here, in the one process that writes the gradebook, as it completes
 (``pipeline.merge_outcome``, as ``grade`` merges). A worker's death is met as ``grade`` meets it:
-the jobs lost with it are graded again in a fresh pool, and a job whose worker dies twice is
-failed with the reason.
+the jobs lost with it are graded again, each alone on a pool of one worker, and a job whose worker
+dies there is failed with the reason.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -33,8 +34,34 @@ from ..running.kernel_pool import ZygoteError
 from ..running.nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from ..running.sandbox import Isolation
 
-#: A job whose worker died this many times is failed (as ``grade``: once retried, then failed).
-MOST_TRIES = 2
+
+class _Lane:
+    """A warm pool (``batch.warm_pool``), replaced by a fresh one when a dying worker breaks it."""
+
+    def __init__(self, workers: int, isolation: Isolation) -> None:
+        self.workers, self.isolation, self.generation = workers, isolation, 0
+        self._start()
+
+    def _start(self) -> None:
+        self._context = warm_pool(self.workers, self.isolation)
+        self.pool = self._context.__enter__()
+
+    def submit(self, job: GradeJob) -> Future:
+        try:
+            return self.pool.submit(grade_job, job)
+        except BrokenProcessPool:  # broken since its last job: a fresh pool takes this one
+            self.replace()
+            return self.pool.submit(grade_job, job)
+
+    def replace(self) -> None:
+        self.close(abandon=False)
+        self.generation += 1
+        self._start()
+
+    def close(self, *, abandon: bool) -> None:
+        if abandon:
+            stop_workers(self.pool)
+        self._context.__exit__(None, None, None)
 
 
 class GradingStream:
@@ -42,16 +69,17 @@ class GradingStream:
 
     def __init__(self, course: Course, isolation: Isolation, workers: int) -> None:
         self.course, self.isolation, self.workers = course, isolation, workers
-        self.pending: dict[Future, GradeJob] = {}
-        self.tries: dict[Key, int] = {}
+        self.shared: _Lane | None = None
+        self.pending: dict[Future, tuple[GradeJob, _Lane, int]] = {}  #: each job in flight, its lane and that lane's pool
+        self.retries: deque[GradeJob] = deque()  #: jobs lost with a dying worker, each to be graded again alone
+        self.alone: _Lane | None = None
         self.schedules: dict[Key, Schedule] = {}
         self.keep: dict[Key, Path | None] = {}
         self.count = 0
 
     def __enter__(self) -> "GradingStream":
         tune_nbgrader()
-        self._pool_context = warm_pool(self.workers, self.isolation)
-        self.pool = self._pool_context.__enter__()
+        self.shared = _Lane(self.workers, self.isolation)
         self.scratch = Path(tempfile.mkdtemp(dir=self.course.root, prefix=SCRATCH_PREFIX))
         secret = load_or_create_secret(self.course.root)
         self._gradebook_context = nbgrader_api(self.course).gradebook
@@ -66,23 +94,19 @@ class GradingStream:
 
     def close(self, *, abandon: bool) -> None:
         """Stop: with ``abandon``, the jobs in flight are dropped (their workers stopped at once); then clean up."""
-        if getattr(self, "pool", None) is None:
+        if self.shared is None:
             return
-        if abandon and self.pending:
-            stop_workers(self.pool)
-        self._pool_context.__exit__(None, None, None)
-        self.pool = None
+        for lane in filter(None, (self.shared, self.alone)):
+            lane.close(abandon=abandon and bool(self.pending))
+        self.shared = self.alone = None
         self.merging.writer.flush()
         self._gradebook_context.__exit__(None, None, None)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     @property
     def free(self) -> int:
-        """Workers with nothing to grade."""
-        return max(0, self.workers - len(self.pending))
-
-    def grading(self) -> list[Key]:
-        return [job.key for job in self.pending.values()]
+        """Workers of the shared pool with nothing to grade."""
+        return max(0, self.workers - sum(lane is self.shared for _, lane, _ in self.pending.values()))
 
     def submit(self, student: str, assignment: str, schedule: Schedule, keep: Path | None = None) -> None:
         """Grade ``submitted/<student>/<assignment>/`` as it is now, on the next free worker.
@@ -104,44 +128,41 @@ class GradingStream:
         self._send(job)
 
     def _send(self, job: GradeJob) -> None:
-        try:
-            self.pending[self.pool.submit(grade_job, job)] = job
-        except BrokenProcessPool:  # a worker died: the pool is replaced and the job given to the new one
-            self._replace_pool()
-            self.pending[self.pool.submit(grade_job, job)] = job
+        self.pending[self.shared.submit(job)] = (job, self.shared, self.shared.generation)
 
-    def _replace_pool(self) -> None:
-        self._pool_context.__exit__(None, None, None)
-        self._pool_context = warm_pool(self.workers, self.isolation)
-        self.pool = self._pool_context.__enter__()
+    @property
+    def active(self) -> bool:
+        """Whether a hand-in is being graded, or waits for its retry."""
+        return bool(self.pending or self.retries)
 
     def wait(self, timeout: float) -> list[tuple[GradeJob, Outcome]]:
-        """Wait up to ``timeout`` seconds for jobs to complete; merge and return each one completed."""
+        """Wait up to ``timeout`` seconds for jobs to complete; merge and return each one completed.
+
+        A job lost with a dying worker (every job of that pool is lost with it) is graded again alone, on a
+        pool of one worker, one job at a time: a hand-in that kills its worker then fails alone (with the
+        reason), and takes no one else's grading with it a second time.
+        """
+        self._start_retry()
         if not self.pending:
             return []
         done, _ = wait(list(self.pending), timeout=timeout, return_when=FIRST_COMPLETED)
-        finished, lost = [], []
+        finished = []
         for future in done:
-            job = self.pending.pop(future)
+            job, lane, generation = self.pending.pop(future)
             try:
                 finished.append((job, future.result()))
             except (BrokenProcessPool, ZygoteError) as error:
-                lost.append((job, error))
+                if isinstance(error, BrokenProcessPool) and generation == lane.generation:
+                    lane.replace()  # once per broken pool, not once per job it lost
+                if lane is self.shared:
+                    self.retries.append(job)
+                else:  # it died alone: its own doing
+                    finished.append((job, worker_failure(job, self._max_score(job.assignment), error)))
             except Exception as error:  # noqa: BLE001 - never the service's failure
                 finished.append((job, worker_failure(job, self._max_score(job.assignment), error)))
-        if lost:
-            broken = any(isinstance(error, BrokenProcessPool) for _, error in lost)
-            if broken:
-                self._replace_pool()
-            for job, error in lost:
-                self.tries[job.key] = self.tries.get(job.key, 0) + 1
-                if self.tries[job.key] >= MOST_TRIES:
-                    finished.append((job, worker_failure(job, self._max_score(job.assignment), error)))
-                else:
-                    self._send(job)
+        self._start_retry()
         merged = []
         for job, outcome in finished:
-            self.tries.pop(job.key, None)
             self.merging.schedule = self.schedules.pop(job.key)
             keep = self.keep.pop(job.key, None)
             try:
@@ -170,6 +191,15 @@ class GradingStream:
         record = record_path(self.course, student, assignment)
         if record is not None and (kept / KEPT_RECORD).is_file():
             replace_text(record, (kept / KEPT_RECORD).read_text(encoding="utf-8"))
+
+    def _start_retry(self) -> None:
+        """Give the next job waiting for its retry to the pool of one, if it is idle."""
+        if not self.retries or any(lane is self.alone for _, lane, _ in self.pending.values()):
+            return
+        if self.alone is None:
+            self.alone = _Lane(1, self.isolation)
+        job = self.retries.popleft()
+        self.pending[self.alone.submit(job)] = (job, self.alone, self.alone.generation)
 
     def _max_score(self, assignment: str) -> float:
         return float(sum(self.course.graded_cells(assignment).values()))

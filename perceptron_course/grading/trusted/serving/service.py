@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..course.course import Course
-from ..course.files import replace_tree
+from ..course.files import UnsafeFileError, replace_tree
 from ..course.late_policy import apply_term
 from ..course.term import local_text
 from ..gradebook.ledger import read_ledger
@@ -34,7 +34,7 @@ from ..gradebook.reveal import course_schedule
 from ..gradebook.writer_lock import course_lock
 from ..judging.check_registry import ready_to_grade
 from ..outputs.report import write_exports
-from ..outputs.safe_text import terminal_text
+from ..outputs.safe_text import quoted, terminal_text
 from ..running.batch import FAULT_VARIABLE, default_workers
 from ..running.sandbox import choose_isolation
 from . import inbox
@@ -90,7 +90,12 @@ class Service:
                 self.say(f"refused  {arrival.origin}: {arrival.refused}")
                 continue
             number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, "seen")
-            inbox.archive(self.course, arrival, number)
+            try:
+                inbox.archive(self.course, arrival, number)
+            except (OSError, UnsafeFileError) as error:  # one hand-in's trouble, never the service's
+                self.journal.move(number, REFUSED, f"could not be kept in {inbox.ARCHIVE_FOLDER}/: {quoted(str(error), 200)}")
+                self.say(f"refused  {arrival.origin}: could not be kept: {error}")
+                continue
             self.journal.move(number, COLLECTED)
             _fault("after-intake")
         return len(arrivals)

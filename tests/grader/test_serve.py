@@ -61,7 +61,7 @@ class Hub:
     def __init__(self, root: Path, users: dict[str, int], term_edits: dict[str, str] | None = None) -> None:
         self.root, self.users = root, users
         self.exchange = root / "exchange"
-        self.exchange.mkdir()
+        self.exchange.mkdir(parents=True)
         self.exchange.chmod(0o1777)
         self.course = copy_course(fixture_course(), root / "course")
         config = self.course.root / "nbgrader_config.py"

@@ -152,6 +152,9 @@ class Service:
             self.journal.move(handin.seq, LIMITED, decision.reason + (f"; {why}" if why else ""))
             self.say(f"limited  {handin.student}/{handin.assignment} (hand-in {handin.seq}): {decision.reason}")
             return
+        from ..pipeline import record_source_cells
+
+        record_source_cells(self.course, [handin.assignment])  # at once when unchanged; an assignment released since the start
         installed = self.install(handin)
         self.journal.move(handin.seq, GRADING, installed=installed)
         self.grading[handin.key] = handin.seq

@@ -168,6 +168,8 @@ class GradingStream:
             try:
                 merged.append((job, merge_outcome(self.merging, job, outcome)))
                 self.merging.writer.flush()  # the ledger is the truth of what is graded: written before it is told
+                if merged[-1][1].status == GRADED:
+                    self._follow_term(job, merged[-1][1])
                 if keep is not None and merged[-1][1].status == GRADED:
                     keep_attempt(self.course, job, self.merging.ledger[job.key], keep)
             finally:
@@ -191,6 +193,19 @@ class GradingStream:
         record = record_path(self.course, student, assignment)
         if record is not None and (kept / KEPT_RECORD).is_file():
             replace_text(record, (kept / KEPT_RECORD).read_text(encoding="utf-8"))
+
+    def _follow_term(self, job: GradeJob, outcome: Outcome) -> None:
+        """As ``grade`` does after its merges: the new submission's row takes the student's extension from term.toml,
+        its lateness is read again, and its pages are rewritten if what they show changed (lateness, reveal)."""
+        from ..course.late_policy import apply_term
+        from ..pipeline import _lateness_from_gradebook
+        from ..refresh import rewrite_changed_pages
+
+        apply_term(self.course)
+        _lateness_from_gradebook(self.course, {job.key: outcome})
+        rewrite_changed_pages(self.course, [job.key], self.merging.schedule)
+        self.merging.ledger.clear()  # the rewrite recorded what the pages show now
+        self.merging.ledger.update(read_ledger(self.course))
 
     def _start_retry(self) -> None:
         """Give the next job waiting for its retry to the pool of one, if it is idle."""

@@ -104,7 +104,14 @@ def scan_exchange(course: Course, inbound: Path, seen, *, owner_checked: bool, n
         origin = f"exchange:{readable_name(name)}"
         if seen(origin):
             continue
-        arrival = exchange_arrival(course, inbound / name, origin, assignments, owner_checked, now)
+        try:
+            arrival = exchange_arrival(course, inbound / name, origin, assignments, owner_checked, now)
+        except OSError as error:  # it changed while read: gone (looked at again if it comes back), or unreadable
+            if not os.path.lexists(inbound / name):
+                continue
+            split = _split_inbound_name(name) or ("", "", "")
+            arrival = Arrival(origin, *split, inbound / name,
+                              refused=f"{quoted(readable_name(name), 120)} cannot be read ({error.strerror or error})")
         if arrival is not None:
             found.append(arrival)
     return found

@@ -67,6 +67,7 @@ class Service:
         self.grading: dict[tuple[str, str], int] = {}  #: (student, assignment) -> the hand-in being graded
         self.exports_due = False
         self.exports_written_at = 0.0
+        self.compared = None  #: the comparison of code of the exports being refreshed, under way
         self.stopping = threading.Event()
         self.wake = threading.Event()
         self.owner_checked = inbox.check_owner(course)
@@ -214,16 +215,27 @@ class Service:
         self.exports_due = True
         self.say(f"best     {best.student}/{best.assignment}: hand-in {best.seq} ({best.score:g}) stays the grade")
 
-    def refresh_exports(self, *, idle: bool) -> None:
-        """Rewrite grades.csv, the LMS export and the report: when idle, or every ``refresh_seconds`` while busy."""
-        if not self.exports_due:
+    def refresh_exports(self, *, idle: bool, wait: bool = False) -> None:
+        """Rewrite grades.csv, the LMS export and the report: when idle, or every ``refresh_seconds`` while busy.
+
+        The report's class-wide comparison of code runs in a process of its own first (``similarity``), while
+        this loop goes on grading and releasing; the exports are written once it is done (``wait``: now).
+        """
+        from ..outputs.similarity import compare_in_background
+
+        if self.compared is None:
+            if not self.exports_due:
+                return
+            if not idle and time.monotonic() - self.exports_written_at < self.term.serve.refresh_seconds:
+                return
+            apply_term(self.course)
+            self.compared = compare_in_background(self.course, self.course.assignments())
+            self.exports_due = False  # a hand-in graded from now on asks for the next refresh
+        if not (wait or self.compared.done()):
             return
-        if not idle and time.monotonic() - self.exports_written_at < self.term.serve.refresh_seconds:
-            return
-        apply_term(self.course)
         _fault("during-exports")
-        write_exports(self.course, self.isolation)
-        self.exports_due, self.exports_written_at = False, time.monotonic()
+        write_exports(self.course, self.isolation, compared=self.compared)
+        self.compared, self.exports_written_at = None, time.monotonic()
 
     # ------------------------------------------------------------------ restart
 
@@ -250,7 +262,6 @@ class Service:
         # The exports once at each start, when anything was graded: a run stopped (or killed) before its last
         # rewrite of them leaves them behind the gradebook.
         self.exports_due = bool(self.journal.in_state(RELEASED))
-        self.refresh_exports(idle=True)
 
     # ------------------------------------------------------------------ the loop
 
@@ -266,12 +277,16 @@ class Service:
             self.start_grading()
             self.finish(timeout=0.5 if self.stream.active else 0)
             idle = not self.busy()
-            self.refresh_exports(idle=idle)
-            if once and idle and not arrived:
+            self.refresh_exports(idle=idle, wait=once and idle)
+            if once and idle and not arrived and not self.exports_due and self.compared is None:
                 return
             if idle and not once:
-                self.wake.wait(SCAN_SECONDS)
+                self.wake.wait(SCAN_SECONDS if self.compared is None else 0.5)
                 self.wake.clear()
+        if self.compared is not None:  # stopped: the exports are the next run's to refresh
+            from ..outputs.similarity import stop_comparison
+
+            stop_comparison(self.compared)
 
 
 def _kept(course: Course, handin: Handin) -> Path:

@@ -211,7 +211,7 @@ def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("point", ["after-intake", "after-grading", "during-exports"])
+@pytest.mark.parametrize("point", ["after-intake", "while-grading", "after-grading", "during-exports"])
 def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_path, users, point):
     hub = Hub(tmp_path, users)
     for student in ("srv_ada", "srv_bob"):
@@ -221,6 +221,9 @@ def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_
     if point == "after-intake":  # killed once ada's hand-in was taken in: the journal shows it waiting
         status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
         assert "waiting: 1" in status and "  srv_ada: 01_geometry (since " in status and "grading now: 0" in status, status
+    if point == "while-grading":  # killed as ada's hand-in went to a worker: the journal shows it being graded
+        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        assert "grading now: 1" in status and "  srv_ada/01_geometry (hand-in 1, arrived " in status, status
     assert not (hub.course.root / LOCK_FILE).exists() or run(
         str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout.startswith(
         "service: not running")  # the lock died with its process

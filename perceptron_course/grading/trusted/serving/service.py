@@ -160,6 +160,7 @@ class Service:
         self.journal.move(handin.seq, GRADING, installed=installed)
         self.grading[handin.key] = handin.seq
         self.stream.submit(handin.student, handin.assignment, course_schedule(self.course), keep=_kept(self.course, handin))
+        _fault("while-grading")
 
     def install(self, handin: Handin) -> str:
         """Put the archived hand-in in ``submitted/<student>/<assignment>/`` (replacing what was there); its fingerprint."""

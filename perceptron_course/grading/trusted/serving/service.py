@@ -193,26 +193,27 @@ class Service:
             why = release_graded(self.course, handin.student, handin.assignment)
         released_at = time.time()
         self.journal.move(handin.seq, RELEASED, "; ".join(filter(None, [handin.reason, why])), released_at=released_at)
-        if self.term.serve.counts == "best" and handin.score is not None:
+        if self.term.serve.counts == "best":
             self.keep_best(handin)
         score = f"{handin.score:g}/{handin.max_score:g}" if handin.score is not None else f"not graded ({handin.reason})"
         self.say(f"graded   {handin.student}/{handin.assignment}: {score}, feedback released "
                  f"{released_at - handin.seen_at:.1f} s after it arrived" + (f" ({why})" if why else ""))
 
     def keep_best(self, latest: Handin) -> None:
-        """With ``counts = "best"``: when an earlier graded attempt scored more than ``latest``, it is the grade again.
+        """With ``counts = "best"``: when an earlier graded attempt scored more than ``latest`` (or ``latest`` failed), it is
+        the grade again.
 
         The student's feedback shows the attempt just graded (released already); the gradebook, the ledger and the
         exports hold the best attempt (its files back in ``submitted/``, its scores and pages from what was kept).
         """
         graded = [h for h in self.journal.of(*latest.key) if h.state == RELEASED and h.score is not None
                   and _kept(self.course, h).is_dir()]
-        best = max(graded, key=lambda h: (h.score, h.seq), default=latest)
-        if best.seq == latest.seq:
+        best = max(graded, key=lambda h: (h.score, h.seq), default=None)  # (a failed latest attempt is never the best)
+        if best is None or best.seq == latest.seq:
             return
         self.install(best)
         self.stream.restore(_kept(self.course, best), *best.key)
-        self.journal.note(latest.seq, "best", f"the gradebook keeps hand-in {best.seq} ({best.score:g}), its best attempt")
+        self.journal.note(latest.seq, "best", f"the gradebook keeps hand-in {best.seq} ({best.score:g}), the best attempt")
         self.exports_due = True
         self.say(f"best     {best.student}/{best.assignment}: hand-in {best.seq} ({best.score:g}) stays the grade")
 

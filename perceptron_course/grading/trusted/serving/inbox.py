@@ -374,11 +374,32 @@ def drop_arrival(path: Path, drop: Path, assignment: str, collector, seen, now: 
     arrival.files = {notebook: data}
     # The hand-in's time is the LMS's (in the file name it wrote, as zip_collect reads it), or unknown: the moment
     # the TA downloaded it, or the service saw it, says nothing of when the student handed it in.
-    moment = info.get("timestamp")
-    if isinstance(moment, dt.datetime):
-        arrival.handed_in = moment.strftime(NBGRADER_TIME_FORMAT).strip() or moment.isoformat()
+    moment = lms_time(info.get("timestamp"))
+    if moment is not None:
+        arrival.handed_in = moment.strftime(NBGRADER_TIME_FORMAT)
         arrival.files[TIMESTAMP_FILE] = arrival.handed_in.encode()
     return arrival
+
+
+def lms_time(text: object) -> dt.datetime | None:
+    """The time an LMS wrote in a file name (Blackboard's ``2026-11-27-23-59-01``), in UTC as nbgrader takes a
+    time without a zone; ``None`` when there is none or it does not read as a time.
+
+    Blackboard's dashes are read field by field: ``zip_collect``'s ``parse_utc`` (dateutil) takes ``-23-59-01``
+    for a zone and gives midnight.
+    """
+    if not isinstance(text, str) or not text:
+        return None
+    from nbgrader.utils import parse_utc
+
+    try:
+        moment = dt.datetime.strptime(text, "%Y-%m-%d-%H-%M-%S")
+    except ValueError:
+        try:
+            moment = parse_utc(text)
+        except (ValueError, OverflowError, TypeError):
+            return None
+    return moment.replace(tzinfo=dt.timezone.utc) if moment.tzinfo is None else moment.astimezone(dt.timezone.utc)
 
 
 def archive(course: Course, arrival: Arrival, number: int) -> Path:

@@ -343,3 +343,34 @@ def test_a_feedback_folder_left_listable_by_an_earlier_run_is_made_unlistable(co
     outbound.chmod(0o755)
     assert release_notice(course, _archived_hand_in(tmp_path), "Not graded", ["a reason"]) == ""
     assert stat.S_IMODE(outbound.stat().st_mode) == 0o711
+
+
+# ---------------------------------------------------------------------------- 9: one student on every worker
+
+
+class _Workers:
+    """A grading stream's counts of workers, and nothing else (the jobs are recorded, never run)."""
+
+    def __init__(self, workers: int, server: Service) -> None:
+        self.workers, self.server = workers, server
+
+    @property
+    def free(self) -> int:
+        return self.workers - len(self.server.grading)
+
+
+def test_9_hand_ins_to_several_assignments_never_take_every_worker_from_a_classmate(course, tmp_path, monkeypatch):
+    server, _ = service(course, tmp_path)
+    server.stream = _Workers(2, server)
+    started: list[str] = []
+    monkeypatch.setattr(server, "begin", lambda handin: (started.append(f"{handin.student}/{handin.assignment}"),
+                                                         server.grading.__setitem__(handin.key, handin.seq)))
+    for number, assignment in enumerate(course.assignments()[:3]):
+        server.journal.add(f"exchange:eve{number}", "eve", assignment, "", COLLECTED)
+    server.fill_queue()
+    server.start_grading()
+    assert started == [f"eve/{course.assignments()[0]}"]  # one worker stays for a classmate
+    server.journal.add("exchange:bob", "bob", ASSIGNMENT, "", COLLECTED)
+    server.fill_queue()
+    server.start_grading()
+    assert started[-1] == f"bob/{ASSIGNMENT}" and len(started) == 2

@@ -156,7 +156,11 @@ class ExchangeScan:
             return  # no inbound (yet): nothing has arrived
         try:
             assignments = set(self.course.assignments())
-            names = self._candidates(os.listdir(inbound_fd), assignments, seen)
+            try:
+                listed = os.listdir(inbound_fd)
+            except OSError:
+                return  # the inbound cannot be listed now (it is the exchange's): the next scan tries again
+            names = self._candidates(listed, assignments, seen)
             self.more = len(names) > MAX_OPENED_PER_SCAN
             for name in names[:MAX_OPENED_PER_SCAN]:
                 arrival = self._judge(inbound_fd, name, assignments, now)

@@ -59,10 +59,10 @@ NBGRADER_TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
 class Arrival:
     """A hand-in found in the inbound or the drop folder (not yet copied)."""
 
-    origin: str  #: unique: ``exchange:<folder name>`` or ``drop:<relative path>:<sha256>``
+    origin: str  #: unique: ``exchange:<folder name, percent-encoded>`` (``exchange_origin``) or ``drop:<relative path>:<sha256>``
     student: str
     assignment: str
-    handed_in: str  #: nbgrader's timestamp text, ``""`` when unknown
+    handed_in: str  #: a time the service vouches for, as nbgrader writes one (``vouched_time``, ``lms_time``); ``""`` when unknown
     path: Path  #: the inbound folder, or the drop file
     refused: str = ""  #: why it is not taken in (then nothing is read from it)
     files: dict[str, bytes] = field(default_factory=dict)  #: what is taken in: file name -> bytes

@@ -104,3 +104,21 @@ def test_the_journal_keeps_every_state_and_event_across_a_reopening(tmp_path):
     again = Journal.of_course(tmp_path, read_only=True)
     assert again.get(number).state == COLLECTED and [kind for *_, kind, _ in again.events()] == ["seen", COLLECTED]
     again.close()
+
+
+def test_the_exchange_root_is_nbgraders_own_setting_the_courses_over_the_systems(tmp_path, monkeypatch):
+    from conftest import fixture_course
+
+    from perceptron_course.grading.trusted.course.course import Course
+    from perceptron_course.grading.trusted.course.example_class import copy_course
+    from perceptron_course.grading.trusted.serving.inbox import check_owner, exchange_root
+
+    course = copy_course(fixture_course(), tmp_path / "course")
+    shared = tmp_path / "jupyter"
+    shared.mkdir()
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(shared))
+    (shared / "nbgrader_config.py").write_text("c = get_config()\nc.Exchange.root = '/srv/shared-exchange'\n")
+    assert exchange_root(course) == Path("/srv/shared-exchange") and check_owner(course)  # nbgrader's default: checked
+    config = course.root / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.Exchange.root = '/srv/course-exchange'\n")
+    assert exchange_root(Course.open(course.root)) == Path("/srv/course-exchange")

@@ -64,12 +64,13 @@ def test_a_forked_child_does_not_keep_the_lock_after_its_parent_dies(tmp_path):
             "from perceptron_course.grading.trusted.gradebook.writer_lock import course_lock\n"
             "with course_lock(Path(sys.argv[1]), 'serve'):\n"
             "    child = os.fork()\n"
-            "    if child == 0:\n        time.sleep(600)\n        os._exit(0)\n"
-            "    print('held', child, flush=True)\n    time.sleep(600)\n")
-    process = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
-    held, child = process.stdout.readline().split()
+            "    if child == 0:\n        print(os.getpid(), file=sys.stderr, flush=True)\n        time.sleep(600)\n        os._exit(0)\n"
+            "    print(child, flush=True)\n    time.sleep(600)\n")
+    process = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    child = process.stdout.readline().strip()
     try:
-        assert held == "held"
+        assert process.stderr.readline().strip() == child  # the child runs Python code: its fork hooks ran
         process.send_signal(signal.SIGKILL)  # its child (a grading worker, say) lives on
         process.wait()
         assert lock_holder(tmp_path) is None
@@ -77,4 +78,5 @@ def test_a_forked_child_does_not_keep_the_lock_after_its_parent_dies(tmp_path):
         process.kill()
         process.wait()
         process.stdout.close()
+        process.stderr.close()
         os.kill(int(child), signal.SIGKILL)

@@ -68,19 +68,39 @@ class Arrival:
     files: dict[str, bytes] = field(default_factory=dict)  #: what is taken in: file name -> bytes
 
 
+def nbgrader_settings(course: Course):
+    """nbgrader's configuration as its commands read it in the course folder: the ``nbgrader_config.py`` of each
+    Jupyter configuration folder (system-wide first, the user's last), then the course's own over them."""
+    from jupyter_core.paths import jupyter_config_dir, jupyter_config_path
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    folders = jupyter_config_path()
+    if jupyter_config_dir() not in folders:
+        folders.insert(0, jupyter_config_dir())
+    merged = Config()
+    for folder in reversed(folders):
+        if (Path(folder) / "nbgrader_config.py").is_file():
+            try:
+                merged.merge(PyFileConfigLoader("nbgrader_config.py", path=folder).load_config())
+            except Exception:  # noqa: BLE001 - a broken shared file: nbgrader's commands warn and go on too
+                continue
+    merged.merge(load_config(course))
+    return merged
+
+
 def exchange_root(course: Course) -> Path:
-    """``c.Exchange.root`` as nbgrader reads it for this course (its ``nbgrader_config.py``), else nbgrader's default."""
+    """``c.Exchange.root`` as nbgrader reads it for this course (``nbgrader_settings``), else nbgrader's default."""
     from nbgrader.exchange.default.exchange import Exchange
 
-    config = load_config(course)
-    return Path(Exchange(config=config).root)
+    return Path(Exchange(config=nbgrader_settings(course)).root)
 
 
 def check_owner(course: Course) -> bool:
     """``check_owner`` of nbgrader's collector as the course configures it (default: on)."""
     from nbgrader.exchange.default.collect import ExchangeCollect
 
-    return bool(ExchangeCollect(config=load_config(course)).check_owner)
+    return bool(ExchangeCollect(config=nbgrader_settings(course)).check_owner)
 
 
 def inbound_folder(course: Course) -> Path:

@@ -15,10 +15,10 @@ import os
 import stat
 from pathlib import Path
 
-from ..course.course import Course, load_config, nbgrader_api
+from ..course.course import Course, nbgrader_api
 from ..course.files import UnsafeFileError, write_new
 from ..running.autograde import nbgrader_error_line
-from .inbox import exchange_root, handed_in_notebooks, handed_in_secret
+from .inbox import exchange_root, handed_in_notebooks, handed_in_secret, nbgrader_settings
 
 
 def release_graded(course: Course, student: str, assignment: str) -> str:
@@ -45,7 +45,7 @@ def outbound_feedback(course: Course) -> Path:
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 
-    config = load_config(course)
+    config = nbgrader_settings(course)  # groupshared among them, as nbgrader's own release_feedback reads it
     config.merge(exchange_config(course))
     coursedir = CourseDirectory(config=config)
     coursedir.course_id = course.term().course.id

@@ -374,3 +374,19 @@ def test_9_hand_ins_to_several_assignments_never_take_every_worker_from_a_classm
     server.fill_queue()
     server.start_grading()
     assert started[-1] == f"bob/{ASSIGNMENT}" and len(started) == 2
+
+
+def test_1_drop_files_whose_names_read_alike_have_distinct_origins(tmp_path):
+    from nbgrader.plugins import FileNameCollectorPlugin
+
+    drop = tmp_path / "drop"
+    (drop / ASSIGNMENT).mkdir(parents=True)
+    control, text = (drop / ASSIGNMENT / "smithbob_4242_99_geo\x01.ipynb", drop / ASSIGNMENT / "smithbob_4242_99_geo\\x01.ipynb")
+    origins = []
+    for path in (control, text):
+        path.write_bytes(BOB_NOTEBOOK)  # the same bytes: the same sha256
+        arrival = inbox.drop_arrival(path, drop, ASSIGNMENT, FileNameCollectorPlugin(named_regexp=LMS_PATTERNS["canvas"]),
+                                     lambda origin: False, 0.0)
+        origins.append(arrival.origin)
+        assert drop / inbox.drop_file_path(arrival.origin) == path and arrival.origin.isprintable()
+    assert origins[0] != origins[1]

@@ -59,7 +59,7 @@ NBGRADER_TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
 class Arrival:
     """A hand-in found in the inbound or the drop folder (not yet copied)."""
 
-    origin: str  #: unique: ``exchange:<folder name, percent-encoded>`` (``exchange_origin``) or ``drop:<relative path>:<sha256>``
+    origin: str  #: unique: ``exchange:<folder name, percent-encoded>`` (``exchange_origin``) or ``drop:<relative path, percent-encoded>:<sha256>``
     student: str
     assignment: str
     handed_in: str  #: a time the service vouches for, as nbgrader writes one (``vouched_time``, ``lms_time``); ``""`` when unknown
@@ -141,6 +141,11 @@ def exchange_origin(name: str) -> str:
 def exchange_folder_name(origin: str) -> str:
     """The inbound folder name of an ``exchange:`` origin (``exchange_origin`` undone)."""
     return os.fsdecode(urllib.parse.unquote_to_bytes(origin.removeprefix("exchange:")))
+
+
+def drop_file_path(origin: str) -> str:
+    """The path, below the drop folder, of a ``drop:`` origin (its percent-encoding undone)."""
+    return os.fsdecode(urllib.parse.unquote_to_bytes(origin.removeprefix("drop:").rsplit(":", 1)[0]))
 
 
 def vouched_time(seconds: float) -> str:
@@ -380,7 +385,7 @@ def drop_arrival(path: Path, drop: Path, assignment: str, collector, seen, now: 
     info = collector.collect(str(path))
     if not info or not isinstance(info.get("student_id"), str):
         return None  # not a file the LMS wrote for a student: zip_collect skips it too
-    relative = readable_name(str(path.relative_to(drop)))
+    relative = urllib.parse.quote(os.fsencode(path.relative_to(drop)), safe=_ORIGIN_SAFE + "/")  # one key per path
     try:
         data = read_capped(path, limit=MAX_FILE_BYTES)
     except UnsafeFileError as error:

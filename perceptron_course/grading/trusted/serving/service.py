@@ -356,7 +356,7 @@ def _reread(course: Course, drop: Path | None, handin: Handin):
         return None
     from nbgrader.plugins import FileNameCollectorPlugin
 
-    relative = handin.origin.removeprefix("drop:").rsplit(":", 1)[0]
+    relative = inbox.drop_file_path(handin.origin)
     collector = FileNameCollectorPlugin(named_regexp=inbox.LMS_PATTERNS[course.term().handin.lms])
     arrival = inbox.drop_arrival(drop / relative, drop, handin.assignment, collector, never_seen, time.time())
     return arrival if arrival is not None and arrival.origin == handin.origin else None

@@ -390,3 +390,16 @@ def test_1_drop_files_whose_names_read_alike_have_distinct_origins(tmp_path):
         origins.append(arrival.origin)
         assert drop / inbox.drop_file_path(arrival.origin) == path and arrival.origin.isprintable()
     assert origins[0] != origins[1]
+
+
+def test_a_scan_says_more_waits_only_while_some_were_never_looked_into(course, monkeypatch):
+    monkeypatch.setattr(inbox, "MAX_OPENED_PER_SCAN", 2)
+    inbound = inbox.inbound_folder(course)
+    for number in range(5):  # incomplete: looked into, never journaled
+        (inbound / name_of("eve", random=f"inc{number}")).mkdir()
+    scanner = inbox.ExchangeScan(course, inbound, owner_checked=False)
+    more = []
+    for _ in range(4):
+        assert list(scanner.scan(lambda origin: False, 0.0)) == []
+        more.append(scanner.more)
+    assert more == [True, True, False, False]  # a `serve --once` ends instead of spinning on them

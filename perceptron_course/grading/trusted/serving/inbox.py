@@ -186,7 +186,8 @@ class ExchangeScan:
             except OSError:
                 return  # the inbound cannot be listed now (it is the exchange's): the next scan tries again
             names = self._candidates(listed, assignments, seen)
-            self.more = len(names) > MAX_OPENED_PER_SCAN
+            # more to come only while some left out were never looked into (incomplete ones wait for the next scan)
+            self.more = any(name not in self.looked_into for name in names[MAX_OPENED_PER_SCAN:])
             for name in names[:MAX_OPENED_PER_SCAN]:
                 arrival = self._judge(inbound_fd, name, assignments, now)
                 if arrival is None:

@@ -56,71 +56,128 @@ def entry_problem(path: Path) -> str:
         info = path.lstat()
     except FileNotFoundError:
         return f"{path.name} is missing"
+    return stat_problem(info, path.name)
+
+
+def stat_problem(info: os.stat_result, name: str) -> str:
+    """Why an entry named ``name`` whose ``lstat`` is ``info`` is refused (a link, a special file, a hard link), or ``""``."""
     if stat.S_ISLNK(info.st_mode):
-        return f"{path.name} is a symbolic link"
+        return f"{name} is a symbolic link"
     if stat.S_ISDIR(info.st_mode):
         return ""
     if stat.S_ISFIFO(info.st_mode):
-        return f"{path.name} is a FIFO"
+        return f"{name} is a FIFO"
     if stat.S_ISSOCK(info.st_mode):
-        return f"{path.name} is a socket"
+        return f"{name} is a socket"
     if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode):
-        return f"{path.name} is a device"
+        return f"{name} is a device"
     if not stat.S_ISREG(info.st_mode):
-        return f"{path.name} is not a regular file"
+        return f"{name} is not a regular file"
     if info.st_nlink > 1:
-        return f"{path.name} is a hard link ({info.st_nlink} names for one file)"
+        return f"{name} is a hard link ({info.st_nlink} names for one file)"
     return ""
+
+
+def open_folder(name: str | Path, *, dir_fd: int | None = None) -> int:
+    """A descriptor of the folder ``name`` (relative to ``dir_fd``), never through a link in its last part.
+
+    Whatever is read of it afterwards goes through the descriptor (``os.listdir(fd)``, ``dir_fd=fd``), so
+    the folder cannot be swapped for another (a link, a file) between the moment it is judged and the
+    moment it is read.
+
+    Raises
+    ------
+    OSError
+        If it is missing (``FileNotFoundError``), a link (``ELOOP``), not a folder (``NotADirectoryError``),
+        or cannot be read (``PermissionError``).
+    """
+    return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
 
 
 def folder_problems(folder: Path, *, within: Path) -> list[str]:
     """Every reason to refuse ``folder``: it and its parents up to ``within`` must be real folders, its entries plain.
 
-    Walks the folder without following links; entries are named relative to ``folder``.
+    Walks the folder without following links (``tree_problems``); entries are named relative to ``folder``.
     """
-    problems = []
     for part in [folder, *folder.parents]:
         if part == within:
             break
         if part.is_symlink() or not part.is_dir():
             return [f"{part.relative_to(within)} is not a real folder (a symbolic link, or missing)"]
-    pending, seen = [(folder, 0)], 0
-    while pending:  # an explicit stack, capped: a folder 3000 levels deep must not overflow the grader's stack
-        current, depth = pending.pop()
-        with os.scandir(current) as listing:
-            entries = sorted(listing, key=lambda entry: entry.name)
-        for entry in entries:
-            seen += 1
-            if seen > MAX_ENTRIES or depth >= MAX_DEPTH:
-                return [*problems, f"the folder holds more than {MAX_ENTRIES} entries or is nested deeper than {MAX_DEPTH} levels"]
-            path = Path(entry.path)
-            reason = entry_problem(path)
-            if reason:
-                problems.append(str(path.relative_to(folder)) + reason[len(entry.name):])
-            elif entry.is_dir(follow_symlinks=False):
-                pending.append((path, depth + 1))
+    try:
+        descriptor = open_folder(folder)
+    except OSError as error:
+        return [f"{folder.relative_to(within)} cannot be opened as a real folder ({error.strerror or error})"]
+    try:
+        return tree_problems(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def tree_problems(folder_fd: int) -> list[str]:
+    """Every reason to refuse the folder open as ``folder_fd``: a link, special file or hard link anywhere in it,
+    a subfolder that cannot be read, more than ``MAX_ENTRIES`` entries or deeper than ``MAX_DEPTH``.
+
+    Everything is read through descriptors (``open_folder`` with ``dir_fd``), never by path: a part renamed,
+    swapped for a link or made unreadable while it is walked is a reason, never an exception.
+    """
+    problems: list[str] = []
+    pending: list[tuple[int, str, int]] = [(os.dup(folder_fd), "", 0)]
+    seen = 0
+    try:
+        while pending:  # an explicit stack, capped: a folder 3000 levels deep must not overflow the grader's stack
+            current, prefix, depth = pending.pop()
+            try:
+                names = sorted(os.listdir(current))
+                for name in names:
+                    seen += 1
+                    if seen > MAX_ENTRIES or depth >= MAX_DEPTH:
+                        return [*problems, f"the folder holds more than {MAX_ENTRIES} entries or is nested deeper than {MAX_DEPTH} levels"]
+                    try:
+                        info = os.stat(name, dir_fd=current, follow_symlinks=False)
+                    except FileNotFoundError:
+                        problems.append(f"{prefix}{name} is missing (it vanished while read)")
+                        continue
+                    reason = stat_problem(info, name)
+                    if reason:
+                        problems.append(prefix + reason)
+                    elif stat.S_ISDIR(info.st_mode):
+                        try:
+                            inner = open_folder(name, dir_fd=current)
+                        except OSError as error:
+                            problems.append(f"{prefix}{name} cannot be read ({error.strerror or error})")
+                            continue
+                        pending.append((inner, f"{prefix}{name}/", depth + 1))
+            finally:
+                os.close(current)
+    finally:
+        for descriptor, _, _ in pending:
+            os.close(descriptor)
     return problems
 
 
-def read_capped(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
-    """The bytes of a regular, singly linked file, opened with ``O_NOFOLLOW``.
+def read_capped(path: Path | str, limit: int = MAX_NOTEBOOK_BYTES, *, dir_fd: int | None = None) -> bytes:
+    """The bytes of a regular, singly linked file, opened with ``O_NOFOLLOW`` (relative to ``dir_fd`` if given).
 
     Raises
     ------
     UnsafeFileError
         If ``path`` is a link, not a regular file, has other names, or is larger than ``limit``.
     """
+    name = Path(path).name
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as error:
-        raise UnsafeFileError(f"{path.name} cannot be opened without following a link ({error.strerror})") from None
+        raise UnsafeFileError(f"{name} cannot be opened without following a link ({error.strerror})") from None
     with os.fdopen(descriptor, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
-            raise UnsafeFileError(entry_problem(path) or f"{path.name} is not a plain file")
+            raise UnsafeFileError(stat_problem(info, name) or f"{name} is not a plain file")
+        if info.st_size > limit:
+            raise UnsafeFileError(f"{name} is larger than the grader reads ({limit // (1024 * 1024)} MiB)")
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise UnsafeFileError(f"{path.name} is larger than the grader reads ({limit // (1024 * 1024)} MiB)")
+        raise UnsafeFileError(f"{name} is larger than the grader reads ({limit // (1024 * 1024)} MiB)")
     return data
 
 

@@ -36,10 +36,10 @@ ATTEMPTS = (GRADING, GRADED, RELEASED)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS handins (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    origin TEXT NOT NULL UNIQUE,         -- exchange:<inbound folder name> or drop:<path>:<sha256>
+    origin TEXT NOT NULL UNIQUE,         -- exchange:<inbound folder name, percent-encoded> or drop:<path>:<sha256>
     student TEXT NOT NULL,
     assignment TEXT NOT NULL,
-    handed_in TEXT NOT NULL DEFAULT '',  -- nbgrader's timestamp of the hand-in, as it wrote it
+    handed_in TEXT NOT NULL DEFAULT '',  -- the hand-in's time: its inbound folder's st_ctime, or the LMS's
     seen_at REAL NOT NULL,               -- the service's clock when it first saw it
     state TEXT NOT NULL,
     reason TEXT NOT NULL DEFAULT '',

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import html
 import os
+import stat
 from pathlib import Path
 
 from ..course.course import Course, nbgrader_api
-from ..course.files import real_folder
+from ..course.files import UnsafeFileError, write_new
 from ..running.autograde import nbgrader_error_line
-from .inbox import exchange_root, handed_in_notebooks, handed_in_secret
+from .inbox import exchange_root, handed_in_notebooks, handed_in_secret, nbgrader_settings
 
 
 def release_graded(course: Course, student: str, assignment: str) -> str:
@@ -25,9 +26,39 @@ def release_graded(course: Course, student: str, assignment: str) -> str:
     folder = course.feedback / student / assignment
     if not (folder / "submission_secret.txt").is_file():
         return "no exchange hand-in (no submission_secret.txt): the feedback stays in feedback/ for the TA to return"
+    try:
+        outbound_feedback(course)
+    except Exception as error:  # noqa: BLE001 -- nbgrader's ExchangeError among them: the reason, not the end
+        return f"the exchange's feedback folder cannot be used: {error}"
     api = nbgrader_api(course, exchange_config(course))
     result = api.release_feedback(assignment, student)
     return "" if result["success"] else f"release_feedback failed: {nbgrader_error_line(result)}"
+
+
+def outbound_feedback(course: Course) -> Path:
+    """The exchange's ``<course>/feedback`` folder, made as ``nbgrader release_feedback`` makes it (its own
+    ``ExchangeReleaseFeedback.init_dest``: mode 0711, pages readable by their secret name, the folder not listable).
+
+    A folder this service owns that others can list (a run before this fix made it 0755) is given that mode
+    again: a listable feedback folder shows every student's pages to every student.
+    """
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+
+    config = nbgrader_settings(course)  # groupshared among them, as nbgrader's own release_feedback reads it
+    config.merge(exchange_config(course))
+    coursedir = CourseDirectory(config=config)
+    coursedir.course_id = course.term().course.id
+    releaser = ExchangeReleaseFeedback(coursedir=coursedir, config=config)
+    releaser.init_dest()  # raises nbgrader's ExchangeError when the folder is not the service's
+    outbound = Path(releaser.outbound_feedback_path)
+    info = os.lstat(outbound)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise UnsafeFileError(f"{outbound} is not a real folder; nothing is released through it")
+    listable = stat.S_IROTH | (0 if coursedir.groupshared else stat.S_IRGRP)
+    if info.st_uid == os.geteuid() and info.st_mode & listable:
+        os.chmod(outbound, stat.S_IMODE(info.st_mode) & ~listable)
+    return outbound
 
 
 def exchange_config(course: Course):
@@ -53,13 +84,16 @@ def release_notice(course: Course, handin_folder: Path, title: str, lines: list[
     secret = handed_in_secret(handin_folder)
     if secret is None:
         return "no exchange hand-in (no submission_secret.txt): nothing released"
-    outbound = real_folder(exchange_root(course), Path(course.term().course.id) / "feedback")
+    try:
+        outbound = outbound_feedback(course)
+    except Exception as error:  # noqa: BLE001 -- nbgrader's ExchangeError among them: the reason, not the end
+        return f"the exchange's feedback folder cannot be used: {error}"
     page = notice_page(title, lines).encode("utf-8")
     for notebook in handed_in_notebooks(handin_folder):
         name = notebook_hash(secret=secret, notebook_id=notebook)
         temporary = outbound / f"{name}-tmp.html"
-        with open(temporary, "wb") as handle:
-            handle.write(page)
-        os.chmod(temporary, 0o644)
+        if os.path.lexists(temporary):  # a run cut off between these two steps
+            os.unlink(temporary)
+        write_new(temporary, page)  # mode 0644, as nbgrader's copy of a page the TA's autograde wrote
         os.replace(temporary, outbound / f"{name}.html")
     return ""

@@ -15,6 +15,7 @@ ledger is the truth of what is graded; see ``recover``. The course lock (``write
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import sys
@@ -74,32 +75,55 @@ class Service:
         self.inbound = inbox.inbound_folder(course)
         self.drop = self.term.serve.drop_path(course.root)
         self.drop_looked_at: set[tuple] = set()  #: (path, size, mtime) of drop files read already in this run
+        self.exchange = inbox.ExchangeScan(course, self.inbound, owner_checked=self.owner_checked)
 
     # ------------------------------------------------------------------ one turn
 
     def take_in(self) -> int:
-        """Journal and archive every new arrival; return how many."""
+        """Journal and archive every new arrival; return how many (and 1 more when a scan left some for the next)."""
         now = time.time()
-        arrivals = inbox.scan_exchange(self.course, self.inbound, self.journal.known, owner_checked=self.owner_checked, now=now)
+        arrivals = self.exchange.scan(self.journal.known, now)
         if self.drop is not None:
-            arrivals += inbox.scan_drop_folder(self.course, self.drop, self.term.handin.lms, self.journal.known, now=now,
-                                               looked_at=self.drop_looked_at)
+            arrivals = itertools.chain(arrivals, inbox.scan_drop_folder(
+                self.course, self.drop, self.term.handin.lms, self.journal.known, now=now, looked_at=self.drop_looked_at))
+        count = 0
         for arrival in arrivals:
-            if arrival.refused:
-                number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, REFUSED,
-                                          arrival.refused)
-                self.say(f"refused  {arrival.origin}: {arrival.refused}")
-                continue
-            number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, "seen")
+            count += 1
             try:
-                inbox.archive(self.course, arrival, number)
-            except (OSError, UnsafeFileError) as error:  # one hand-in's trouble, never the service's
-                self.journal.move(number, REFUSED, f"could not be kept in {inbox.ARCHIVE_FOLDER}/: {quoted(str(error), 200)}")
-                self.say(f"refused  {arrival.origin}: could not be kept: {error}")
-                continue
-            self.journal.move(number, COLLECTED)
-            _fault("after-intake")
-        return len(arrivals)
+                self.take_in_one(arrival)
+            except Exception as error:  # noqa: BLE001 -- one arrival's trouble is its refusal; the service goes on
+                self.say(f"refused  {arrival.origin}: could not be taken in: {quoted(repr(error), 200)}")
+                self._refuse_after_error(arrival, error)
+        return count + int(self.exchange.more)
+
+    def take_in_one(self, arrival: inbox.Arrival) -> None:
+        if arrival.refused:
+            self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, REFUSED,
+                             arrival.refused)
+            self.say(f"refused  {arrival.origin}: {arrival.refused}")
+            return
+        number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, "seen")
+        try:
+            inbox.archive(self.course, arrival, number)
+        except (OSError, UnsafeFileError) as error:  # one hand-in's trouble, never the service's
+            self.journal.move(number, REFUSED, f"could not be kept in {inbox.ARCHIVE_FOLDER}/: {quoted(str(error), 200)}")
+            self.say(f"refused  {arrival.origin}: could not be kept: {error}")
+            return
+        self.journal.move(number, COLLECTED)
+        _fault("after-intake")
+
+    def _refuse_after_error(self, arrival: inbox.Arrival, error: Exception) -> None:
+        """Journal ``arrival`` as refused for ``error`` (as far as the journal can; never raises)."""
+        reason = f"could not be taken in: {quoted(repr(error), 200)}"
+        try:
+            rows = [h for h in self.journal.of(arrival.student, arrival.assignment) if h.origin == arrival.origin]
+            if rows:
+                if rows[0].state == "seen":
+                    self.journal.move(rows[0].seq, REFUSED, reason)
+            else:
+                self.journal.add(arrival.origin, arrival.student, arrival.assignment, "", REFUSED, reason)
+        except Exception as again:  # noqa: BLE001 -- the journal itself fails: said, and the service goes on
+            self.say(f"refused  {arrival.origin}: not journaled either: {quoted(repr(again), 200)}")
 
     def supersede(self) -> None:
         """Of each student's waiting hand-ins of one assignment, keep the latest; the others are superseded."""
@@ -129,12 +153,19 @@ class Service:
             handin = self.journal.get(taken[1])
             if handin.state != COLLECTED:
                 continue
-            if handin.key in self.grading:  # an earlier hand-in of theirs is being graded: this one waits for it
-                postponed.append(handin)
+            if handin.key in self.grading or self.holds_its_share(handin.student):
+                postponed.append(handin)  # waits for the student's own hand-in being graded
                 continue
             self.begin(handin)
         for handin in postponed:
             self.queue.offer(handin.student, handin.seq)
+
+    def holds_its_share(self, student: str) -> bool:
+        """Whether ``student`` is being graded on as many workers as one student may hold: all but one (one, with a
+        single worker), so that hand-ins to several assignments, each running to the notebook's time limit, never
+        take every worker from a classmate who hands in a moment later (attack round 14, finding 9)."""
+        share = max(1, self.stream.workers - 1)
+        return sum(1 for holder, _ in self.grading if holder == student) >= share
 
     def begin(self, handin: Handin) -> None:
         decision = decide(self.term, handin, self.journal.of(*handin.key), time.time())
@@ -314,16 +345,18 @@ def _reread(course: Course, drop: Path | None, handin: Handin):
     """The arrival a journal entry came from, read again (``None`` when it is gone)."""
     never_seen = lambda origin: False  # noqa: E731
     if handin.origin.startswith("exchange:"):
-        path = inbox.inbound_folder(course) / handin.origin.removeprefix("exchange:")
-        if not os.path.lexists(path):
+        name = inbox.exchange_folder_name(handin.origin)
+        try:
+            arrival = inbox.exchange_arrival(course, inbox.inbound_folder(course), name, set(course.assignments()),
+                                             inbox.check_owner(course), time.time() + inbox.INCOMPLETE_AFTER_SECONDS)
+        except Exception:  # noqa: BLE001 -- the inbound, or the folder, is gone or changed: not taken in
             return None
-        return inbox.exchange_arrival(course, path, handin.origin, set(course.assignments()), inbox.check_owner(course),
-                                       time.time() + inbox.INCOMPLETE_AFTER_SECONDS)
+        return arrival if arrival is not None and arrival.origin == handin.origin else None
     if drop is None:
         return None
     from nbgrader.plugins import FileNameCollectorPlugin
 
-    relative = handin.origin.removeprefix("drop:").rsplit(":", 1)[0]
+    relative = inbox.drop_file_path(handin.origin)
     collector = FileNameCollectorPlugin(named_regexp=inbox.LMS_PATTERNS[course.term().handin.lms])
     arrival = inbox.drop_arrival(drop / relative, drop, handin.assignment, collector, never_seen, time.time())
     return arrival if arrival is not None and arrival.origin == handin.origin else None

@@ -463,3 +463,13 @@ def test_the_systemd_unit_runs_what_the_hub_runs_and_systemd_accepts_it(hub, tmp
     assert environment == hub_service["environment"]
     arguments = build_parser().parse_args(hub_service["command"][1:])  # the CLI takes every option the examples give
     assert Path(arguments.root) == hub.course.root
+
+
+def test_the_hosting_guide_quotes_the_hub_example_as_it_is():
+    guide = (REPO / "docs" / "hosting.md").read_text(encoding="utf-8")
+    quoted = [block for block in re.findall(r"```python\n(.*?)```", guide, re.DOTALL) if "c.JupyterHub.services" in block]
+    assert len(quoted) == 1, "docs/hosting.md should quote the hub's example once"
+    example = [line.rstrip() for line in HUB_EXAMPLE.read_text(encoding="utf-8").splitlines()]
+    lines = iter(example)
+    missing = [line for line in quoted[0].splitlines() if line.strip() and line.rstrip() not in lines]
+    assert not missing, f"docs/hosting.md quotes lines that docs/examples/jupyterhub_config.py does not hold, in order: {missing}"

@@ -1,4 +1,5 @@
-"""The ``perceptron-course`` console script: release, grade, refresh, explain, demo, bundle, pages, check, students-readme, lab.
+"""The ``perceptron-course`` console script: release, grade, serve, status, refresh, explain, demo, bundle, pages, check,
+students-readme, lab.
 
 Every command that works on a course finds it as git finds a repository: the current
 folder or the nearest one above it that holds ``nbgrader_config.py`` (or ``--root``).
@@ -104,6 +105,21 @@ def command_grade(args) -> int:
         return exit_now(130)
     print_term_differences(run.term_differences)
     _print_summary(course, run, time.perf_counter() - start, run.skipped)
+    return 0
+
+
+def command_serve(args) -> int:
+    from .serving.service import serve
+
+    course = open_course(args.root)
+    serve(course, jobs=args.jobs, once=args.once, unsandboxed=args.unsandboxed, say=lambda line: print(line, flush=True))
+    return 0
+
+
+def command_status(args) -> int:
+    from .serving.status import status_lines
+
+    print("\n".join(status_lines(open_course(args.root))))
     return 0
 
 
@@ -272,6 +288,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
                             "read and change your files, the course secret and the gradebook; see docs/hosting.md)")
     grade.set_defaults(run=command_grade)
+
+    serve = commands.add_parser("serve", help="grade hand-ins as they arrive (nbgrader's exchange, the LMS drop folder) and "
+                                              "release each student's feedback at once; runs until SIGTERM or Ctrl+C")
+    serve.add_argument("--root", default=None, help=ROOT_HELP)
+    serve.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: one per core)")
+    serve.add_argument("--once", action="store_true",
+                       help="grade everything waiting, release its feedback, refresh the exports, and exit (tests, cron)")
+    serve.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
+                       help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
+                            "read and change your files, the course secret and the gradebook; see docs/hosting.md)")
+    serve.set_defaults(run=command_serve)
+
+    status = commands.add_parser("status", help="what the grading service is doing: running or not, waiting, grading, "
+                                                "done in the last hour, failures")
+    status.add_argument("--root", default=None, help=ROOT_HELP)
+    status.set_defaults(run=command_status)
 
     refresh = commands.add_parser("refresh", help="rewrite feedback, grades.csv and the report from the gradebook "
                                                   "(after grading by hand in the formgrader); runs no student code")

@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 from contextlib import closing, nullcontext
+from dataclasses import dataclass
 from concurrent.futures import Executor, Future
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from .running.nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks,
 from .gradebook.ledger import LEFT_FILE, Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger, read_left, write_left
 from .gradebook.outcome import FAILED, GRADED, Key, Outcome
 from .gradebook.records import GradingContext, keep_record
+from .gradebook.writer_lock import course_lock
 from .outputs.report import prepare_plotting, write_exports
 from .gradebook.reveal import Schedule, course_schedule, feedback_state
 from .outputs.safe_text import quoted
@@ -304,7 +306,17 @@ def grade(
         For a problem the TA must fix, e.g. grading where the sandbox cannot run.
     BatchInterrupted
         On Ctrl+C, once what was graded is kept and the exports are rewritten for it.
+    CourseBusy
+        If ``serve`` or another ``grade`` is working on the course (``writer_lock``), at once.
     """
+    with course_lock(course.root, "grade"):
+        return _grade_locked(course, assignments=assignments, students=students, progress=progress, jobs=jobs,
+                             executor=executor, unsandboxed=unsandboxed, force=force, now=now, resume=resume)
+
+
+def _grade_locked(course: Course, *, assignments, students, progress, jobs, executor, unsandboxed, force, now,
+                  resume) -> GradingRun:
+    """``grade``, the course's lock held."""
     quiet_nbgrader_warnings()
     selected = select_submissions(course, assignments, students)  # first: a typo is reported at once
     left_before = read_left(course)
@@ -395,6 +407,45 @@ def _shown_in_feedback(job: GradeJob, schedule: Schedule) -> str:
         return feedback_state(gradebook, job.student, job.assignment, schedule)
 
 
+@dataclass
+class Merging:
+    """What bringing graded jobs into the course needs: one ``grade`` run's, or the service's for its whole life.
+
+    Used in the one process that writes the gradebook (``gradebook``, open), the ledger (``ledger``, written through
+    ``writer``) and the grading records.
+    """
+
+    course: Course
+    gradebook: object  #: nbgrader's ``Gradebook`` of the course, open
+    ledger: dict[Key, Entry]
+    writer: LedgerWriter
+    fingerprints: dict[Key, Fingerprint]  #: of each job's submitted files, taken before it was graded
+    isolation: object
+    schedule: Schedule
+    context: GradingContext
+
+
+def merge_outcome(merging: Merging, job: GradeJob, outcome: Outcome) -> Outcome:
+    """Bring one graded job into the course: its files and scores (``batch.merge_result``), its ledger entry, its record.
+
+    An output that cannot be kept fails that submission alone (its reason says why), never the caller.
+    """
+    course, gradebook = merging.course, merging.gradebook
+    try:
+        merged = merge_result(course, job, outcome, gradebook)
+    except Exception as error:  # noqa: BLE001 - one submission's output, never the batch
+        failed = Outcome(job.student, job.assignment, FAILED, 0.0, outcome.max_score,
+                         f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
+                         flags=outcome.flags)
+        merged = merge_result(course, job, failed, gradebook, keep_files=False)
+    shown = _shown_in_feedback(job, merging.schedule) if merged.status == GRADED else ""
+    submitted = merging.fingerprints[job.key]
+    merging.ledger[job.key] = entry_for(merged, submitted, merging.isolation, shown)
+    merging.writer.changed()
+    keep_record(course, merging.context, Path(job.area), merged, submitted.submitted, merging.isolation)
+    return merged
+
+
 def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint], kept: dict[Key, tuple[str, ...]],
                  ledger: dict[Key, Entry], merged: dict[Key, Outcome], isolation, schedule: Schedule, *, progress: bool,
                  workers: int, executor: Executor | None, pool=None) -> Future | None:
@@ -433,19 +484,10 @@ def _grade_batch(course: Course, selected: list[Key], now: dict[Key, Fingerprint
                     bar.update()
 
                 def _merge(job, outcome):
-                    try:
-                        merged[job.key] = merge_result(course, job, outcome, gradebook)
-                    except Exception as error:  # noqa: BLE001 - one submission's output, never the batch
-                        failed = Outcome(job.student, job.assignment, FAILED, 0.0, outcome.max_score,
-                                         f"its graded output could not be kept ({type(error).__name__}: {quoted(str(error), 200)})",
-                                         flags=outcome.flags)
-                        merged[job.key] = merge_result(course, job, failed, gradebook, keep_files=False)
-                    shown = _shown_in_feedback(job, schedule) if merged[job.key].status == GRADED else ""
-                    ledger[job.key] = entry_for(merged[job.key], now[job.key], isolation, shown)
-                    writer.changed()
-                    keep_record(course, context, Path(job.area), merged[job.key], now[job.key].submitted, isolation)
+                    merged[job.key] = merge_outcome(merging, job, outcome)
 
                 writer = LedgerWriter(course, ledger)
+                merging = Merging(course, gradebook, ledger, writer, now, isolation, schedule, context)
                 # The report's comparison of code (it reads what was handed in) beside the jobs, when they run in other
                 # processes: in this one, a thread holding the interpreter (a long regular expression on a hostile
                 # hand-in) would delay the kernel's replies past a cell's time limit. Serially, it runs at the end.

@@ -22,6 +22,7 @@ from .gradebook.ledger import LedgerWriter, read_ledger
 from .gradebook.outcome import Key
 from .outputs.report import write_exports
 from .gradebook.reveal import course_schedule, feedback_state, schedule_config
+from .gradebook.writer_lock import course_lock
 from .outputs.safe_text import quoted
 from .running.sandbox import Isolation
 from .course.selection import choose_assignments
@@ -72,7 +73,15 @@ def refresh(course: Course, *, assignments: list[str] | None = None, students: l
     ------
     CourseError
         For an unknown assignment, or a student with no graded submission among those chosen.
+    CourseBusy
+        If ``grade`` or ``serve`` is working on the course (``writer_lock``).
     """
+    with course_lock(course.root, "refresh"):
+        return _refresh_locked(course, assignments, students, everything, now)
+
+
+def _refresh_locked(course: Course, assignments: list[str] | None, students: list[str] | None, everything: bool,
+                    now: dt.datetime | None) -> Refreshed:
     quiet_nbgrader_warnings()
     chosen = choose_assignments(course, assignments)
     found = graded_submissions(course, chosen, students)

@@ -31,6 +31,9 @@ TERM_FILE = "term.toml"
 HANDIN_ROUTES = ("exchange", "lms", "both")
 LATE_POLICIES = ("none", "zero", "per_day")
 REVEAL_SCHEDULES = ("now", "after_due_date")
+#: ``[serve]``: which graded attempt the gradebook keeps, and what ``serve`` does with a hand-in after its due date.
+ATTEMPT_COUNTED = ("latest", "best")
+LATE_HANDINS = ("grade", "hold")
 #: ``c.FileNameCollectorPlugin.named_regexp`` of each LMS's "download all submissions" file names (matched
 #: against the file's whole path); each reads the id (and the time) from the part of the name the LMS wrote.
 LMS_PATTERNS = {
@@ -95,6 +98,24 @@ class LatePolicy:
 
 
 @dataclass(frozen=True)
+class ServePolicy:
+    """``[serve]``: how ``perceptron-course serve`` treats hand-ins as they arrive (defaults: as ``grade`` does)."""
+
+    attempts: int = 0  #: graded attempts per student and assignment in all; 0: no limit
+    attempts_per_day: int = 0  #: graded attempts per student and assignment per day (the course's time zone); 0: no limit
+    cooldown_minutes: float = 0  #: least time between two graded attempts of one student on one assignment
+    counts: str = "latest"  #: which graded attempt the gradebook and the exports hold: ``latest`` or ``best``
+    late: str = "grade"  #: a hand-in after the student's due date: ``grade`` (marked late) or ``hold`` (for the TA)
+    drop_folder: str = ""  #: folder where LMS downloads are dropped (absolute, or relative to the course root); "" for none
+    refresh_seconds: int = 60  #: most seconds between two rewrites of the exports while hand-ins arrive
+    queue_size: int = 200  #: most hand-ins taken into memory at once; the rest wait on disk for a later scan
+
+    def drop_path(self, root: Path) -> Path | None:
+        """The drop folder as an absolute path, ``None`` without one."""
+        return (root / Path(self.drop_folder).expanduser()).resolve() if self.drop_folder else None
+
+
+@dataclass(frozen=True)
 class Assignment:
     name: str
     due: dt.datetime | None  #: timezone-aware
@@ -121,6 +142,7 @@ class Term:
     bundle_name: str
     assignments: tuple[Assignment, ...]
     extensions: tuple[Extension, ...] = field(default=())
+    serve: ServePolicy = field(default=ServePolicy())
 
     @property
     def assignment_names(self) -> list[str]:
@@ -156,6 +178,9 @@ _SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
     "late": {"policy": (str, "none"), "percent_per_day": ((int, float), 10), "max_percent": ((int, float), 100)},
     "reveal": {"show_details": (str, "now")},
     "bundle": {"name": (str, ...)},
+    "serve": {"attempts": (int, 0), "attempts_per_day": (int, 0), "cooldown_minutes": ((int, float), 0),
+              "counts": (str, "latest"), "late": (str, "grade"), "drop_folder": (str, ""), "refresh_seconds": (int, 60),
+              "queue_size": (int, 200)},
 }
 _ASSIGNMENT_KEYS = {"name", "due"}
 _EXTENSION_KEYS = {"student", "assignment", "due", "hours"}
@@ -315,10 +340,25 @@ def parse_term(text: str, file: Path, source_assignments: list[str] | None = Non
     if course["header"] and not (file.parent / course["header"]).is_file():
         raise TermError(file, "course.header", f"{course['header']!r} is not a file (relative to {file.parent})")
     assignments = _assignments(data, file, zone, source_assignments)
+    serve = _serve_policy(_table(data, "serve", file), file)
     return Term(file=file, course=CourseInfo(**course), handin=Handin(**handin), limits=Limits(**limits),
                 late=LatePolicy(late["policy"], float(late["percent_per_day"]), float(late["max_percent"])),
                 show_details=reveal["show_details"], bundle_name=bundle["name"], assignments=assignments,
-                extensions=_extensions(data, file, zone, assignments))
+                extensions=_extensions(data, file, zone, assignments), serve=serve)
+
+
+def _serve_policy(table: dict[str, Any], file: Path) -> ServePolicy:
+    """``[serve]``, checked."""
+    _one_of(file, "serve.counts", table["counts"], ATTEMPT_COUNTED)
+    _one_of(file, "serve.late", table["late"], LATE_HANDINS)
+    for key in ("attempts", "attempts_per_day", "cooldown_minutes"):
+        if table[key] < 0:
+            raise TermError(file, f"serve.{key}", f"must be 0 (no limit) or more; got {table[key]}")
+    for key in ("refresh_seconds", "queue_size"):
+        if table[key] < 1:
+            raise TermError(file, f"serve.{key}", f"must be at least 1; got {table[key]}")
+    return ServePolicy(table["attempts"], table["attempts_per_day"], float(table["cooldown_minutes"]), table["counts"],
+                       table["late"], table["drop_folder"], table["refresh_seconds"], table["queue_size"])
 
 
 def source_folders(root: Path) -> list[str] | None:

@@ -1,0 +1,1 @@
+"""``perceptron-course serve``: grading hand-ins as they arrive (DESIGN section 13)."""

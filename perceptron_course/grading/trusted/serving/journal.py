@@ -1,0 +1,160 @@
+"""The service's durable journal: every hand-in seen, and what became of it (SQLite, write-ahead log).
+
+A hand-in moves through these states, each change committed (``synchronous=FULL``) before the
+step it records is taken for done:
+
+``collected``   copied from the exchange or the drop folder into the course's archive (``handins/``), waiting;
+``grading``     installed into ``submitted/<student>/<assignment>/`` and given to a grading worker;
+``graded``      its outcome merged into the gradebook and the ledger (``ledger.py``: the truth of what is graded);
+``released``    its feedback released to the exchange (done);
+``superseded``  a newer hand-in of the same student and assignment arrived before it was graded (done, not an attempt);
+``limited``     past the attempts allowed, or inside a cool-down: a page says so, nothing graded (done, kept);
+``held``        after the student's due date with ``[serve] late = "hold"``: kept for the TA (done);
+``refused``     never taken in (a forged owner, a link, a FIFO...): the reason says why (done).
+
+A restart finds each hand-in where the last run left it: ``collected`` ones wait again, a ``grading``
+one is graded unless the ledger shows its files graded already, a ``graded`` one is released. The
+``events`` table is an append-only history (what ``status`` shows, and what tests count).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+JOURNAL_FILE = "serve_journal.sqlite"
+
+COLLECTED, GRADING, GRADED, RELEASED = "collected", "grading", "graded", "released"
+SUPERSEDED, LIMITED, HELD, REFUSED = "superseded", "limited", "held", "refused"
+#: States a hand-in never leaves.
+FINAL = (RELEASED, SUPERSEDED, LIMITED, HELD, REFUSED)
+#: States of a hand-in counted as one of the student's attempts.
+ATTEMPTS = (GRADING, GRADED, RELEASED)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS handins (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    origin TEXT NOT NULL UNIQUE,         -- exchange:<inbound folder name> or drop:<path>:<sha256>
+    student TEXT NOT NULL,
+    assignment TEXT NOT NULL,
+    handed_in TEXT NOT NULL DEFAULT '',  -- nbgrader's timestamp of the hand-in, as it wrote it
+    seen_at REAL NOT NULL,               -- the service's clock when it first saw it
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    installed TEXT NOT NULL DEFAULT '',  -- ledger fingerprint of submitted/ once installed
+    score REAL, max_score REAL,
+    graded_at REAL, released_at REAL
+);
+CREATE INDEX IF NOT EXISTS handins_by_key ON handins (student, assignment);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    handin INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT ''
+);
+"""
+
+
+@dataclass(frozen=True)
+class Handin:
+    """One row of the journal."""
+
+    seq: int
+    origin: str
+    student: str
+    assignment: str
+    handed_in: str
+    seen_at: float
+    state: str
+    reason: str
+    installed: str
+    score: float | None
+    max_score: float | None
+    graded_at: float | None
+    released_at: float | None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.student, self.assignment
+
+
+_COLUMNS = "seq, origin, student, assignment, handed_in, seen_at, state, reason, installed, score, max_score, graded_at, released_at"
+
+
+class Journal:
+    """The journal of a course (``reports/serve_journal.sqlite``); one writer (the service), any readers."""
+
+    def __init__(self, path: Path, *, read_only: bool = False, clock=time.time) -> None:
+        self.path, self.clock = Path(path), clock
+        if read_only:
+            self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(_SCHEMA)
+
+    @classmethod
+    def of_course(cls, reports: Path, *, read_only: bool = False) -> "Journal":
+        return cls(reports / JOURNAL_FILE, read_only=read_only)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------------ writing
+
+    def _event(self, seq: int, kind: str, detail: str = "") -> None:
+        self.db.execute("INSERT INTO events (at, handin, kind, detail) VALUES (?, ?, ?, ?)", (self.clock(), seq, kind, detail))
+
+    def known(self, origin: str) -> bool:
+        return self.db.execute("SELECT 1 FROM handins WHERE origin = ?", (origin,)).fetchone() is not None
+
+    def add(self, origin: str, student: str, assignment: str, handed_in: str, state: str, reason: str = "") -> int:
+        """Record a hand-in first seen now, in ``state``; returns its number."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            cursor = self.db.execute(
+                "INSERT INTO handins (origin, student, assignment, handed_in, seen_at, state, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (origin, student, assignment, handed_in, self.clock(), state, reason))
+            self._event(cursor.lastrowid, state, reason)
+        return int(cursor.lastrowid)
+
+    def move(self, seq: int, state: str, reason: str = "", **fields) -> None:
+        """Put hand-in ``seq`` in ``state`` (with ``reason`` and other columns), and log it."""
+        allowed = {"installed", "score", "max_score", "graded_at", "released_at"}
+        assert set(fields) <= allowed, fields
+        assignments = ", ".join(["state = ?", "reason = ?", *(f"{name} = ?" for name in fields)])
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(f"UPDATE handins SET {assignments} WHERE seq = ?", (state, reason, *fields.values(), seq))
+            self._event(seq, state, reason)
+
+    # ------------------------------------------------------------------ reading
+
+    def _rows(self, where: str, parameters: tuple = ()) -> list[Handin]:
+        rows = self.db.execute(f"SELECT {_COLUMNS} FROM handins WHERE {where} ORDER BY seq", parameters).fetchall()
+        return [Handin(*row) for row in rows]
+
+    def get(self, seq: int) -> Handin:
+        return self._rows("seq = ?", (seq,))[0]
+
+    def in_state(self, *states: str) -> list[Handin]:
+        return self._rows(f"state IN ({', '.join('?' * len(states))})", states)
+
+    def of(self, student: str, assignment: str) -> list[Handin]:
+        return self._rows("student = ? AND assignment = ?", (student, assignment))
+
+    def since(self, moment: float) -> list[Handin]:
+        """Hand-ins that reached a final state, or were graded, at or after ``moment``."""
+        return self._rows("seq IN (SELECT handin FROM events WHERE at >= ? AND kind IN (?, ?, ?, ?, ?, ?))",
+                          (moment, GRADED, RELEASED, LIMITED, HELD, REFUSED, SUPERSEDED))
+
+    def events(self, kind: str | None = None) -> list[tuple[int, float, int, str, str]]:
+        """``(seq, at, handin, kind, detail)`` of every event (of ``kind``), in order."""
+        if kind is None:
+            return self.db.execute("SELECT seq, at, handin, kind, detail FROM events ORDER BY seq").fetchall()
+        return self.db.execute("SELECT seq, at, handin, kind, detail FROM events WHERE kind = ? ORDER BY seq", (kind,)).fetchall()

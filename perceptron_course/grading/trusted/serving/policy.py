@@ -1,0 +1,72 @@
+"""What the service does with a hand-in before grading it: ``term.toml``'s ``[serve]`` (attempts, cool-down, late).
+
+Attempts are counted from the journal: a hand-in given to a grader is an attempt; a superseded,
+limited, held or refused one is not. Days and cool-downs run on the service's own clock (when it
+first saw a hand-in), never on a time the student's side wrote; lateness reads the hand-in's time
+as ``grade`` and nbgrader do (``timestamp.txt``), against the student's own due date (extensions
+included).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from ..course.term import Term, local_text
+from .journal import ATTEMPTS, Handin
+
+GRADE, LIMIT, HOLD = "grade", "limit", "hold"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """``grade`` it, or not (``limit``: a page says why and when the next attempt opens; ``hold``: kept for the TA)."""
+
+    action: str
+    reason: str = ""
+    opens_at: dt.datetime | None = None
+
+
+def student_due(term: Term, student: str, assignment: str) -> dt.datetime | None:
+    """The student's own due date (the assignment's, or their extension's), ``None`` without one."""
+    due = term.due(assignment)
+    extension = term.extension_of(student, assignment)
+    return due + extension if due is not None and extension is not None else due
+
+
+def handed_in_at(text: str) -> dt.datetime | None:
+    """nbgrader's timestamp of a hand-in as a timezone-aware time (``None`` when it does not read as one)."""
+    from nbgrader.utils import parse_utc
+
+    try:
+        return parse_utc(text.strip()).replace(tzinfo=dt.timezone.utc) if text.strip() else None
+    except (ValueError, OverflowError, TypeError):
+        return None
+
+
+def decide(term: Term, handin: Handin, earlier: list[Handin], now: float) -> Decision:
+    """The decision for ``handin`` given the student's ``earlier`` hand-ins of the same assignment, at ``now``."""
+    policy = term.serve
+    due = student_due(term, handin.student, handin.assignment)
+    moment = handed_in_at(handin.handed_in)
+    if policy.late == HOLD and due is not None and moment is not None and moment > due:
+        return Decision(HOLD, f"handed in after the due date ({local_text(term, due)}): kept for the TA, who grades it")
+    attempts = sorted(h.seen_at for h in earlier if h.state in ATTEMPTS and h.seq != handin.seq)
+    zone = ZoneInfo(term.course.timezone)
+    now_local = dt.datetime.fromtimestamp(now, zone)
+    if policy.attempts and len(attempts) >= policy.attempts:
+        return Decision(LIMIT, f"you have used all {policy.attempts} graded attempts at {handin.assignment}; "
+                               "this hand-in is kept but not graded")
+    if policy.attempts_per_day:
+        today = [seen for seen in attempts if dt.datetime.fromtimestamp(seen, zone).date() == now_local.date()]
+        if len(today) >= policy.attempts_per_day:
+            tomorrow = dt.datetime.combine(now_local.date() + dt.timedelta(days=1), dt.time(), zone)
+            return Decision(LIMIT, f"you have used the {policy.attempts_per_day} graded attempts of today at "
+                                   f"{handin.assignment}", tomorrow)
+    if policy.cooldown_minutes and attempts:
+        opens = dt.datetime.fromtimestamp(attempts[-1], zone) + dt.timedelta(minutes=policy.cooldown_minutes)
+        if now_local < opens:
+            return Decision(LIMIT, f"a graded attempt at {handin.assignment} opens {policy.cooldown_minutes:g} minutes "
+                                   "after the last one", opens)
+    return Decision(GRADE)

@@ -1,0 +1,65 @@
+"""Feedback back to one student through nbgrader's exchange, as ``nbgrader release_feedback`` does.
+
+A graded hand-in's pages (``feedback/<student>/<assignment>/``, with the ``timestamp.txt`` and
+``submission_secret.txt`` nbgrader's autograde carried there) are released by nbgrader's own API
+(``NbGraderAPI.release_feedback`` for that student), so ``nbgrader fetch_feedback`` and the
+Assignments tab find them. A hand-in that is not graded (past its attempts, inside a cool-down,
+refused at intake) gets a short page saying why, released under the name nbgrader gives a page of
+that hand-in (``notebook_hash`` of its secret and notebook): the student fetches it the same way.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+from ..course.course import Course, nbgrader_api
+from ..course.files import real_folder
+from ..running.autograde import nbgrader_error_line
+from .inbox import exchange_root, handed_in_notebooks, handed_in_secret
+
+
+def release_graded(course: Course, student: str, assignment: str) -> str:
+    """Release the feedback of ``student``'s graded ``assignment``; ``""`` when done, else why not."""
+    folder = course.feedback / student / assignment
+    if not (folder / "submission_secret.txt").is_file():
+        return "no exchange hand-in (no submission_secret.txt): the feedback stays in feedback/ for the TA to return"
+    api = nbgrader_api(course, exchange_config(course))
+    result = api.release_feedback(assignment, student)
+    return "" if result["success"] else f"release_feedback failed: {nbgrader_error_line(result)}"
+
+
+def exchange_config(course: Course):
+    from traitlets.config import Config
+
+    config = Config()
+    config.Exchange.root = str(exchange_root(course))
+    return config
+
+
+def notice_page(title: str, lines: list[str]) -> str:
+    """A small self-contained page (no script, a Content-Security-Policy); every line is escaped."""
+    body = "\n".join(f"<p>{html.escape(line)}</p>" for line in lines)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+            f"<title>{html.escape(title)}</title></head>\n<body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
+
+
+def release_notice(course: Course, handin_folder: Path, title: str, lines: list[str]) -> str:
+    """Release a notice page for each notebook of an archived exchange hand-in; ``""`` when done, else why not."""
+    from nbgrader.utils import notebook_hash
+
+    secret = handed_in_secret(handin_folder)
+    if secret is None:
+        return "no exchange hand-in (no submission_secret.txt): nothing released"
+    outbound = real_folder(exchange_root(course), Path(course.term().course.id) / "feedback")
+    page = notice_page(title, lines).encode("utf-8")
+    for notebook in handed_in_notebooks(handin_folder):
+        name = notebook_hash(secret=secret, notebook_id=notebook)
+        temporary = outbound / f"{name}-tmp.html"
+        with open(temporary, "wb") as handle:
+            handle.write(page)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, outbound / f"{name}.html")
+    return ""

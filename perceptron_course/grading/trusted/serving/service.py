@@ -1,0 +1,338 @@
+"""``perceptron-course serve``: hand-ins graded as they arrive, feedback released per student, exports in batches.
+
+The loop, each turn: take in what arrived (``inbox``: the exchange inbound and the drop folder, woken
+by watchdog's file-system events and by a periodic scan, so nothing is missed across restarts), keep
+only each student's latest waiting hand-in per assignment (the others superseded), queue the rest
+fairly (``queue``: one queue per student, round-robin, bounded), apply ``[serve]`` (``policy``:
+attempts, cool-down, late), give a free worker the next hand-in (``stream``), merge and release each
+outcome as it completes (``release``), and rewrite the exports at most every ``refresh_seconds``
+while hand-ins arrive, and at once when nothing is left.
+
+Exactly once: every step is recorded in the journal before it counts as done (``journal``), and the
+ledger is the truth of what is graded; see ``recover``. The course lock (``writer_lock``) keeps
+``grade`` and ``refresh`` out while the service runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Callable
+
+from ..course.course import Course
+from ..course.files import replace_tree
+from ..course.late_policy import apply_term
+from ..course.term import local_text
+from ..gradebook.ledger import read_ledger
+from ..gradebook.outcome import GRADED as OUTCOME_GRADED
+from ..gradebook.reveal import course_schedule
+from ..gradebook.writer_lock import course_lock
+from ..judging.check_registry import ready_to_grade
+from ..outputs.report import write_exports
+from ..outputs.safe_text import terminal_text
+from ..running.batch import FAULT_VARIABLE, default_workers
+from ..running.sandbox import choose_isolation
+from . import inbox
+from .journal import COLLECTED, GRADED, GRADING, HELD, LIMITED, REFUSED, RELEASED, SUPERSEDED, Handin, Journal
+from .policy import GRADE, HOLD, decide, handed_in_at
+from .queue import FairQueue
+from .release import release_graded, release_notice
+from .stream import GradingStream
+
+#: Seconds between two scans of the inbound and the drop folder when no file-system event wakes the service.
+SCAN_SECONDS = 5.0
+
+
+def _fault(point: str) -> None:
+    """Fault injection for tests: ``serve-kill:<point>`` in ``PERCEPTRON_COURSE_FAULT`` SIGKILLs the service there."""
+    if os.environ.get(FAULT_VARIABLE) == f"serve-kill:{point}":
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Service:
+    """The service's state for one run (see the module)."""
+
+    def __init__(self, course: Course, journal: Journal, stream: GradingStream, isolation, *,
+                 say: Callable[[str], None] = print) -> None:
+        self.course, self.journal, self.stream, self.isolation = course, journal, stream, isolation
+        self.term = course.term()
+        self.queue = FairQueue(self.term.serve.queue_size)
+        self.say = lambda line: say(terminal_text(line))  # student names are data: no escape sequence reaches a terminal
+        self.grading: dict[tuple[str, str], int] = {}  #: (student, assignment) -> the hand-in being graded
+        self.exports_due = False
+        self.exports_written_at = 0.0
+        self.stopping = threading.Event()
+        self.wake = threading.Event()
+        self.owner_checked = inbox.check_owner(course)
+        self.inbound = inbox.inbound_folder(course)
+        self.drop = self.term.serve.drop_path(course.root)
+
+    # ------------------------------------------------------------------ one turn
+
+    def take_in(self) -> int:
+        """Journal and archive every new arrival; return how many."""
+        now = time.time()
+        arrivals = inbox.scan_exchange(self.course, self.inbound, self.journal.known, owner_checked=self.owner_checked, now=now)
+        if self.drop is not None:
+            arrivals += inbox.scan_drop_folder(self.course, self.drop, self.term.handin.lms, self.journal.known, now=now)
+        for arrival in arrivals:
+            if arrival.refused:
+                number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, REFUSED,
+                                          arrival.refused)
+                self.say(f"refused  {arrival.origin}: {arrival.refused}")
+                continue
+            number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, "seen")
+            inbox.archive(self.course, arrival, number)
+            self.journal.move(number, COLLECTED)
+            _fault("after-intake")
+        return len(arrivals)
+
+    def supersede(self) -> None:
+        """Of each student's waiting hand-ins of one assignment, keep the latest; the others are superseded."""
+        latest: dict[tuple[str, str], Handin] = {}
+        for handin in self.journal.in_state(COLLECTED):
+            earlier = latest.get(handin.key)
+            if earlier is None:
+                latest[handin.key] = handin
+                continue
+            older, newer = sorted([earlier, handin], key=_arrival_order)
+            latest[handin.key] = newer
+            self.journal.move(older.seq, SUPERSEDED, f"a newer hand-in (number {newer.seq}) arrived before this one was graded")
+            self.queue.discard(older.seq)
+            self.say(f"superseded {older.student}/{older.assignment} (hand-in {older.seq}) by hand-in {newer.seq}")
+
+    def fill_queue(self) -> None:
+        for handin in self.journal.in_state(COLLECTED):
+            self.queue.offer(handin.student, handin.seq)
+
+    def start_grading(self) -> None:
+        """Give each free worker the next hand-in, in fair order, after the policy."""
+        postponed = []
+        while self.stream.free and not self.stopping.is_set():
+            taken = self.queue.take()
+            if taken is None:
+                break
+            handin = self.journal.get(taken[1])
+            if handin.state != COLLECTED:
+                continue
+            if handin.key in self.grading:  # an earlier hand-in of theirs is being graded: this one waits for it
+                postponed.append(handin)
+                continue
+            self.begin(handin)
+        for handin in postponed:
+            self.queue.offer(handin.student, handin.seq)
+
+    def begin(self, handin: Handin) -> None:
+        decision = decide(self.term, handin, self.journal.of(*handin.key), time.time())
+        folder = inbox.archived(self.course, handin.student, handin.assignment, handin.seq)
+        if decision.action == HOLD:
+            self.install(handin)  # in submitted/, where `perceptron-course grade` finds it
+            self.journal.move(handin.seq, HELD, decision.reason)
+            self.say(f"held     {handin.student}/{handin.assignment} (hand-in {handin.seq}): {decision.reason}")
+            return
+        if decision.action != GRADE:
+            lines = [decision.reason]
+            if decision.opens_at is not None:
+                lines.append(f"Your next attempt opens at {local_text(self.term, decision.opens_at)}.")
+            lines.append("Your hand-in is kept. Your grade is that of your graded attempts.")
+            why = release_notice(self.course, folder, f"Not graded: {handin.assignment}", lines)
+            self.journal.move(handin.seq, LIMITED, decision.reason + (f"; {why}" if why else ""))
+            self.say(f"limited  {handin.student}/{handin.assignment} (hand-in {handin.seq}): {decision.reason}")
+            return
+        installed = self.install(handin)
+        self.journal.move(handin.seq, GRADING, installed=installed)
+        self.grading[handin.key] = handin.seq
+        self.stream.submit(handin.student, handin.assignment, course_schedule(self.course))
+
+    def install(self, handin: Handin) -> str:
+        """Put the archived hand-in in ``submitted/<student>/<assignment>/`` (replacing what was there); its fingerprint."""
+        from ..gradebook.ledger import fingerprint
+
+        folder = inbox.archived(self.course, handin.student, handin.assignment, handin.seq)
+        replace_tree(folder, self.course.root, Path("submitted") / handin.student / handin.assignment)
+        return fingerprint(self.course, handin.student, handin.assignment).submitted
+
+    def finish(self, timeout: float) -> int:
+        """Merge and release what completed within ``timeout`` seconds; return how many."""
+        done = self.stream.wait(timeout)
+        for job, outcome in done:
+            number = self.grading.pop(job.key)
+            graded = outcome.status == OUTCOME_GRADED
+            self.journal.move(number, GRADED, outcome.reason, score=outcome.final_score if graded else None,
+                              max_score=outcome.max_score, graded_at=time.time())
+            _fault("after-grading")
+            self.release(self.journal.get(number))
+        if done:
+            self.exports_due = True
+        return len(done)
+
+    def release(self, handin: Handin) -> None:
+        """Release a graded hand-in's feedback (a failed one: a page with the reason); it is then done."""
+        if handin.score is None:
+            why = release_notice(self.course, inbox.archived(self.course, *handin.key, handin.seq),
+                                 f"Not graded: {handin.assignment}", [f"Your hand-in could not be graded: {handin.reason}"])
+        else:
+            why = release_graded(self.course, handin.student, handin.assignment)
+        released_at = time.time()
+        self.journal.move(handin.seq, RELEASED, "; ".join(filter(None, [handin.reason, why])), released_at=released_at)
+        score = f"{handin.score:g}/{handin.max_score:g}" if handin.score is not None else f"not graded ({handin.reason})"
+        self.say(f"graded   {handin.student}/{handin.assignment}: {score}, feedback released "
+                 f"{released_at - handin.seen_at:.1f} s after it arrived" + (f" ({why})" if why else ""))
+
+    def refresh_exports(self, *, idle: bool) -> None:
+        """Rewrite grades.csv, the LMS export and the report: when idle, or every ``refresh_seconds`` while busy."""
+        if not self.exports_due:
+            return
+        if not idle and time.monotonic() - self.exports_written_at < self.term.serve.refresh_seconds:
+            return
+        apply_term(self.course)
+        _fault("during-exports")
+        write_exports(self.course, self.isolation)
+        self.exports_due, self.exports_written_at = False, time.monotonic()
+
+    # ------------------------------------------------------------------ restart
+
+    def recover(self) -> None:
+        """Take up what a stopped (or killed) run left: the ledger says whether a hand-in in grading was graded."""
+        ledger = read_ledger(self.course)
+        for handin in self.journal.in_state("seen"):  # stopped while it was copied into the archive: copied again
+            arrival = _reread(self.course, self.drop, handin)
+            if arrival is None or arrival.refused:
+                self.journal.move(handin.seq, REFUSED, arrival.refused if arrival else "gone before it was taken in whole")
+                continue
+            inbox.archive(self.course, arrival, handin.seq)
+            self.journal.move(handin.seq, COLLECTED)
+        for handin in self.journal.in_state(GRADING):
+            entry = ledger.get(handin.key)
+            if entry is not None and entry.status == OUTCOME_GRADED and entry.submitted == handin.installed:
+                self.journal.move(handin.seq, GRADED, "found graded in the ledger after a restart",
+                                  score=_ledger_score(self.course, handin), graded_at=time.time())
+                self.exports_due = True
+            else:
+                self.journal.move(handin.seq, COLLECTED, "its grading was cut off by a stop: graded again")
+        for handin in self.journal.in_state(GRADED):
+            self.release(handin)
+        if self.exports_due:
+            self.refresh_exports(idle=True)
+
+    # ------------------------------------------------------------------ the loop
+
+    def busy(self) -> bool:
+        return bool(self.stream.pending) or bool(self.queue) or bool(self.journal.in_state(COLLECTED))
+
+    def run(self, *, once: bool) -> None:
+        self.recover()
+        while not self.stopping.is_set():
+            arrived = self.take_in()
+            self.supersede()
+            self.fill_queue()
+            self.start_grading()
+            self.finish(timeout=0.5 if self.stream.pending else 0)
+            idle = not self.busy()
+            self.refresh_exports(idle=idle)
+            if once and idle and not arrived:
+                return
+            if idle and not once:
+                self.wake.wait(SCAN_SECONDS)
+                self.wake.clear()
+
+
+def _arrival_order(handin: Handin):
+    moment = handed_in_at(handin.handed_in)
+    return (moment.timestamp() if moment is not None else handin.seen_at, handin.seq)
+
+
+def _ledger_score(course: Course, handin: Handin) -> float | None:
+    """The score the gradebook holds for a hand-in graded before a restart (``None`` if it holds none)."""
+    from ..outputs.report import read_class
+
+    outcome = read_class(course).submissions.get(handin.key)
+    return outcome.final_score if outcome is not None else None
+
+
+def _reread(course: Course, drop: Path | None, handin: Handin):
+    """The arrival a journal entry came from, read again (``None`` when it is gone)."""
+    never_seen = lambda origin: False  # noqa: E731
+    if handin.origin.startswith("exchange:"):
+        path = inbox.inbound_folder(course) / handin.origin.removeprefix("exchange:")
+        if not os.path.lexists(path):
+            return None
+        return inbox.exchange_arrival(course, path, handin.origin, set(course.assignments()), inbox.check_owner(course),
+                                       time.time() + inbox.INCOMPLETE_AFTER_SECONDS)
+    if drop is None:
+        return None
+    from nbgrader.plugins import FileNameCollectorPlugin
+
+    relative = handin.origin.removeprefix("drop:").rsplit(":", 1)[0]
+    collector = FileNameCollectorPlugin(named_regexp=inbox.LMS_PATTERNS[course.term().handin.lms])
+    arrival = inbox.drop_arrival(drop / relative, drop, handin.assignment, collector, never_seen, time.time())
+    return arrival if arrival is not None and arrival.origin == handin.origin else None
+
+
+def watch(service: Service, folders: list[Path]):
+    """Wake the service on file-system events in ``folders`` (watchdog); returns the observer (started), or ``None``."""
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers import Observer
+
+    class Wake(FileSystemEventHandler):
+        def on_any_event(self, event) -> None:
+            service.wake.set()
+
+    observer = Observer()
+    watched = 0
+    for folder in folders:
+        if folder.is_dir():
+            observer.schedule(Wake(), str(folder), recursive=True)
+            watched += 1
+    if not watched:
+        return None
+    observer.daemon = True
+    observer.start()
+    return observer
+
+
+def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsandboxed: bool = False,
+          say: Callable[[str], None] = print) -> None:
+    """Grade hand-ins as they arrive until SIGTERM or SIGINT (``once``: until nothing is waiting). See the module.
+
+    Raises
+    ------
+    CourseError
+        If the sandbox cannot run (and ``unsandboxed`` is not given), a hidden check does not load, or
+        another command holds the course (``writer_lock.CourseBusy``).
+    """
+    with course_lock(course.root, "serve"), ExitStack() as stack:
+        term = course.term()
+        isolation = choose_isolation(term.limits.memory_mib, unsandboxed=unsandboxed)
+        ready_to_grade(course.root, course.assignments())
+        from ..pipeline import record_source_cells
+
+        record_source_cells(course, course.assignments())
+        apply_term(course)
+        journal = Journal.of_course(course.reports)
+        stack.callback(journal.close)
+        stream = stack.enter_context(GradingStream(course, isolation, jobs or default_workers()))
+        service = Service(course, journal, stream, isolation, say=say)
+        previous = {number: signal.signal(number, lambda *_: _stop(service)) for number in (signal.SIGTERM, signal.SIGINT)}
+        stack.callback(lambda: [signal.signal(number, handler) for number, handler in previous.items()])
+        if not once:
+            observer = watch(service, [path for path in (service.inbound, service.drop) if path is not None])
+            if observer is not None:
+                stack.callback(observer.stop)
+        say(f"serving {course.root} (pid {os.getpid()}): exchange {service.inbound}"
+            + (f", drop folder {service.drop}" if service.drop else "") + f", {stream.workers} workers")
+        service.run(once=once)
+        if service.stopping.is_set():
+            stream.close(abandon=True)  # what was being graded is graded again by the next run (journal: grading)
+            say("stopped: what was being graded is graded by the next run")
+
+
+def _stop(service: Service) -> None:
+    service.stopping.set()
+    service.wake.set()

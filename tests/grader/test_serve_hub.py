@@ -316,7 +316,7 @@ class Hub:
     def stop(self) -> None:
         """Stop the hub (it stops its services and its proxy); kill what is left of them, by process id."""
         service_pid = self.service().get("pid", 0) if self.process.poll() is None else 0
-        left = descendants(self.process.pid)
+        started = {pid: started_at(pid) for pid in {*descendants(self.process.pid), *descendants(service_pid)} - {0}}
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -324,9 +324,18 @@ class Hub:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        for pid in [*left, *descendants(service_pid)] if service_pid else left:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        for pid, moment in started.items():
+            if moment and started_at(pid) == moment:  # still the same process, not a new one with its number
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+def started_at(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot, from /proc), or ``""`` if there is none."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
 
 
 def start_hub(folder: Path, *, course: Course, exchange: Path, grader: str, students: list[str]) -> Hub:

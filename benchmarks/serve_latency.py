@@ -89,7 +89,10 @@ def make_place(root: Path) -> Place:
     exchange.mkdir()
     exchange.chmod(0o1777)
     config = course.root / "nbgrader_config.py"
-    config.write_text(config.read_text(encoding="utf-8") + f"\nc.Exchange.root = {str(exchange)!r}\n", encoding="utf-8")
+    # Every synthetic student is this process's user: nbgrader's check that a hand-in's folder belongs to the student
+    # it names is off, as where students share one Unix user (docs/hosting.md).
+    config.write_text(config.read_text(encoding="utf-8") + f"\nc.Exchange.root = {str(exchange)!r}\n"
+                      "c.ExchangeCollect.check_owner = False\n", encoding="utf-8")
     course_id = course.term().course.id
     for assignment in course.assignments():
         nbgrader(course.root, "db", "assignment", "add", assignment)
@@ -119,6 +122,7 @@ class Submitted:
     hand_in: HandIn
     returned: float
     pages: tuple[str, ...]
+    returned_wall: float  # time.time(), to set beside the service's journal
 
 
 def prepare(place: Place, hand_in: HandIn, template: str) -> None:
@@ -140,12 +144,12 @@ def submit(place: Place, hand_in: HandIn) -> Submitted:
     config.CourseDirectory.student_id = hand_in.student
     coursedir = CourseDirectory(config=config)
     ExchangeSubmit(coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
-    returned = time.monotonic()
+    returned, returned_wall = time.monotonic(), time.time()
     cache = place.students / hand_in.student / ".nbgrader_cache" / place.course_id
     latest = sorted(cache.glob(f"{hand_in.student}+{hand_in.assignment}+*"))[-1]  # nbgrader's timestamps sort as times
     secret = (latest / "submission_secret.txt").read_text()
     pages = tuple(f"{notebook_hash(secret=secret, notebook_id=path.stem)}.html" for path in sorted(latest.glob("*.ipynb")))
-    return Submitted(hand_in=hand_in, returned=returned, pages=pages)
+    return Submitted(hand_in=hand_in, returned=returned, pages=pages, returned_wall=returned_wall)
 
 
 class FeedbackWatch:
@@ -155,6 +159,7 @@ class FeedbackWatch:
         self.folder = place.exchange / place.course_id / "feedback"
         self.every = every
         self.seen: dict[str, float] = {}
+        self.seen_wall: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -165,7 +170,8 @@ class FeedbackWatch:
             try:
                 with os.scandir(self.folder) as entries:
                     for entry in entries:
-                        self.seen.setdefault(entry.name, now)
+                        if entry.name not in self.seen:
+                            self.seen[entry.name], self.seen_wall[entry.name] = now, time.time()
             except FileNotFoundError:
                 pass
             self._stop.wait(self.every)
@@ -247,6 +253,35 @@ def summary(name: str, values: list[float], missing: int) -> str:
             f"longest {max(values):.2f} s" + (f", {missing} NEVER ANSWERED" if missing else ""))
 
 
+#: The stages of one hand-in's latency, read from the service's journal (``serving/journal.py``): each ends at an event.
+STAGES = ("noticed (submit returned -> the service saw it)", "queued (seen -> grading started)",
+          "graded (grading started -> graded)", "released (graded -> the page fetchable)")
+
+
+def where_the_time_goes(place: Place, watch: FeedbackWatch, submitted: list[Submitted]) -> list[str]:
+    """Median and p95 of each stage of ``STAGES`` over ``submitted``, from the journal's events and this side's clocks."""
+    from perceptron_course.grading.trusted.serving.journal import GRADED, GRADING, JOURNAL_FILE, RELEASED, Journal
+
+    journal = Journal(place.course.reports / JOURNAL_FILE, read_only=True)
+    try:
+        started = {handin: at for _, at, handin, _, _ in reversed(journal.events(GRADING))}  # the first start of each
+        graded = {handin: at for _, at, handin, _, _ in reversed(journal.events(GRADED))}
+        rows = {(h.student, h.assignment): h for state in (GRADED, RELEASED) for h in journal.in_state(state)}
+    finally:
+        journal.close()
+    stages: list[list[float]] = [[] for _ in STAGES]
+    for one in submitted:
+        row = rows.get((one.hand_in.student, one.hand_in.assignment))
+        fetchable = [watch.seen_wall.get(page) for page in one.pages]
+        if row is None or row.seq not in started or row.seq not in graded or None in fetchable:
+            continue
+        moments = [one.returned_wall, row.seen_at, started[row.seq], graded[row.seq], max(fetchable)]
+        for stage, (begin, end) in zip(stages, zip(moments, moments[1:])):
+            stage.append(end - begin)
+    return [f"    {name}: median {statistics.median(values):.2f} s, p95 {percentile(values, 0.95):.2f} s"
+            for name, values in zip(STAGES, stages) if values]
+
+
 def met(goal: bool) -> str:
     return "met" if goal else "NOT met"
 
@@ -285,7 +320,7 @@ def cold_grade(root: Path) -> tuple[float, HandIn]:
     return elapsed, hand_in
 
 
-def idle(root: Path, count: int) -> tuple[list[float], int]:
+def idle(root: Path, count: int) -> tuple[list[float], int, list[str]]:
     """``count`` hand-ins, one at a time, each after the previous one's feedback, on a warm service."""
     place = make_place(root)
     watch = FeedbackWatch(place)
@@ -300,7 +335,8 @@ def idle(root: Path, count: int) -> tuple[list[float], int]:
             time.sleep(1.0)  # the service idle again (its refresh of the exports done), as between two real hand-ins
             submitted.append(submit(place, hand_in))
             watch.wait_for(submitted[-1:])
-        return latencies(watch, submitted)
+        values, missing = latencies(watch, submitted)
+        return values, missing, where_the_time_goes(place, watch, submitted)
     finally:
         service.stop()
         watch.stop()
@@ -323,6 +359,7 @@ class Rush:
     first_arrival: float
     last_arrival: float
     last_feedback: float
+    stages: list[str]
     place: Place = field(repr=False)
 
 
@@ -349,7 +386,8 @@ def rush(root: Path, n_students: int, seconds: float, seed: int = 20261128) -> R
         answered = [watch.fetchable_at(s) for s in submitted]
         return Rush(values=values, missing=missing, first_arrival=submitted[0].returned,
                     last_arrival=submitted[-1].returned,
-                    last_feedback=max(at for at in answered if at is not None) if values else float("nan"), place=place)
+                    last_feedback=max(at for at in answered if at is not None) if values else float("nan"),
+                    stages=where_the_time_goes(place, watch, submitted), place=place)
     finally:
         service.stop()
         watch.stop()
@@ -363,7 +401,8 @@ def batch(root: Path, flood: Place) -> float:
     shutil.copy2(flood.course.root / SECRET_FILE, course.root / SECRET_FILE)
     record_source_cells(course, course.assignments())
     config = course.root / "nbgrader_config.py"
-    config.write_text(config.read_text(encoding="utf-8") + f"\nc.Exchange.root = {str(flood.exchange)!r}\n", encoding="utf-8")
+    config.write_text(config.read_text(encoding="utf-8") + f"\nc.Exchange.root = {str(flood.exchange)!r}\n"
+                      "c.ExchangeCollect.check_owner = False\n", encoding="utf-8")
     for assignment in course.assignments():
         nbgrader(course.root, "collect", assignment)
     shutil.rmtree(course.submitted / "warmup")  # the service's warm-up hand-in is not one of the class's
@@ -390,13 +429,15 @@ def main() -> None:
               f"of {args.floor_repeats}", flush=True)
         cold, _ = cold_grade(work / "cold")
         print(f"cold `perceptron-course grade --student S --assignment A`, one hand-in: {cold:.2f} s", flush=True)
-        values, missing = idle(work / "idle", args.idle)
-        print(summary(f"idle, one hand-in at a time", values, missing), flush=True)
+        values, missing, stages = idle(work / "idle", args.idle)
+        print(summary("idle, one hand-in at a time", values, missing), flush=True)
+        print("\n".join(stages))
         if values:
             print(f"  goal p50 <= 1 s: {met(percentile(values, 0.5) <= 1)}; p95 <= 3 s: {met(percentile(values, 0.95) <= 3)}")
         n = args.students * 6
         spread = rush(work / "rush", args.students, args.rush_seconds)
         print(summary(f"rush, {n} hand-ins within {args.rush_seconds:.0f} s", spread.values, spread.missing), flush=True)
+        print("\n".join(spread.stages))
         print(f"  drained {spread.last_feedback - spread.first_arrival:.1f} s after the first arrival, "
               f"{spread.last_feedback - spread.last_arrival:.1f} s after the last")
         if spread.values:
@@ -404,6 +445,7 @@ def main() -> None:
         flood = rush(work / "flood", args.students, 0.0)
         drain = flood.last_feedback - flood.first_arrival
         print(summary(f"flood, {n} hand-ins at once", flood.values, flood.missing), flush=True)
+        print("\n".join(flood.stages))
         batch_seconds = batch(work / "batch", flood.place)
         print(f"  the service drained them in {drain:.1f} s; `grade --jobs 2` grades the same {n} as a batch in "
               f"{batch_seconds:.1f} s: {drain / batch_seconds:.2f}x (goal <= 1: {met(drain <= batch_seconds)})")

@@ -9,7 +9,9 @@ STUDENT_DATA = ["submitted/ada/01_geometry/geometry.ipynb", "autograded/ada/01_g
                 "feedback/ada/01_geometry/geometry.html", "gradebook.db", "grades.csv", "grades_by_student.csv", "reports/report.md",
                 "reports/report.html", "reports/records/ada/01_geometry.json", ".explain-x1/job/submitted/ada/01_geometry/geometry.ipynb",
                 "work/demo/gradebook.db", "canvas_grades.csv", "canvas_roster.csv",
-                "downloaded/01_geometry/archive/submissions.zip", "downloaded/01_geometry/extracted/ada_1_2_geometry.ipynb", "source/01_geometry/.ipynb_checkpoints/geometry-checkpoint.ipynb"]
+                "downloaded/01_geometry/archive/submissions.zip", "downloaded/01_geometry/extracted/ada_1_2_geometry.ipynb", "source/01_geometry/.ipynb_checkpoints/geometry-checkpoint.ipynb",
+                "handins/ada/01_geometry/3/geometry.ipynb", "handins/ada/01_geometry/3.graded/gradebook.db",
+                "reports/serve_journal.sqlite", ".perceptron-course.lock"]
 
 
 def git(*args: str) -> subprocess.CompletedProcess:
@@ -20,7 +22,7 @@ def test_no_student_data_is_tracked():
     tracked = git("ls-files").stdout.splitlines()
     assert tracked, "run the tests from a git checkout"
     leaked = [path for path in tracked
-              if path.split("/")[0] in ("submitted", "autograded", "feedback", "reports", "work", "downloaded")
+              if path.split("/")[0] in ("submitted", "autograded", "feedback", "reports", "work", "downloaded", "handins")
               or path.endswith(("gradebook.db", "grades.csv", "grades_by_student.csv", "canvas_grades.csv", "canvas_roster.csv"))]
     assert leaked == []
 

@@ -74,6 +74,11 @@ def test_the_shipped_term_names_the_folders_of_source_and_nbgrader_reads_it():
     ("cell_seconds = ", 'cell_seconds = "15" # ', "limits.cell_seconds"),
     ('policy = "none"', 'policy = "half"', "late.policy"),
     ('header = ""', 'header = "header.ipynb"', "course.header"),
+    ("[bundle]\n", '[serve]\ncounts = "worst"\n\n[bundle]\n', "serve.counts"),
+    ("[bundle]\n", '[serve]\nlate = "later"\n\n[bundle]\n', "serve.late"),
+    ("[bundle]\n", "[serve]\nattempts = -1\n\n[bundle]\n", "serve.attempts"),
+    ("[bundle]\n", "[serve]\ncooldown = 5\n\n[bundle]\n", "serve.cooldown"),
+    ("[bundle]\n", "[serve]\nrefresh_seconds = 0\n\n[bundle]\n", "serve.refresh_seconds"),
 ])
 def test_a_wrong_key_is_an_error_naming_the_file_and_the_key(tmp_path, old, new, key):
     course = copy_course(tmp_path)
@@ -83,6 +88,20 @@ def test_a_wrong_key_is_an_error_naming_the_file_and_the_key(tmp_path, old, new,
         load_term(course)
     assert raised.value.key == key and raised.value.file == course / TERM_FILE
     assert str(raised.value).startswith(f"{course / TERM_FILE}: {key}: ")
+
+
+def test_the_serve_table_defaults_to_grades_behaviour_and_reads_each_key(tmp_path):
+    from perceptron_course.grading.trusted.course.term import ServePolicy
+
+    course = copy_course(tmp_path)
+    default = load_term(course).serve
+    assert (default.attempts, default.attempts_per_day, default.cooldown_minutes) == (0, 0, 0)  # no limit
+    assert (default.counts, default.late, default.drop_path(course)) == ("latest", "grade", None)
+    edit_term(course, "[bundle]\n", '[serve]\nattempts = 3\nattempts_per_day = 2\ncooldown_minutes = 7.5\ncounts = "best"\n'
+                                    'late = "hold"\ndrop_folder = "lms-drop"\nrefresh_seconds = 30\nqueue_size = 9\n\n[bundle]\n')
+    policy = load_term(course).serve
+    assert policy == ServePolicy(3, 2, 7.5, "best", "hold", "lms-drop", 30, 9)
+    assert policy.drop_path(course) == (course / "lms-drop").resolve()
 
 
 def test_dates_take_the_course_zone_or_their_own_offset_and_extensions_follow(tmp_path):

@@ -61,7 +61,7 @@ class Hub:
     def __init__(self, root: Path, users: dict[str, int], term_edits: dict[str, str] | None = None) -> None:
         self.root, self.users = root, users
         self.exchange = root / "exchange"
-        self.exchange.mkdir()
+        self.exchange.mkdir(parents=True)
         self.exchange.chmod(0o1777)
         self.course = copy_course(fixture_course(), root / "course")
         config = self.course.root / "nbgrader_config.py"
@@ -211,13 +211,19 @@ def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("point", ["after-intake", "after-grading", "during-exports"])
+@pytest.mark.parametrize("point", ["after-intake", "while-grading", "after-grading", "during-exports"])
 def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_path, users, point):
     hub = Hub(tmp_path, users)
     for student in ("srv_ada", "srv_bob"):
         hub.submit(student)
     killed = hub.serve(check=False, env={"PERCEPTRON_COURSE_FAULT": f"serve-kill:{point}"})
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    if point == "after-intake":  # killed once ada's hand-in was taken in: the journal shows it waiting
+        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        assert "waiting: 1" in status and "  srv_ada: 01_geometry (since " in status and "grading now: 0" in status, status
+    if point == "while-grading":  # killed as ada's hand-in went to a worker: the journal shows it being graded
+        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        assert "grading now: 1" in status and "  srv_ada/01_geometry (hand-in 1, arrived " in status, status
     assert not (hub.course.root / LOCK_FILE).exists() or run(
         str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout.startswith(
         "service: not running")  # the lock died with its process
@@ -281,3 +287,142 @@ def test_a_flooding_student_delays_nobody_and_only_their_latest_hand_in_is_grade
     assert [state for student, state, _ in states.values() if student == "srv_bob"] == [RELEASED]
     assert len(hub.graded_events()) == 2 and "graded   srv_bob/01_geometry: 8/8" in result.stdout
     assert len(hub.fetch_feedback("srv_bob")) == 1
+
+
+# ---------------------------------------------------------------------------- [serve]: attempts, cool-down, best
+
+
+SERVE_TABLE = "[bundle]"  # the [serve] table goes before it
+
+
+@pytest.mark.slow
+def test_past_the_attempts_or_inside_the_cool_down_a_page_says_so_and_the_hand_in_is_kept(tmp_path, users):
+    for table, says in (("attempts = 1", "you have used all 1 graded attempts"),
+                        ("cooldown_minutes = 60", "Your next attempt opens at ")):
+        hub = Hub(tmp_path / table.split()[0], users, {SERVE_TABLE: f"[serve]\n{table}\n\n{SERVE_TABLE}"})
+        hub.submit("srv_ada")
+        hub.serve()
+        second = hub.submit("srv_ada", notebook_with(hub.course, "return", "return None and "))
+        result = hub.serve()
+        assert "limited  srv_ada/01_geometry (hand-in 2)" in result.stdout, result.stdout
+        assert [state for _, state, _ in hub.states().values()] == [RELEASED, LIMITED]
+        pages = hub.fetch_feedback("srv_ada")
+        assert len(pages) == 2 and "8 / 8" in pages[0] and says in pages[1] and "Your hand-in is kept" in pages[1]
+        kept = hub.course.root / "handins" / "srv_ada" / ASSIGNMENT / "2" / "geometry.ipynb"
+        assert kept.read_bytes() == (second / "geometry.ipynb").read_bytes()
+        assert grades(hub.course)["srv_ada"] == "8" and hub.graded_events() == [1]
+
+
+@pytest.mark.slow
+def test_with_best_a_worse_later_attempt_does_not_lower_the_grade(tmp_path, users):
+    hub = Hub(tmp_path, users, {SERVE_TABLE: f'[serve]\ncounts = "best"\n\n{SERVE_TABLE}'})
+    hub.submit("srv_ada")
+    hub.serve()
+    hub.submit("srv_ada", notebook_with(hub.course, "return", "return None and "))
+    result = hub.serve()
+    assert "best     srv_ada/01_geometry: hand-in 1 (8) stays the grade" in result.stdout, result.stdout
+    pages = hub.fetch_feedback("srv_ada")
+    assert "8 / 8" in pages[0] and "8 / 8" not in pages[1]  # the feedback shows the attempt just graded
+    assert grades(hub.course)["srv_ada"] == "8"  # the gradebook and the exports hold the best
+    assert "8 / 8" in (hub.course.feedback / "srv_ada" / ASSIGNMENT / "geometry.html").read_text(encoding="utf-8")
+    assert hub.graded_events() == [1, 2]
+
+
+# ---------------------------------------------------------------------------- due dates: reveal, late
+
+
+DUE = {'name = "01_geometry"\n': 'name = "01_geometry"\ndue = "2020-01-01 00:00"\n'}
+BOB_EXTENSION = '\n[[extensions]]\nstudent = "srv_bob"\nassignment = "01_geometry"\nhours = 876000\n'
+
+
+@pytest.mark.slow
+def test_reveal_after_the_due_date_and_a_late_hand_in_graded_and_marked_late(tmp_path, users):
+    hub = Hub(tmp_path, users, {**DUE, 'show_details = "now"': 'show_details = "after_due_date"'})
+    (hub.course.root / "term.toml").write_text((hub.course.root / "term.toml").read_text() + BOB_EXTENSION)
+    worse = notebook_with(hub.course, "return", "return None and ")
+    for student in ("srv_ada", "srv_bob"):
+        hub.submit(student, worse)
+    hub.serve()
+    (ada,), (bob,) = hub.fetch_feedback("srv_ada"), hub.fetch_feedback("srv_bob")
+    concealed = "are shown in this feedback after your due date"
+    assert concealed in bob and concealed not in ada  # bob's own due date (his extension) has not passed; ada's has
+    assert "after the due date" in ada and "after the due date" not in bob  # late = "grade": graded, marked late
+    assert [state for _, state, _ in hub.states().values()] == [RELEASED, RELEASED]
+
+
+@pytest.mark.slow
+def test_a_late_hand_in_held_is_kept_for_the_ta_who_grades_it(tmp_path, users):
+    hub = Hub(tmp_path, users, {**DUE, SERVE_TABLE: f'[serve]\nlate = "hold"\n\n{SERVE_TABLE}'})
+    hub.submit("srv_ada")
+    result = hub.serve()
+    assert "held     srv_ada/01_geometry" in result.stdout and hub.graded_events() == []
+    assert [state for _, state, _ in hub.states().values()] == [HELD]
+    assert not (hub.course.feedback / "srv_ada").exists()
+    graded = run(str(BIN / "perceptron-course"), "grade", "--root", str(hub.course.root), "--jobs", "1", cwd=tmp_path)
+    assert "1 graded" in graded.stdout and grades(hub.course)["srv_ada"] == "8"
+
+
+# ---------------------------------------------------------------------------- a hostile hand-in beside an honest one
+
+
+STUCK = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"
+
+
+@pytest.mark.slow
+def test_an_honest_hand_in_is_released_while_a_hostile_one_still_runs(tmp_path, users):
+    hub = Hub(tmp_path, users, {"cell_seconds = 15": "cell_seconds = 10", "notebook_seconds = 180": "notebook_seconds = 40"})
+    hostile = solved_notebook(hub.course, ASSIGNMENT, "geometry")
+    first_solution = next(c for c in hostile.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))
+    first_solution.source = STUCK + first_solution.source
+    hub.submit("srv_cy", hostile)  # first: the first worker takes it
+    hub.submit("srv_bob")
+    hub.serve()
+    journal = hub.journal()
+    try:
+        number = {h.student: h.seq for h in journal.in_state(RELEASED)}
+        order = [(handin, kind) for _, _, handin, kind, _ in journal.events() if kind in (GRADED, RELEASED)]
+    finally:
+        journal.close()
+    assert set(number) == {"srv_cy", "srv_bob"}
+    assert order.index((number["srv_bob"], RELEASED)) < order.index((number["srv_cy"], GRADED)), order
+    assert "8 / 8" in hub.fetch_feedback("srv_bob")[0]
+
+
+# ---------------------------------------------------------------------------- the LMS drop folder
+
+
+@pytest.mark.slow
+def test_an_lms_download_dropped_in_the_drop_folder_is_graded_and_a_link_there_refused(tmp_path, users):
+    hub = Hub(tmp_path, users, {SERVE_TABLE: f'[serve]\ndrop_folder = "lms-drop"\n\n{SERVE_TABLE}'})
+    drop = hub.course.root / "lms-drop" / ASSIGNMENT
+    drop.mkdir(parents=True)
+    nbformat.write(solved_notebook(hub.course, ASSIGNMENT, "geometry"), drop / "lovelaceada_1001_77_geometry.ipynb")
+    outside = tmp_path / "outside.ipynb"
+    outside.write_text("the TA's file")
+    (drop / "hopperg_1002_78_geometry.ipynb").symlink_to(outside)
+    result = hub.serve()
+    assert "graded   1001/01_geometry: 8/8" in result.stdout, result.stdout + result.stderr
+    states = {student: (state, reason) for student, state, reason in hub.states().values()}
+    assert states["1001"][0] == RELEASED and "no exchange hand-in" in states["1001"][1]
+    assert states["1002"][0] == REFUSED and "following a link" in states["1002"][1]
+    assert grades(hub.course) == {"1001": "8"}
+    again = hub.serve()  # the same files: nothing new
+    number = next(seq for seq, (student, _, _) in hub.states().items() if student == "1001")
+    assert "graded   " not in again.stdout and hub.graded_events() == [number]
+
+
+# ---------------------------------------------------------------------------- a worker that dies
+
+
+@pytest.mark.slow
+def test_a_worker_dying_twice_on_a_hand_in_fails_it_with_the_reason_and_grades_the_others(tmp_path, users):
+    hub = Hub(tmp_path, users)
+    hub.submit("srv_cy")
+    hub.submit("srv_bob")
+    result = hub.serve(env={"PERCEPTRON_COURSE_FAULT": f"kill-worker:srv_cy/{ASSIGNMENT}"})  # batch.py's fault, every try
+    assert "graded   srv_bob/01_geometry: 8/8" in result.stdout, result.stdout + result.stderr
+    states = {student: (state, reason) for student, state, reason in hub.states().values()}
+    assert states["srv_cy"][0] == RELEASED and "the grading worker died" in states["srv_cy"][1]
+    (page,) = hub.fetch_feedback("srv_cy")
+    assert "Not graded: 01_geometry" in page and "the grading worker died" in page
+    assert sorted(hub.graded_events()) == [1, 2]

@@ -92,7 +92,14 @@ def command_release(args) -> int:
 
 
 def command_grade(args) -> int:
+    from .gradebook.writer_lock import course_lock
+
     course = open_course(args.root)
+    with course_lock(course.root, "grade"):  # first: a service at work on the course is the thing to know
+        return _grade_command(course, args)
+
+
+def _grade_command(course: Course, args) -> int:
     select_submissions(course, args.assignment, args.student, warn=False)  # a typo is reported now, before anything slow
     from .pipeline import BatchInterrupted, grade
 

@@ -349,6 +349,7 @@ def _start_worker(warm: Isolation | None) -> None:
     """A new worker: Ctrl+C is the batch's; with ``warm``, what its first job would set up is set up now
     (nbgrader's tunings, its zygote). A failure here is met again, and reported, by that job."""
     _worker_leaves_interrupts_to_the_batch()
+    _die_with_parent()
     if warm is None:
         return
     try:
@@ -388,6 +389,27 @@ def _worker_leaves_interrupts_to_the_batch() -> None:
     clean-up included."""
     signal.signal(signal.SIGINT, lambda number, frame: None)  # a Python handler: kernels started from here get the default back
     signal.signal(signal.SIGTERM, _end_silently)
+
+
+#: Linux's ``prctl`` option: the signal this process gets when its parent ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In a worker: end with the process that started it, however it ends (a SIGKILLed ``serve`` or ``grade``).
+
+    Otherwise a worker outlives it, waiting forever for work, holding its zygote and the pipes of its
+    parent's caller (whose ``stdout`` then never closes). Its sandboxed kernels die with it (``--die-with-parent``).
+    """
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the worker finds its queue closed at its next job instead
+        return
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # the parent ended before the line above
+        os._exit(1)
 
 
 class WorkerStopped(BaseException):

@@ -55,19 +55,39 @@ class Arrival:
     files: dict[str, bytes] = field(default_factory=dict)  #: what is taken in: file name -> bytes
 
 
+def nbgrader_settings(course: Course):
+    """nbgrader's configuration as its commands read it in the course folder: the ``nbgrader_config.py`` of each
+    Jupyter configuration folder (system-wide first, the user's last), then the course's own over them."""
+    from jupyter_core.paths import jupyter_config_dir, jupyter_config_path
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    folders = jupyter_config_path()
+    if jupyter_config_dir() not in folders:
+        folders.insert(0, jupyter_config_dir())
+    merged = Config()
+    for folder in reversed(folders):
+        if (Path(folder) / "nbgrader_config.py").is_file():
+            try:
+                merged.merge(PyFileConfigLoader("nbgrader_config.py", path=folder).load_config())
+            except Exception:  # noqa: BLE001 - a broken shared file: nbgrader's commands warn and go on too
+                continue
+    merged.merge(load_config(course))
+    return merged
+
+
 def exchange_root(course: Course) -> Path:
-    """``c.Exchange.root`` as nbgrader reads it for this course (its ``nbgrader_config.py``), else nbgrader's default."""
+    """``c.Exchange.root`` as nbgrader reads it for this course (``nbgrader_settings``), else nbgrader's default."""
     from nbgrader.exchange.default.exchange import Exchange
 
-    config = load_config(course)
-    return Path(Exchange(config=config).root)
+    return Path(Exchange(config=nbgrader_settings(course)).root)
 
 
 def check_owner(course: Course) -> bool:
     """``check_owner`` of nbgrader's collector as the course configures it (default: on)."""
     from nbgrader.exchange.default.collect import ExchangeCollect
 
-    return bool(ExchangeCollect(config=load_config(course)).check_owner)
+    return bool(ExchangeCollect(config=nbgrader_settings(course)).check_owner)
 
 
 def inbound_folder(course: Course) -> Path:
@@ -104,7 +124,14 @@ def scan_exchange(course: Course, inbound: Path, seen, *, owner_checked: bool, n
         origin = f"exchange:{readable_name(name)}"
         if seen(origin):
             continue
-        arrival = exchange_arrival(course, inbound / name, origin, assignments, owner_checked, now)
+        try:
+            arrival = exchange_arrival(course, inbound / name, origin, assignments, owner_checked, now)
+        except OSError as error:  # it changed while read: gone (looked at again if it comes back), or unreadable
+            if not os.path.lexists(inbound / name):
+                continue
+            split = _split_inbound_name(name) or ("", "", "")
+            arrival = Arrival(origin, *split, inbound / name,
+                              refused=f"{quoted(readable_name(name), 120)} cannot be read ({error.strerror or error})")
         if arrival is not None:
             found.append(arrival)
     return found
@@ -173,8 +200,13 @@ def _read_hand_in(folder: Path) -> tuple[dict[str, bytes], str]:
     return files, ""
 
 
-def scan_drop_folder(course: Course, drop: Path, lms: str, seen, *, now: float) -> list[Arrival]:
-    """Every notebook of ``drop/<assignment>/`` whose path the LMS pattern reads, not ``seen``."""
+def scan_drop_folder(course: Course, drop: Path, lms: str, seen, *, now: float, looked_at: set | None = None) -> list[Arrival]:
+    """Every notebook of ``drop/<assignment>/`` whose path the LMS pattern reads, not ``seen``.
+
+    ``looked_at`` (kept by the caller between scans) holds ``(path, size, mtime)`` of the files read already: a
+    file is read (to know its content, which names the hand-in) once, not at every scan.
+    """
+    looked_at = set() if looked_at is None else looked_at
     from nbgrader.plugins import FileNameCollectorPlugin
 
     collector = FileNameCollectorPlugin(named_regexp=LMS_PATTERNS[lms])
@@ -192,6 +224,14 @@ def scan_drop_folder(course: Course, drop: Path, lms: str, seen, *, now: float) 
                 looked += 1
                 if looked > MAX_SCAN_ENTRIES:
                     break
+                try:
+                    info = os.lstat(Path(parent) / name)
+                except OSError:
+                    continue
+                state = (str(Path(parent) / name), info.st_size, info.st_mtime_ns)
+                if state in looked_at:
+                    continue
+                looked_at.add(state)
                 arrival = drop_arrival(Path(parent) / name, drop, assignment, collector, seen, now)
                 if arrival is not None:
                     found.append(arrival)

@@ -133,6 +133,12 @@ class Journal:
             self.db.execute(f"UPDATE handins SET {assignments} WHERE seq = ?", (state, reason, *fields.values(), seq))
             self._event(seq, state, reason)
 
+    def note(self, seq: int, kind: str, detail: str) -> None:
+        """Log an event of hand-in ``seq`` that changes no state."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self._event(seq, kind, detail)
+
     # ------------------------------------------------------------------ reading
 
     def _rows(self, where: str, parameters: tuple = ()) -> list[Handin]:

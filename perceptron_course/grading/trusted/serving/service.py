@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..course.course import Course
-from ..course.files import replace_tree
+from ..course.files import UnsafeFileError, replace_tree
 from ..course.late_policy import apply_term
 from ..course.term import local_text
 from ..gradebook.ledger import read_ledger
@@ -34,7 +34,7 @@ from ..gradebook.reveal import course_schedule
 from ..gradebook.writer_lock import course_lock
 from ..judging.check_registry import ready_to_grade
 from ..outputs.report import write_exports
-from ..outputs.safe_text import terminal_text
+from ..outputs.safe_text import quoted, terminal_text
 from ..running.batch import FAULT_VARIABLE, default_workers
 from ..running.sandbox import choose_isolation
 from . import inbox
@@ -67,11 +67,13 @@ class Service:
         self.grading: dict[tuple[str, str], int] = {}  #: (student, assignment) -> the hand-in being graded
         self.exports_due = False
         self.exports_written_at = 0.0
+        self.compared = None  #: the comparison of code of the exports being refreshed, under way
         self.stopping = threading.Event()
         self.wake = threading.Event()
         self.owner_checked = inbox.check_owner(course)
         self.inbound = inbox.inbound_folder(course)
         self.drop = self.term.serve.drop_path(course.root)
+        self.drop_looked_at: set[tuple] = set()  #: (path, size, mtime) of drop files read already in this run
 
     # ------------------------------------------------------------------ one turn
 
@@ -80,7 +82,8 @@ class Service:
         now = time.time()
         arrivals = inbox.scan_exchange(self.course, self.inbound, self.journal.known, owner_checked=self.owner_checked, now=now)
         if self.drop is not None:
-            arrivals += inbox.scan_drop_folder(self.course, self.drop, self.term.handin.lms, self.journal.known, now=now)
+            arrivals += inbox.scan_drop_folder(self.course, self.drop, self.term.handin.lms, self.journal.known, now=now,
+                                               looked_at=self.drop_looked_at)
         for arrival in arrivals:
             if arrival.refused:
                 number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, REFUSED,
@@ -88,7 +91,12 @@ class Service:
                 self.say(f"refused  {arrival.origin}: {arrival.refused}")
                 continue
             number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, "seen")
-            inbox.archive(self.course, arrival, number)
+            try:
+                inbox.archive(self.course, arrival, number)
+            except (OSError, UnsafeFileError) as error:  # one hand-in's trouble, never the service's
+                self.journal.move(number, REFUSED, f"could not be kept in {inbox.ARCHIVE_FOLDER}/: {quoted(str(error), 200)}")
+                self.say(f"refused  {arrival.origin}: could not be kept: {error}")
+                continue
             self.journal.move(number, COLLECTED)
             _fault("after-intake")
         return len(arrivals)
@@ -145,10 +153,14 @@ class Service:
             self.journal.move(handin.seq, LIMITED, decision.reason + (f"; {why}" if why else ""))
             self.say(f"limited  {handin.student}/{handin.assignment} (hand-in {handin.seq}): {decision.reason}")
             return
+        from ..pipeline import record_source_cells
+
+        record_source_cells(self.course, [handin.assignment])  # at once when unchanged; an assignment released since the start
         installed = self.install(handin)
         self.journal.move(handin.seq, GRADING, installed=installed)
         self.grading[handin.key] = handin.seq
-        self.stream.submit(handin.student, handin.assignment, course_schedule(self.course))
+        self.stream.submit(handin.student, handin.assignment, course_schedule(self.course), keep=_kept(self.course, handin))
+        _fault("while-grading")
 
     def install(self, handin: Handin) -> str:
         """Put the archived hand-in in ``submitted/<student>/<assignment>/`` (replacing what was there); its fingerprint."""
@@ -181,20 +193,51 @@ class Service:
             why = release_graded(self.course, handin.student, handin.assignment)
         released_at = time.time()
         self.journal.move(handin.seq, RELEASED, "; ".join(filter(None, [handin.reason, why])), released_at=released_at)
+        if self.term.serve.counts == "best":
+            self.keep_best(handin)
         score = f"{handin.score:g}/{handin.max_score:g}" if handin.score is not None else f"not graded ({handin.reason})"
         self.say(f"graded   {handin.student}/{handin.assignment}: {score}, feedback released "
                  f"{released_at - handin.seen_at:.1f} s after it arrived" + (f" ({why})" if why else ""))
 
-    def refresh_exports(self, *, idle: bool) -> None:
-        """Rewrite grades.csv, the LMS export and the report: when idle, or every ``refresh_seconds`` while busy."""
-        if not self.exports_due:
+    def keep_best(self, latest: Handin) -> None:
+        """With ``counts = "best"``: when an earlier graded attempt scored more than ``latest`` (or ``latest`` failed), it is
+        the grade again.
+
+        The student's feedback shows the attempt just graded (released already); the gradebook, the ledger and the
+        exports hold the best attempt (its files back in ``submitted/``, its scores and pages from what was kept).
+        """
+        graded = [h for h in self.journal.of(*latest.key) if h.state == RELEASED and h.score is not None
+                  and _kept(self.course, h).is_dir()]
+        best = max(graded, key=lambda h: (h.score, h.seq), default=None)  # (a failed latest attempt is never the best)
+        if best is None or best.seq == latest.seq:
             return
-        if not idle and time.monotonic() - self.exports_written_at < self.term.serve.refresh_seconds:
+        self.install(best)
+        self.stream.restore(_kept(self.course, best), *best.key)
+        self.journal.note(latest.seq, "best", f"the gradebook keeps hand-in {best.seq} ({best.score:g}), the best attempt")
+        self.exports_due = True
+        self.say(f"best     {best.student}/{best.assignment}: hand-in {best.seq} ({best.score:g}) stays the grade")
+
+    def refresh_exports(self, *, idle: bool, wait: bool = False) -> None:
+        """Rewrite grades.csv, the LMS export and the report: when idle, or every ``refresh_seconds`` while busy.
+
+        The report's class-wide comparison of code runs in a process of its own first (``similarity``), while
+        this loop goes on grading and releasing; the exports are written once it is done (``wait``: now).
+        """
+        from ..outputs.similarity import compare_in_background
+
+        if self.compared is None:
+            if not self.exports_due:
+                return
+            if not idle and time.monotonic() - self.exports_written_at < self.term.serve.refresh_seconds:
+                return
+            apply_term(self.course)
+            self.compared = compare_in_background(self.course, self.course.assignments())
+            self.exports_due = False  # a hand-in graded from now on asks for the next refresh
+        if not (wait or self.compared.done()):
             return
-        apply_term(self.course)
         _fault("during-exports")
-        write_exports(self.course, self.isolation)
-        self.exports_due, self.exports_written_at = False, time.monotonic()
+        write_exports(self.course, self.isolation, compared=self.compared)
+        self.compared, self.exports_written_at = None, time.monotonic()
 
     # ------------------------------------------------------------------ restart
 
@@ -218,13 +261,14 @@ class Service:
                 self.journal.move(handin.seq, COLLECTED, "its grading was cut off by a stop: graded again")
         for handin in self.journal.in_state(GRADED):
             self.release(handin)
-        if self.exports_due:
-            self.refresh_exports(idle=True)
+        # The exports once at each start, when anything was graded: a run stopped (or killed) before its last
+        # rewrite of them leaves them behind the gradebook.
+        self.exports_due = bool(self.journal.in_state(RELEASED))
 
     # ------------------------------------------------------------------ the loop
 
     def busy(self) -> bool:
-        return bool(self.stream.pending) or bool(self.queue) or bool(self.journal.in_state(COLLECTED))
+        return self.stream.active or bool(self.queue) or bool(self.journal.in_state(COLLECTED))
 
     def run(self, *, once: bool) -> None:
         self.recover()
@@ -233,14 +277,24 @@ class Service:
             self.supersede()
             self.fill_queue()
             self.start_grading()
-            self.finish(timeout=0.5 if self.stream.pending else 0)
+            self.finish(timeout=0.5 if self.stream.active else 0)
             idle = not self.busy()
-            self.refresh_exports(idle=idle)
-            if once and idle and not arrived:
+            self.refresh_exports(idle=idle, wait=once and idle)
+            if once and idle and not arrived and not self.exports_due and self.compared is None:
                 return
             if idle and not once:
-                self.wake.wait(SCAN_SECONDS)
+                self.wake.wait(SCAN_SECONDS if self.compared is None else 0.5)
                 self.wake.clear()
+        if self.compared is not None:  # stopped: the exports are the next run's to refresh
+            from ..outputs.similarity import stop_comparison
+
+            stop_comparison(self.compared)
+
+
+def _kept(course: Course, handin: Handin) -> Path:
+    """Where a graded attempt's output is kept (``stream.keep_attempt``), beside its archived files."""
+    folder = inbox.archived(course, handin.student, handin.assignment, handin.seq)
+    return folder.with_name(f"{folder.name}.graded")
 
 
 def _arrival_order(handin: Handin):
@@ -307,7 +361,13 @@ def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsand
         If the sandbox cannot run (and ``unsandboxed`` is not given), a hidden check does not load, or
         another command holds the course (``writer_lock.CourseBusy``).
     """
-    with course_lock(course.root, "serve"), ExitStack() as stack:
+    stopping, wake = threading.Event(), threading.Event()
+    with ExitStack() as stack:
+        # First: a SIGTERM while the service starts (its pool, the source cells) stops it as cleanly as later.
+        previous = {number: signal.signal(number, lambda *_: (stopping.set(), wake.set()))
+                    for number in (signal.SIGTERM, signal.SIGINT)}
+        stack.callback(lambda: [signal.signal(number, handler) for number, handler in previous.items()])
+        stack.enter_context(course_lock(course.root, "serve"))
         term = course.term()
         isolation = choose_isolation(term.limits.memory_mib, unsandboxed=unsandboxed)
         ready_to_grade(course.root, course.assignments())
@@ -319,8 +379,7 @@ def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsand
         stack.callback(journal.close)
         stream = stack.enter_context(GradingStream(course, isolation, jobs or default_workers()))
         service = Service(course, journal, stream, isolation, say=say)
-        previous = {number: signal.signal(number, lambda *_: _stop(service)) for number in (signal.SIGTERM, signal.SIGINT)}
-        stack.callback(lambda: [signal.signal(number, handler) for number, handler in previous.items()])
+        service.stopping, service.wake = stopping, wake
         if not once:
             observer = watch(service, [path for path in (service.inbound, service.drop) if path is not None])
             if observer is not None:
@@ -332,7 +391,3 @@ def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsand
             stream.close(abandon=True)  # what was being graded is graded again by the next run (journal: grading)
             say("stopped: what was being graded is graded by the next run")
 
-
-def _stop(service: Service) -> None:
-    service.stopping.set()
-    service.wake.set()

@@ -39,7 +39,8 @@ def status_lines(course: Course, now: float | None = None) -> list[str]:
     try:
         waiting, grading = journal.in_state(COLLECTED), journal.in_state(GRADING)
         done = [h for h in journal.since(now - HOUR) if h.state in (RELEASED, LIMITED, HELD, REFUSED)]
-        failures = [h for h in journal.in_state(REFUSED)] + [h for h in journal.in_state(RELEASED) if h.score is None]
+        failures = journal.in_state(REFUSED) + [h for h in journal.in_state(RELEASED)
+                                                 if h.score is None or "release_feedback failed" in h.reason]
     finally:
         journal.close()
     by_student: dict[str, list[str]] = {}

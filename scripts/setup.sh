@@ -24,14 +24,23 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     { apt-get update -qq && apt-get install -y -qq chromium; } >/dev/null 2>&1 \
         || echo "note: could not install chromium; the browser test will be skipped" >&2
 fi
-# The accessibility test (tests/grader/test_accessibility.py) injects npm's axe-core (package.json) into node_modules/.
-if [ ! -f node_modules/axe-core/axe.min.js ] || [ package.json -nt node_modules/axe-core/axe.min.js ]; then
+# From npm (package.json, into node_modules/): axe-core, which the accessibility test (tests/grader/test_accessibility.py)
+# injects, and JupyterHub's proxy, configurable-http-proxy, for the hub test (tests/grader/test_serve_hub.py).
+if [ ! -f node_modules/axe-core/axe.min.js ] || [ ! -x node_modules/.bin/configurable-http-proxy ] \
+        || [ package.json -nt node_modules/.package-lock.json ]; then
     if command -v npm >/dev/null 2>&1; then
         npm install --no-audit --no-fund --silent >/dev/null 2>&1 \
-            || echo "warning: npm could not install axe-core; the accessibility test will fail" >&2
+            || echo "warning: npm could not install axe-core and configurable-http-proxy; the accessibility and hub tests will fail" >&2
     else
-        echo "note: npm is missing (apt-get install npm): the accessibility test needs axe-core" >&2
+        echo "note: npm is missing (apt-get install npm): the accessibility test needs axe-core, the hub test configurable-http-proxy" >&2
     fi
+fi
+# The hub test makes a student and a grader with useradd (passwd) and runs their commands with runuser and nsenter
+# (util-linux); the systemd unit of docs/examples/ is checked with systemd-analyze (systemd).
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+        && ! { command -v useradd && command -v runuser && command -v nsenter && command -v systemd-analyze; } >/dev/null 2>&1; then
+    { apt-get update -qq && apt-get install -y -qq passwd util-linux systemd; } >/dev/null 2>&1 \
+        || echo "note: could not install passwd, util-linux and systemd; the hub test will fail" >&2
 fi
 # Reinstall only when pyproject.toml changed since the last install.
 stamp=.venv/.installed-pyproject

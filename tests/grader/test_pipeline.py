@@ -396,6 +396,28 @@ def test_consecutive_stream_outputs_are_joined_into_one(tmp_path):
         ("display_data", None, None), ("stream", "stdout", "e" * 5000)]
 
 
+def test_a_graded_notebook_left_read_only_by_nbgrader_is_joined_by_a_grader_that_is_not_root(tmp_path):
+    # nbgrader leaves autograded/ read-only (444). A grader with no power over others' files (a service's own user,
+    # here root without CAP_DAC_OVERRIDE, which is what lets root write a read-only file) replaces the file instead.
+    import os
+    import subprocess
+    import sys
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    stream = lambda text: new_output("stream", name="stdout", text=text)  # noqa: E731
+    path = tmp_path / "graded.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("print()", outputs=[stream("a"), stream("b")])]), path)
+    path.chmod(0o444)
+    join = "import sys; from perceptron_course.grading.trusted.running.autograde import merge_stream_outputs as m; m(sys.argv[1])"
+    done = subprocess.run(["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--", sys.executable, "-c", join,
+                           str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert [o.text for o in nbformat.read(path, as_version=4).cells[0].outputs] == ["ab"]
+    assert path.stat().st_mode & 0o777 == 0o444 and sorted(os.listdir(tmp_path)) == ["graded.ipynb"]
+
+
 def _recorded_rows(course: Course, assignment: str) -> list:
     import sqlite3
 

@@ -403,3 +403,46 @@ def test_a_scan_says_more_waits_only_while_some_were_never_looked_into(course, m
         assert list(scanner.scan(lambda origin: False, 0.0)) == []
         more.append(scanner.more)
     assert more == [True, True, False, False]  # a `serve --once` ends instead of spinning on them
+
+
+def test_a_secret_file_still_empty_is_a_hand_in_still_being_written(course):
+    # `nbgrader submit` creates submission_secret.txt empty, then writes it: a scan between the two once took the
+    # hand-in without its secret, and its feedback never reached the exchange.
+    inbound = inbox.inbound_folder(course)
+    folder = hand_in(inbound / name_of("eve"), secret="")
+    scanner = inbox.ExchangeScan(course, inbound, owner_checked=False)
+    assert list(scanner.scan(lambda origin: False, 0.0)) == []
+    (folder / "submission_secret.txt").write_text("evesecret")
+    (arrival,) = scanner.scan(lambda origin: False, 0.0)
+    assert not arrival.refused and arrival.files["submission_secret.txt"] == b"evesecret"
+
+
+def test_watches_are_one_per_folder_and_a_few_young_hand_ins_and_a_secret_written_wakes_the_service(tmp_path, monkeypatch):
+    # A recursive watch took one inotify watch per folder a student made in the inbound (the user's watches are few).
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from perceptron_course.grading.trusted.serving import service as service_module
+
+    monkeypatch.setattr(service_module, "MAX_YOUNG_WATCHES", 3)
+    inbound = tmp_path / "inbound"
+    inbound.mkdir()
+    waiting = SimpleNamespace(wake=threading.Event())
+    observer = service_module.watch(waiting, [inbound])
+    try:
+        for number in range(8):
+            (inbound / f"eve+01_geometry+x+{number}").mkdir()
+            (inbound / f"eve+01_geometry+x+{number}" / "deeper").mkdir()  # never watched: not in the inbound itself
+        newest = inbound / "eve+01_geometry+x+7"
+        deadline = time.monotonic() + 60  # a cap on waiting for the observer, not a measurement
+        while str(newest) not in {emitter.watch.path for emitter in observer.emitters} and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the last folder made is watched: every event before it was handled
+        watched = sorted(emitter.watch.path for emitter in observer.emitters)
+        assert len(watched) == 1 + 3 and str(inbound) in watched and str(newest) in watched, watched
+        waiting.wake.clear()
+        (newest / "submission_secret.txt").write_text("evesecret")
+        assert waiting.wake.wait(60), "the secret written into a young hand-in woke nothing"
+    finally:
+        observer.stop()
+        observer.join()

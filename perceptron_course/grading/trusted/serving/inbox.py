@@ -286,8 +286,11 @@ def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: b
     if arrival.refused:
         return arrival
     try:
-        os.stat(SECRET_FILE, dir_fd=folder_fd, follow_symlinks=False)
+        # nbgrader's submit creates the secret's file empty, then writes it: an empty one is not there yet.
+        secret_written = os.stat(SECRET_FILE, dir_fd=folder_fd, follow_symlinks=False).st_size > 0
     except FileNotFoundError:
+        secret_written = False
+    if not secret_written:
         if now - info.st_mtime < INCOMPLETE_AFTER_SECONDS:
             return None  # `nbgrader submit` is still writing it
         arrival.refused = f"{shown} never got its {SECRET_FILE}: an incomplete hand-in"

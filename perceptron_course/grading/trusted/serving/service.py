@@ -69,6 +69,7 @@ class Service:
         self.exports_due = False
         self.exports_written_at = 0.0
         self.compared = None  #: the comparison of code of the exports being refreshed, under way
+        self.exporting: threading.Thread | None = None  #: the thread writing the exports, while it runs
         self.stopping = threading.Event()
         self.wake = threading.Event()
         self.owner_checked = inbox.check_owner(course)
@@ -264,11 +265,27 @@ class Service:
             apply_term(self.course)
             self.compared = compare_in_background(self.course, self.course.assignments())
             self.exports_due = False  # a hand-in graded from now on asks for the next refresh
-        if not (wait or self.compared.done()):
-            return
+        if self.exporting is None:
+            if not (wait or self.compared.done()):
+                return
+            # In a thread: a hand-in arriving meanwhile is taken in, graded and released without waiting for the
+            # report's figures (a second or two). The thread only reads the gradebook (and names a Canvas roster's
+            # students); merges stay in this thread.
+            self.exporting = threading.Thread(target=self._write_exports, args=(self.compared,), name="exports",
+                                              daemon=True)
+            self.exporting.start()
+        if wait:
+            self.exporting.join()
+        if not self.exporting.is_alive():
+            self.exporting = self.compared = None
+            self.exports_written_at = time.monotonic()
+
+    def _write_exports(self, compared) -> None:
         _fault("during-exports")
-        write_exports(self.course, self.isolation, compared=self.compared)
-        self.compared, self.exports_written_at = None, time.monotonic()
+        try:
+            write_exports(self.course, self.isolation, compared=compared)
+        except Exception as error:  # noqa: BLE001 - said; the next refresh writes them; grading goes on
+            self.say(f"exports not written: {type(error).__name__}: {quoted(str(error), 200)}")
 
     # ------------------------------------------------------------------ restart
 
@@ -316,7 +333,9 @@ class Service:
             if idle and not once:
                 self.wake.wait(SCAN_SECONDS if self.compared is None else 0.5)
                 self.wake.clear()
-        if self.compared is not None:  # stopped: the exports are the next run's to refresh
+        if self.exporting is not None:  # files half written are worse than a stop that waits for them
+            self.exporting.join()
+        elif self.compared is not None:  # stopped: the exports are the next run's to refresh
             from ..outputs.similarity import stop_comparison
 
             stop_comparison(self.compared)
@@ -362,23 +381,48 @@ def _reread(course: Course, drop: Path | None, handin: Handin):
     return arrival if arrival is not None and arrival.origin == handin.origin else None
 
 
+#: File-system watches on folders being handed in at most (beside one per watched folder): a student can make
+#: folders without end in the inbound, and the kernel's inotify watches are few and shared by the user's processes.
+MAX_YOUNG_WATCHES = 64
+
+
 def watch(service: Service, folders: list[Path]):
-    """Wake the service on file-system events in ``folders`` (watchdog); returns the observer (started), or ``None``."""
-    from watchdog.events import FileSystemEventHandler
+    """Wake the service on file-system events in ``folders`` (watchdog); returns the observer (started), or ``None``.
+
+    Each folder is watched alone, not its tree; a folder made in one (``nbgrader submit`` making its hand-in) is
+    watched too while it is young (the last ``MAX_YOUNG_WATCHES`` of them), so that the secret written last into
+    it wakes the service at once. Whatever a watch misses, the periodic scan finds.
+    """
+    from collections import deque
+
+    from watchdog.events import DirCreatedEvent, FileSystemEventHandler
     from watchdog.observers import Observer
+
+    observer = Observer()
+    young: deque = deque()
+    watched_folders = {str(folder) for folder in folders if folder.is_dir()}
 
     class Wake(FileSystemEventHandler):
         def on_any_event(self, event) -> None:
             service.wake.set()
+            if isinstance(event, DirCreatedEvent) and os.path.dirname(event.src_path) in watched_folders:
+                _watch_young(event.src_path)
 
-    observer = Observer()
-    watched = 0
-    for folder in folders:
-        if folder.is_dir():
-            observer.schedule(Wake(), str(folder), recursive=True)
-            watched += 1
-    if not watched:
+    def _watch_young(folder: str) -> None:
+        try:
+            young.append(observer.schedule(Wake(), folder, recursive=False))
+        except (OSError, KeyError):  # gone already, or not a folder any more: the scan judges it
+            return
+        while len(young) > MAX_YOUNG_WATCHES:
+            try:
+                observer.unschedule(young.popleft())
+            except (OSError, KeyError):
+                pass
+
+    if not watched_folders:
         return None
+    for folder in sorted(watched_folders):
+        observer.schedule(Wake(), folder, recursive=False)
     observer.daemon = True
     observer.start()
     return observer

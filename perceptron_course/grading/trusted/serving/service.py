@@ -309,9 +309,21 @@ class Service:
                 self.journal.move(handin.seq, COLLECTED, "its grading was cut off by a stop: graded again")
         for handin in self.journal.in_state(GRADED):
             self.release(handin)
-        # The exports once at each start, when anything was graded: a run stopped (or killed) before its last
-        # rewrite of them leaves them behind the gradebook.
-        self.exports_due = bool(self.journal.in_state(RELEASED))
+        # The exports at a start when they are behind what was graded: a run stopped (or killed) before its last
+        # rewrite of them left them so.
+        self.exports_due = self.exports_due or self._exports_behind()
+
+    def _exports_behind(self) -> bool:
+        """Whether a hand-in was graded after the oldest of the exports was written (or one is missing)."""
+        graded = [at for _, at, _, _, _ in self.journal.events(GRADED)]
+        if not graded:
+            return False
+        exports = (self.course.grades_csv, self.course.reports / "report.md", self.course.reports / "report.html")
+        try:
+            written = min(path.stat().st_mtime for path in exports)
+        except OSError:
+            return True
+        return max(graded) >= written
 
     # ------------------------------------------------------------------ the loop
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import os
 import pwd
+import shutil
 import signal
 import subprocess
 import sys
@@ -55,23 +56,48 @@ def users():
     return {name: pwd.getpwnam(name).pw_uid for name in STUDENTS}
 
 
+#: A course released and its exchange with the assignment released, made once for the module (``released``) and
+#: copied for each test: releasing is the same work in every test.
+RELEASED_TEMPLATE: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def released(tmp_path_factory):
+    template = tmp_path_factory.mktemp("released")
+    exchange = template / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o1777)
+    course = copy_course(fixture_course(), template / "course")
+    Hub.point_at_exchange(course, exchange)
+    run(str(BIN / "perceptron-course"), "release", "--root", str(course.root), "--assignment", ASSIGNMENT, cwd=course.root)
+    run(str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
+    RELEASED_TEMPLATE[:] = [template]
+    yield template
+    RELEASED_TEMPLATE.clear()
+
+
 class Hub:
     """A course, its exchange and the students' homes, all in one temporary folder."""
 
     def __init__(self, root: Path, users: dict[str, int], term_edits: dict[str, str] | None = None) -> None:
+        (template,) = RELEASED_TEMPLATE
         self.root, self.users = root, users
+        root.mkdir(parents=True, exist_ok=True)
         self.exchange = root / "exchange"
-        self.exchange.mkdir(parents=True)
-        self.exchange.chmod(0o1777)
-        self.course = copy_course(fixture_course(), root / "course")
-        config = self.course.root / "nbgrader_config.py"
-        config.write_text(config.read_text() + f"\nc.Exchange.root = {str(self.exchange)!r}\n")
+        shutil.copytree(template / "exchange", self.exchange, symlinks=True)
+        shutil.copytree(template / "course", root / "course", symlinks=True)
+        self.course = Course.open(root / "course")
+        self.point_at_exchange(self.course, self.exchange)
         for old, new in (term_edits or {}).items():
             self.edit_term(old, new)
-        run(str(BIN / "perceptron-course"), "release", "--root", str(self.course.root), "--assignment", ASSIGNMENT,
-            cwd=self.course.root)
-        run(str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=self.course.root)
         self.handed_in = 0
+
+    @staticmethod
+    def point_at_exchange(course: Course, exchange: Path) -> None:
+        """The course's nbgrader_config.py names ``exchange`` as the exchange's root (in place of any it named)."""
+        config = course.root / "nbgrader_config.py"
+        lines = [line for line in config.read_text().splitlines() if not line.startswith("c.Exchange.root = ")]
+        config.write_text("\n".join(lines) + f"\nc.Exchange.root = {str(exchange)!r}\n")
 
     def edit_term(self, old: str, new: str) -> None:
         term = self.course.root / "term.toml"

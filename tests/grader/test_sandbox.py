@@ -36,6 +36,7 @@ from perceptron_course.grading.trusted.running import kernel_pool, sandbox
 from perceptron_course.grading.trusted.course.course import Course, CourseError
 from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
 from perceptron_course.grading.trusted.pipeline import grade
+from perceptron_course.grading.trusted.gradebook.writer_lock import LOCK_FILE
 from perceptron_course.grading.trusted.course.secret import load_or_create_secret
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,7 +50,9 @@ ROUND14 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round14_fo
 REAL_PACKAGE = REPO / "perceptron_course"
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
-GRADER_OUTPUT = ("autograded", "feedback", "gradebook.db", "grades.csv", "grades_by_student.csv", "canvas_grades.csv", "reports")
+#: What grading writes in the course: its output, and the course lock it holds while it runs (writer_lock).
+GRADER_OUTPUT = ("autograded", "feedback", "gradebook.db", "grades.csv", "grades_by_student.csv", "canvas_grades.csv", "reports",
+                 LOCK_FILE)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -272,6 +272,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _add_sandbox_opt_out(parser: argparse.ArgumentParser) -> None:
+    """The plainly named opt-in to grading without the sandbox (``grade`` and ``serve`` alike)."""
+    parser.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
+                        help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
+                             "read and change your files, the course secret and the gradebook; see docs/hosting.md)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="perceptron-course", description="Release and grade the perceptron course (nbgrader).")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -291,9 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="regrade submissions already graded and unchanged too (manual grades of unchanged answers stay)")
     grade.add_argument("--resume", action="store_true",
                        help="grade exactly what the last interrupted grade left (regraded even if unchanged, as --force would)")
-    grade.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
-                       help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
-                            "read and change your files, the course secret and the gradebook; see docs/hosting.md)")
+    _add_sandbox_opt_out(grade)
     grade.set_defaults(run=command_grade)
 
     serve = commands.add_parser("serve", help="grade hand-ins as they arrive (nbgrader's exchange, the LMS drop folder) and "
@@ -302,9 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--jobs", type=_positive, default=None, help="worker processes (default: one per core)")
     serve.add_argument("--once", action="store_true",
                        help="grade everything waiting, release its feedback, refresh the exports, and exit (tests, cron)")
-    serve.add_argument("--unsafe-no-sandbox", "--unsandboxed", dest="unsandboxed", action="store_true",
-                       help="run student code even where the sandbox cannot run, with your own rights (UNSAFE: it can "
-                            "read and change your files, the course secret and the gradebook; see docs/hosting.md)")
+    _add_sandbox_opt_out(serve)
     serve.set_defaults(run=command_serve)
 
     status = commands.add_parser("status", help="what the grading service is doing: running or not, waiting, grading, "

@@ -422,7 +422,7 @@ def watch(service: Service, folders: list[Path]):
 
     def _watch_young(folder: str) -> None:
         try:
-            young.append(observer.schedule(Wake(), folder, recursive=False))
+            young.append(observer.schedule(wake, folder, recursive=False))
         except (OSError, KeyError):  # gone already, or not a folder any more: the scan judges it
             return
         while len(young) > MAX_YOUNG_WATCHES:
@@ -433,8 +433,9 @@ def watch(service: Service, folders: list[Path]):
 
     if not watched_folders:
         return None
+    wake = Wake()
     for folder in sorted(watched_folders):
-        observer.schedule(Wake(), folder, recursive=False)
+        observer.schedule(wake, folder, recursive=False)
     observer.daemon = True
     observer.start()
     return observer

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from perceptron_course.grading.trusted.course.term import LMS_PATTERNS, load_term
+from course_grader.trusted.course.term import LMS_PATTERNS, load_term
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 
@@ -30,7 +30,7 @@ c.GenerateAssignment.preprocessors = [
     "nbgrader.preprocessors.IncludeHeaderFooter",
     "nbgrader.preprocessors.InstantiateTests",
     "nbgrader.preprocessors.LockCells",
-    "perceptron_course.grading.trusted.running.preprocessors.NamedStubs",
+    "course_grader.trusted.running.preprocessors.NamedStubs",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.CheckCellMetadata",
     "nbgrader.preprocessors.ComputeChecksums",
@@ -54,12 +54,12 @@ c.OverwriteCells.add_missing_cells = True
 # Feedback never shows hidden tests: their source is removed and their failures show only the message.
 # The exporter makes the page safe to open on the Jupyter origin (student HTML and outputs sanitised,
 # no script, a Content-Security-Policy) and clear (each part named by its heading, scores at the top,
-# failures in red): see perceptron_course/grading/trusted/outputs/feedback.py.
-c.GenerateFeedback.exporter_class = "perceptron_course.grading.trusted.outputs.feedback.FeedbackHTMLExporter"
+# failures in red): see grader/course_grader/trusted/outputs/feedback.py.
+c.GenerateFeedback.exporter_class = "course_grader.trusted.outputs.feedback.FeedbackHTMLExporter"
 c.GenerateFeedback.preprocessors = [
-    "perceptron_course.grading.trusted.outputs.feedback.GetGradesAndWaiting",
-    "perceptron_course.grading.trusted.gradebook.reveal.RevealSchedule",
-    "perceptron_course.grading.trusted.outputs.feedback.HideHiddenTests",
+    "course_grader.trusted.outputs.feedback.GetGradesAndWaiting",
+    "course_grader.trusted.gradebook.reveal.RevealSchedule",
+    "course_grader.trusted.outputs.feedback.HideHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
@@ -73,36 +73,36 @@ c.Exporter.optimistic_validation = True
 c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=CRITICAL",
                              "--InteractiveShell.xmode=Plain"]
 
-# Autograde with the course's safety nets (perceptron_course/grading/trusted/running/preprocessors.py):
+# Autograde with the course's safety nets (grader/course_grader/trusted/running/preprocessors.py):
 # cells pasted from elsewhere are forgotten, a kernel death costs one cell, warnings do not
 # zero a passing test, and no output grows without bound.
 # nbgrader's own autograde (the formgrader's Autograde button, `nbgrader autograde`) refuses before it removes or
 # resets anything, and tells the TA to run `perceptron-course grade`, whose grading kernels it needs.
-c.Autograde.exporter_class = "perceptron_course.grading.trusted.running.preprocessors.GraderOnlyExporter"
+c.Autograde.exporter_class = "course_grader.trusted.running.preprocessors.GraderOnlyExporter"
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "perceptron_course.grading.trusted.running.preprocessors.ForgetUnknownCells",
+    "course_grader.trusted.running.preprocessors.ForgetUnknownCells",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "perceptron_course.grading.trusted.running.preprocessors.ResilientExecute",
+    "course_grader.trusted.running.preprocessors.ResilientExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "perceptron_course.grading.trusted.running.preprocessors.LimitOutputSize",
-    "perceptron_course.grading.trusted.running.preprocessors.StderrAsText",
-    "perceptron_course.grading.trusted.running.preprocessors.SaveAutoGradesAtOnce",
+    "course_grader.trusted.running.preprocessors.LimitOutputSize",
+    "course_grader.trusted.running.preprocessors.StderrAsText",
+    "course_grader.trusted.running.preprocessors.SaveAutoGradesAtOnce",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
     # Last, once the scores are saved: the autograded notebook keeps no script or active HTML, since
     # the formgrader renders it unsanitised with the TA's session (see feedback.py, SafeToRender).
-    "perceptron_course.grading.trusted.outputs.feedback.SafeToRender",
+    "course_grader.trusted.outputs.feedback.SafeToRender",
 ]
 # The limits a notebook hit, which ResilientExecute records in its metadata for the report, stay there.
-# So does what the intake repaired (perceptron_course/intake_rules.py), which the feedback page lists.
+# So does what the intake repaired (grader/course_grader/intake_rules.py), which the feedback page lists.
 c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), "perceptron_course_grading",
                                                          "perceptron_course_intake"}
 # The formgrader's own renderer cleans HTML outputs and drops JavaScript outputs too.
@@ -114,13 +114,13 @@ c.HTMLExporter.sanitize_html = True
 # in the file name) writes. The penalty is term.toml's [late] policy, applied by TermLatePenalty (a
 # LateSubmissionPlugin): "none" (lateness shown, no points taken), "zero", or "per_day" (a percentage of
 # the notebook's points per started day, capped).
-c.AssignLatePenalties.plugin_class = "perceptron_course.grading.trusted.course.late_policy.TermLatePenalty"
+c.AssignLatePenalties.plugin_class = "course_grader.trusted.course.late_policy.TermLatePenalty"
 c.TermLatePenalty.policy = term.late.policy
 c.TermLatePenalty.percent_per_day = term.late.percent_per_day
 c.TermLatePenalty.max_percent = term.late.max_percent
 
 # Reveal schedule (term.toml's [reveal]): when a student's feedback shows the call, expected and received
-# values of a failed hidden case. See perceptron_course/grading/trusted/gradebook/reveal.py.
+# values of a failed hidden case. See grader/course_grader/trusted/gradebook/reveal.py.
 c.RevealSchedule.show_details = term.show_details
 
 # Hand-ins from an LMS (term.toml's [handin].lms): put its "download all submissions" zip in
@@ -129,5 +129,5 @@ c.RevealSchedule.show_details = term.show_details
 # is Canvas's numeric user id (the ID column of canvas_roster.csv, whose names the formgrader then shows): a
 # name is not an id (two John Smiths would be one). Two files for one student with the same name and no time
 # stop the collection, both named (ClashRefusingCollector).
-c.ZipCollectApp.collector_plugin = "perceptron_course.grading.trusted.course.collect.ClashRefusingCollector"
+c.ZipCollectApp.collector_plugin = "course_grader.trusted.course.collect.ClashRefusingCollector"
 c.FileNameCollectorPlugin.named_regexp = LMS_PATTERNS[term.handin.lms]

@@ -23,10 +23,10 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from perceptron_course.grading.trusted.course.course import Course
-from perceptron_course.grading.trusted.course.example_class import build_submission, copy_course
-from perceptron_course.grading.trusted.pipeline import grade
-from perceptron_course.grading.trusted.course.secret import SECRET_FILE
+from course_grader.trusted.course.course import Course
+from course_grader.trusted.course.example_class import build_submission, copy_course
+from course_grader.trusted.pipeline import grade
+from course_grader.trusted.course.secret import SECRET_FILE
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = ("ada_reference", "ben_alternative", "cy_buggy", "dee_untouched")

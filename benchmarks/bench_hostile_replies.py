@@ -16,9 +16,9 @@ import json
 import statistics
 import time
 
-from perceptron_course.grading.trusted.judging.checks import CHECKS
-from perceptron_course.grading.trusted.judging.checks.framework import case_generator, judge_replies
-from perceptron_course.grading.trusted.judging.wire import WireError, parse_reply
+from course_grader.trusted.judging.checks import CHECKS
+from course_grader.trusted.judging.checks.framework import case_generator, judge_replies
+from course_grader.trusted.judging.wire import WireError, parse_reply
 
 
 def _array(dtype: str, shape: list, data: list) -> list:

@@ -18,9 +18,9 @@ import json
 import time
 from pathlib import Path
 
-from perceptron_course.grading.trusted.judging.check_registry import course_checks
-from perceptron_course.grading.trusted.judging.checks import framework, run_in_process
-from perceptron_course.grading.trusted.judging.wire import harness_request
+from course_grader.trusted.judging.check_registry import course_checks
+from course_grader.trusted.judging.checks import framework, run_in_process
+from course_grader.trusted.judging.wire import harness_request
 
 REPO = Path(__file__).resolve().parents[1]
 

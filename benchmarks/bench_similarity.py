@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_similarity import LECTURE_CELL, RENAMED_LECTURE, SAM_AVERAGED, SUE_AVERAGED, library_loop_copy  # noqa: E402
 
-from perceptron_course.grading.trusted.outputs import similarity  # noqa: E402
-from perceptron_course.grading.trusted.course.course import Course  # noqa: E402
-from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course  # noqa: E402
+from course_grader.trusted.outputs import similarity  # noqa: E402
+from course_grader.trusted.course.course import Course  # noqa: E402
+from course_grader.trusted.course.example_class import build_example_class, copy_course  # noqa: E402
 
 HONEST = {frozenset({"ada_reference", "ben_alternative"})}
 

@@ -18,14 +18,14 @@ from pathlib import Path
 
 from nbformat.v4 import new_code_cell, new_notebook
 
-from perceptron_course.grading.trusted.course.course import Course
-from perceptron_course.grading.trusted.course.example_class import solved_notebook
-from perceptron_course.grading.trusted.judging.flags import (
+from course_grader.trusted.course.course import Course
+from course_grader.trusted.course.example_class import solved_notebook
+from course_grader.trusted.judging.flags import (
     MAX_ESCAPE_LINES,
     restored_cell_ids,
     review_notebook,
 )
-from perceptron_course.intake_rules import MAX_CELLS, MAX_NOTEBOOK_BYTES
+from course_grader.intake_rules import MAX_CELLS, MAX_NOTEBOOK_BYTES
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -18,9 +18,9 @@ import shutil
 import time
 from pathlib import Path
 
-from perceptron_course.grading.trusted.course.example_class import build_example_class, copy_course
-from perceptron_course.grading.trusted.pipeline import grade
-from perceptron_course.grading.trusted.course.secret import load_or_create_secret
+from course_grader.trusted.course.example_class import build_example_class, copy_course
+from course_grader.trusted.pipeline import grade
+from course_grader.trusted.course.secret import load_or_create_secret
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -40,9 +40,9 @@ from nbclient import NotebookClient
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_grading import scores, synthetic_class, timed_grade  # noqa: E402
 
-from perceptron_course.grading.trusted.running import kernel_pool  # noqa: E402
-from perceptron_course.grading.trusted.course.course import Course  # noqa: E402
-from perceptron_course.grading.trusted.pipeline import record_source_cells  # noqa: E402
+from course_grader.trusted.running import kernel_pool  # noqa: E402
+from course_grader.trusted.course.course import Course  # noqa: E402
+from course_grader.trusted.pipeline import record_source_cells  # noqa: E402
 
 CLASS_SIZE, ASSIGNMENTS = 300, 6
 
@@ -52,7 +52,7 @@ import json, sys
 from pathlib import Path
 sys.path.insert(0, str(Path(sys.argv[1]) / "benchmarks"))
 import bench_grading
-from perceptron_course.grading.trusted.course.course import Course
+from course_grader.trusted.course.course import Course
 outcomes = bench_grading.grade(Course.open(Path(sys.argv[2])), jobs=1, progress=False)
 print(json.dumps(bench_grading.scores(outcomes)))
 """

@@ -42,10 +42,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from conftest import fixture_course, sandboxes_left  # noqa: E402
 
-from perceptron_course.grading.trusted.course.course import Course  # noqa: E402
-from perceptron_course.grading.trusted.course.example_class import build_submission, copy_course, load_recipes  # noqa: E402
-from perceptron_course.grading.trusted.course.secret import load_or_create_secret  # noqa: E402
-from perceptron_course.grading.trusted.pipeline import grade  # noqa: E402
+from course_grader.trusted.course.course import Course  # noqa: E402
+from course_grader.trusted.course.example_class import build_submission, copy_course, load_recipes  # noqa: E402
+from course_grader.trusted.course.secret import load_or_create_secret  # noqa: E402
+from course_grader.trusted.pipeline import grade  # noqa: E402
 
 RECIPES = REPO / "tests" / "fixtures" / "budget_class"
 HONEST = "honest"

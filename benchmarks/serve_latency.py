@@ -54,10 +54,10 @@ from traitlets.config import Config
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_grading import BENCHMARK_SECRET, TEMPLATES, sign_answers  # noqa: E402
 
-from perceptron_course.grading.trusted.course.course import Course  # noqa: E402
-from perceptron_course.grading.trusted.course.example_class import build_submission, copy_course  # noqa: E402
-from perceptron_course.grading.trusted.course.secret import SECRET_FILE  # noqa: E402
-from perceptron_course.grading.trusted.pipeline import record_source_cells  # noqa: E402
+from course_grader.trusted.course.course import Course  # noqa: E402
+from course_grader.trusted.course.example_class import build_submission, copy_course  # noqa: E402
+from course_grader.trusted.course.secret import SECRET_FILE  # noqa: E402
+from course_grader.trusted.pipeline import record_source_cells  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -260,7 +260,7 @@ STAGES = ("noticed (submit returned -> the service saw it)", "queued (seen -> gr
 
 def where_the_time_goes(place: Place, watch: FeedbackWatch, submitted: list[Submitted]) -> list[str]:
     """Median and p95 of each stage of ``STAGES`` over ``submitted``, from the journal's events and this side's clocks."""
-    from perceptron_course.grading.trusted.serving.journal import GRADED, GRADING, JOURNAL_FILE, RELEASED, Journal
+    from course_grader.trusted.serving.journal import GRADED, GRADING, JOURNAL_FILE, RELEASED, Journal
 
     journal = Journal(place.course.reports / JOURNAL_FILE, read_only=True)
     try:

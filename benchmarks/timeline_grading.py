@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_grading import grade, synthetic_class  # noqa: E402
 
-from perceptron_course.grading.trusted import pipeline  # noqa: E402
+from course_grader.trusted import pipeline  # noqa: E402
 
 STAGES = ("record_source_cells", "copy_gradebook", "run_jobs", "write_exports")
 

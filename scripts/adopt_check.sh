@@ -105,7 +105,7 @@ notebook.cells += [
     new_code_cell('# Visible tests: quick hints. Hidden tests compare with the reference on many cases.\n'
                   'assert np.allclose(scores(np.array([1.0, 2.0]), 1.0, np.array([[1.0, 1.0]])), [4.0]), "expected [4]: 1 + 2 + 1"\n'
                   'print("scores: the visible tests pass. The hidden tests check many more cases.")\n\n'
-                  '### BEGIN HIDDEN TESTS\nfrom perceptron_course.grading.checks_api import check_scores\n'
+                  '### BEGIN HIDDEN TESTS\nfrom course_grader.checks_api import check_scores\n'
                   'check_scores(scores)\n### END HIDDEN TESTS',
                   metadata=nbgrader("test_scores", grade=True, points=1)),
 ]
@@ -134,7 +134,7 @@ checks.write_text(text, encoding="utf-8")
 EOF
 
 # 7. release/ regenerated the documented way, and the term's edits committed (the tests read git).
-PYTHONPATH="$adopt/course" "$python" -m perceptron_course.grading.trusted.cli release --root .
+PYTHONPATH="$adopt/course" "$python" -m course_grader.trusted.cli release --root .
 git init -q && git add -A && git -c user.name=adopter -c user.email=adopter@example.org commit -qm "The next term's edits"
 echo "edited course: $adopt/course"
 [ "$edit_only" -eq 1 ] && exit 0

@@ -42,11 +42,12 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
     { apt-get update -qq && apt-get install -y -qq passwd util-linux systemd; } >/dev/null 2>&1 \
         || echo "note: could not install passwd, util-linux and systemd; the hub test will fail" >&2
 fi
-# Reinstall only when pyproject.toml changed since the last install.
+# The course and its grader, two distributions, installed together (the course's `grading` extra is the grader,
+# found here in grader/); again only when either pyproject.toml changed since the last install.
 stamp=.venv/.installed-pyproject
-if ! cmp -s pyproject.toml "$stamp" 2>/dev/null; then
+if ! cat pyproject.toml grader/pyproject.toml | cmp -s - "$stamp" 2>/dev/null; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[dev]"
+    .venv/bin/python -m pip install --quiet -e "./grader[test]" -e ".[dev]"
     .venv/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
-    cp pyproject.toml "$stamp"
+    cat pyproject.toml grader/pyproject.toml > "$stamp"
 fi

@@ -105,7 +105,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def this_course():
     """The course of this repository (``source/``, ``release/``, its settings), as the grader opens it."""
-    from perceptron_course.grading.trusted.course.course import Course
+    from course_grader.trusted.course.course import Course
 
     return Course.open(REPO)
 
@@ -123,13 +123,13 @@ class TermSettings:
 def term_settings(root: Path = REPO) -> TermSettings:
     """The term settings of the course at ``root``.
 
-    From the term file (``term.toml``, read by ``perceptron_course/grading/trusted/course/term.py``'s ``load_term``) where
+    From the term file (``term.toml``, read by ``grader/course_grader/trusted/course/term.py``'s ``load_term``) where
     the course has one; otherwise from ``nbgrader_config.py``, through the grader's own loader.
     """
-    from perceptron_course.grading.trusted.course.course import Course, load_config
+    from course_grader.trusted.course.course import Course, load_config
 
     if (root / "term.toml").is_file():
-        from perceptron_course.grading.trusted.course.term import load_term
+        from course_grader.trusted.course.term import load_term
 
         term = load_term(root)
         return TermSettings(course_id=term.course.id, late_policy=term.late.policy, cell_seconds=float(term.limits.cell_seconds),
@@ -144,8 +144,8 @@ def term_settings(root: Path = REPO) -> TermSettings:
 def course_files(root: Path = REPO) -> list[str]:
     """What a copy of the course needs to release and grade, relative to ``root``: the configuration, the term file,
     source, release, and the header notebook (the term's, or one the configuration names), if any."""
-    from perceptron_course.grading.trusted.course.course import Course
-    from perceptron_course.grading.trusted.course.release_check import header_and_footer
+    from course_grader.trusted.course.course import Course
+    from course_grader.trusted.course.release_check import header_and_footer
 
     course = Course.open(root)
     header = course.term().course.header if (root / "term.toml").is_file() else ""
@@ -201,14 +201,14 @@ class ExpectedGrade:
 def expected_example_grades(course, recipes_folder: Path = REPO / "example_class") -> dict[tuple[str, str], ExpectedGrade]:
     """What each example student should get, by ``(student, assignment)``, from the recipes and the source's points.
 
-    A recipe (``example_class/<student>.py``, see ``perceptron_course/grading/trusted/course/example_class.py``) says what
+    A recipe (``example_class/<student>.py``, see ``grader/course_grader/trusted/course/example_class.py``) says what
     it expects with ``LOSES`` (``{assignment: [test cell grade_id, ...]}``: the cells its bugs fail) and ``FAILS``
     (``{assignment: reason}``: hand-ins reported as failed). Besides those, a student whose ``BASE`` is the release
     loses every test cell of a function it left a stub; written answers score 0 until a TA grades them; every other
     graded cell earns its points. Entries for an assignment the course no longer has are ignored; an entry naming a
     cell the assignment does not have is a stale recipe, and fails here with the file and cell named.
     """
-    from perceptron_course.grading.trusted.course.example_class import load_recipes
+    from course_grader.trusted.course.example_class import load_recipes
 
     expected = {}
     for student, recipe in load_recipes(recipes_folder).items():
@@ -243,8 +243,8 @@ def fixture_course() -> Path:
     ``term.toml``, with this repository's ``nbgrader_config.py`` (the grader's wiring, which reads the term file).
     Tests copy it (``copy_course(fixture_course(), ...)``) before they grade anything.
     """
-    from perceptron_course.grading.trusted.course.course import Course
-    from perceptron_course.grading.trusted.pipeline import release
+    from course_grader.trusted.course.course import Course
+    from course_grader.trusted.pipeline import release
 
     scratch = Path(tempfile.mkdtemp(prefix="perceptron-fixture-course-"))
     atexit.register(shutil.rmtree, scratch, True)

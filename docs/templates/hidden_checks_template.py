@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from perceptron_course.grading.checks_api import (
+from course_grader.checks_api import (
     Case, Check, compare_arrays, compare_history, compare_labels, compare_number, lists_at_random,
     points_with_zero_score, random_cases, random_integer_points, random_points, solution,
 )
@@ -91,5 +91,5 @@ WALK = Check("walk", ("step", "n_steps"), _walk_cases, solution("walk", __file__
 CHECKS = (SCALE, CLASSIFY, SPREAD, WALK)
 
 # Optional: what a submission may import without a flag for a TA (the default is COMMON_IMPORTS).
-# from perceptron_course.grading.checks_api import COMMON_IMPORTS
+# from course_grader.checks_api import COMMON_IMPORTS
 # ALLOWED_IMPORTS = COMMON_IMPORTS | {"scipy.optimize"}

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from perceptron_course import geometry, perceptron
-from perceptron_course.grading.trusted.judging.wire import python_literal
-from perceptron_course.grading.trusted.judging.checks.framework import (
-    N_RANDOM_CASES, Case, Check, Difference, compare_arrays, describe, holds_integers, compare_labels, compare_number, integer_weights_and_boundary_points,
-    lists_at_random, random_integer_points, random_points,
+from course_grader.checks_api import (
+    N_RANDOM_CASES, Case, Check, compare_arrays, compare_labels, compare_number, describe, Difference,
+    holds_integers, integer_weights_and_boundary_points, lists_at_random, python_literal, random_integer_points,
+    random_points,
 )
+
 
 #: Random cases per check with integer input (a stated boundary of every geometry function).
 N_INTEGER_CASES = 4

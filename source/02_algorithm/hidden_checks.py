@@ -6,13 +6,17 @@ import numpy as np
 
 from perceptron_course import perceptron
 from perceptron_course.datasets import linearly_separable
-from perceptron_course.grading.checks_api import (
-    N_BOUNDARY_CASES, epochs_to_converge, separable_integer_data, solution, training_cases,
-)
-from perceptron_course.grading.trusted.judging.checks.framework import (
+from course_grader.checks_api import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_bool, compare_count, compare_number, compare_tuple,
-    lists_at_random, points_with_zero_score, random_integer_points, random_labels,
+    course_module, lists_at_random, points_with_zero_score, random_integer_points, random_labels, solution,
 )
+
+_training = course_module(__file__, "training_data")
+N_BOUNDARY_CASES = _training.N_BOUNDARY_CASES
+epochs_to_converge = _training.epochs_to_converge
+separable_integer_data = _training.separable_integer_data
+training_cases = _training.training_cases
+
 
 def _step_cases(rng: np.random.Generator) -> list[Case]:
     cases = [

@@ -8,10 +8,14 @@ import numpy as np
 
 from perceptron_course import perceptron
 from perceptron_course.datasets import linearly_separable, six_point_example, two_point_example, xor
-from perceptron_course.grading.trusted.judging.wire import python_literal
-from perceptron_course.grading.checks_api import boundary_cases, training_cases
-from perceptron_course.grading.trusted.judging.checks.framework import N_RANDOM_CASES, Case, Check, Difference, as_float_array, compare_arrays, compare_bool, lists_at_random
-from perceptron_course.grading.trusted.judging.checks.framework import random_integer_points, random_labels
+from course_grader.checks_api import (
+    N_RANDOM_CASES, as_float_array, Case, Check, compare_arrays, compare_bool, course_module, Difference,
+    lists_at_random, python_literal, random_integer_points, random_labels,
+)
+
+_training = course_module(__file__, "training_data")
+boundary_cases = _training.boundary_cases
+training_cases = _training.training_cases
 
 
 

@@ -6,11 +6,14 @@ import numpy as np
 
 from perceptron_course import geometry, perceptron, theory
 from perceptron_course.datasets import six_point_example
-from perceptron_course.grading.checks_api import COMMON_IMPORTS, training_cases, short_separable_data
-from perceptron_course.grading.trusted.judging.checks.framework import (
-    N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, lists_at_random, random_integer_points,
-    random_points,
+from course_grader.checks_api import (
+    COMMON_IMPORTS, N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, course_module,
+    lists_at_random, random_integer_points, random_points,
 )
+
+_training = course_module(__file__, "training_data")
+short_separable_data = _training.short_separable_data
+training_cases = _training.training_cases
 
 
 
@@ -170,6 +173,7 @@ PROOF_SQUEEZE = Check(
     "proof_squeeze", ("X", "y", "history", "w_star"), _squeeze_cases, _reference_squeeze,
     compare_arrays(exact=False, what="an array of shape (k + 1, 4): [j gamma, alignment, squared norm, j R^2] per row"),
 )
+
 
 CHECKS = (RADIUS, PROOF_TERMS, MISTAKE_BOUND, PROOF_SQUEEZE)
 

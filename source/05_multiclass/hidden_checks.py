@@ -7,8 +7,11 @@ from typing import Any, Callable
 import numpy as np
 
 from perceptron_course import multiclass
-from perceptron_course.grading.trusted.judging.wire import python_literal
-from perceptron_course.grading.trusted.judging.checks.framework import N_RANDOM_CASES, Case, Check, Difference, compare_arrays, compare_tuple, holds_a_bool, lists_at_random
+from course_grader.checks_api import (
+    N_RANDOM_CASES, Case, Check, compare_arrays, compare_tuple, Difference, holds_a_bool, lists_at_random,
+    python_literal,
+)
+
 
 #: Random cases of a check drawn on a stated boundary (integer input, ties between classes).
 N_BOUNDARY_CASES = 6
@@ -110,6 +113,7 @@ OVR_TRAIN = Check(
                    [Case((_SIX_X, np.array([0, 1, 2, 0, 1, 2])), "the visible test's six points", {"max_epochs": 50})]),
     _weights_of(_ONE_VS_REST), _MATRICES,
 )
+
 
 _MULTICLASS = KeptRuns(multiclass.train_multiclass)
 MULTICLASS_TRAIN = Check(

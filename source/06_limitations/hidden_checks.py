@@ -7,12 +7,14 @@ import numpy as np
 from perceptron_course import theory, variants
 from perceptron_course.datasets import linearly_separable, xor
 from perceptron_course.geometry import augment
-from perceptron_course.grading.trusted.judging.wire import Reply, python_literal
-from perceptron_course.grading.checks_api import boundary_cases
-from perceptron_course.grading.trusted.judging.checks.framework import (
-    N_RANDOM_CASES, Case, Check, as_float_array, call_text, compare_arrays, compare_count, compare_labels, compare_number,
-    compare_tuple, lists_at_random, random_integer_points, random_labels, random_points, safe_case_failure,
+from course_grader.checks_api import (
+    N_RANDOM_CASES, as_float_array, call_text, Case, Check, compare_arrays, compare_count, compare_labels,
+    compare_number, compare_tuple, course_module, lists_at_random, python_literal, random_integer_points,
+    random_labels, random_points, Reply, safe_case_failure,
 )
+
+_training = course_module(__file__, "training_data")
+boundary_cases = _training.boundary_cases
 
 
 #: Random cases of a check drawn on a stated boundary (the epoch cap, integer input, separable data).
@@ -421,5 +423,6 @@ MLP_FORWARD = Check(
                                                    compare_arrays(exact=False, what="scores of shape (n,)"),
                                                    compare_labels("labels of shape (n,), -1/+1 with sign(0) = +1"))),
 )
+
 
 CHECKS = (XOR_FEATURES, KERNEL_PERCEPTRON, AVERAGED_PERCEPTRON, HINGE_SGD, MLP_FORWARD)

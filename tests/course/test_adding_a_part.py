@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from perceptron_course.grading.trusted.judging.check_registry import course_checks, registry_problems
-from perceptron_course.grading.trusted.course.course import Course
+from course_grader.trusted.judging.check_registry import course_checks, registry_problems
+from course_grader.trusted.course.course import Course
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "adding-a-part.md"

@@ -8,10 +8,10 @@ import pytest
 from conftest import copy_course_to, course_files
 from nbgrader.validator import Validator
 
-from perceptron_course.grading.trusted.judging.check_registry import hidden_checks_leaks
-from perceptron_course.grading.trusted.course.course import Course
-from perceptron_course.grading.trusted.course.notebook_format import course_notebooks, normalise, normalised_text
-from perceptron_course.grading.trusted.pipeline import release
+from course_grader.trusted.judging.check_registry import hidden_checks_leaks
+from course_grader.trusted.course.course import Course
+from course_grader.trusted.course.notebook_format import course_notebooks, normalise, normalised_text
+from course_grader.trusted.pipeline import release
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -126,8 +126,8 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment, name):
     assert only_secret, "the source has solution or hidden lines to look for"
     leaked = [line for line in released_text.split("\n") if line.strip() in only_secret]
     assert leaked == []
-    assert "from perceptron_course.grading.trusted.judging.checks import" not in released_text
-    assert "from perceptron_course.grading.checks_api import" not in released_text
+    assert "from course_grader.trusted.judging.checks import" not in released_text
+    assert "from course_grader.checks_api import" not in released_text
 
 
 @pytest.mark.parametrize(("assignment", "name"), NOTEBOOKS)
@@ -147,7 +147,7 @@ def test_student_notebooks_carry_no_grading_code(assignment, name):
         notebook = nbformat.read(folder / assignment / f"{name}.ipynb", as_version=4)
         for cell in notebook.cells:
             visible = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", cell.source, flags=re.S)
-            assert "perceptron_course.grading" not in visible, (folder.name, cell.source[:120])
+            assert "course_grader" not in visible, (folder.name, cell.source[:120])
             assert "warnings.simplefilter" not in visible  # it would silence the student's own warnings
 
 
@@ -156,7 +156,7 @@ def test_no_file_besides_notebooks_in_source_but_what_nbgrader_ignores():
     # the hidden checks beside each assignment must be named there, and nothing else secret may sit in source/.
     import fnmatch
 
-    from perceptron_course.grading.trusted.course.course import load_config
+    from course_grader.trusted.course.course import load_config
 
     ignored = list(load_config(COURSE).CourseDirectory.ignore)
     extra = [p for p in COURSE.source.rglob("*") if p.is_file() and p.suffix != ".ipynb"

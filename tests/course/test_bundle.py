@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from conftest import copy_course_to, solutions_by_test_cell
 
-from perceptron_course.grading.trusted.course.bundle import build_bundle
-from perceptron_course.grading.trusted.course.student_readme import render
-from perceptron_course.selfcheck import SETTINGS_FILE
-from perceptron_course.grading.trusted.cli import main
-from perceptron_course.grading.trusted.course.course import Course, CourseError
+from course_grader.trusted.course.bundle import build_bundle
+from course_grader.trusted.course.student_readme import render
+from course_grader.selfcheck import SETTINGS_FILE
+from course_grader.trusted.cli import main
+from course_grader.trusted.course.course import Course, CourseError
 
 ROOT = Path(__file__).resolve().parents[2]
-SECRET_PATHS = ("source/", "tests/", "example_class/", "perceptron_course/grading/", "gradebook")
+SECRET_PATHS = ("source/", "tests/", "example_class/", "grader/course_grader/", "gradebook")
 SECRET_TEXT = (b"BEGIN SOLUTION", b"BEGIN HIDDEN TESTS")
 COURSE = Course.open(ROOT)
 # Any assignment serves; its first notebook, and the number of visible (autograded) tests in it, come from source/.
@@ -50,7 +50,7 @@ def test_bundle_holds_the_release_the_lectures_and_the_student_package(bundle):
     assert lectures
     assert {name: files[name] for name in release} == release
     assert {name: files[name] for name in lectures} == lectures
-    assert "package/pyproject.toml" in files and "package/perceptron_course/selfcheck.py" in files
+    assert "package/pyproject.toml" in files and "package/grader/course_grader/selfcheck.py" in files
     assert "package/perceptron_course/geometry.py" in files
     course = Course.open(ROOT)
     assert files["README.md"] == render(course, course.term()).encode("utf-8")
@@ -73,7 +73,7 @@ def test_no_file_of_the_folder_or_the_zip_holds_solutions_tests_or_grading_code(
 
 
 def test_the_bundle_carries_no_hidden_checks_and_no_text_of_them(bundle):
-    from perceptron_course.grading.trusted.judging.check_registry import distinctive_lines, hidden_checks_leaks
+    from course_grader.trusted.judging.check_registry import distinctive_lines, hidden_checks_leaks
 
     folder, archive = bundle
     assert distinctive_lines(ROOT), "the course's hidden_checks.py files have lines to look for"
@@ -102,7 +102,7 @@ def test_student_package_depends_on_the_student_libraries_only(bundle):
     for needed in ("numpy", "scipy", "scikit-learn", "matplotlib", "jupyterlab", "ipykernel"):
         assert f'"{needed}>=' in pyproject, needed
     assert "nbgrader" not in pyproject and "grading" not in pyproject
-    assert 'perceptron-selfcheck = "perceptron_course.selfcheck:main"' in pyproject
+    assert 'perceptron-selfcheck = "course_grader.selfcheck:main"' in pyproject
 
 
 def copy_course(tmp_path: Path) -> Path:
@@ -179,7 +179,7 @@ def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_p
     imported_from = subprocess.run([str(python), "-c", script], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert Path(imported_from.stdout.strip().splitlines()[-1]).is_relative_to(fresh_site / "perceptron_course")
 
-    no_grading = subprocess.run([str(python), "-c", "import perceptron_course.grading"], capture_output=True, text=True, cwd=tmp_path)
+    no_grading = subprocess.run([str(python), "-c", "import course_grader"], capture_output=True, text=True, cwd=tmp_path)
     assert "ModuleNotFoundError" in no_grading.stderr
 
     selfcheck = subprocess.run(

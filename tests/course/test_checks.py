@@ -11,13 +11,13 @@ import nbformat
 import numpy as np
 import pytest
 
-from perceptron_course.grading.trusted.judging import checks
-from perceptron_course.grading.trusted.judging.check_registry import course_checks
-from perceptron_course.grading.trusted.judging.checks import framework
-from perceptron_course.grading.trusted.judging.checks.framework import case_generator
-from perceptron_course.grading.trusted.course.course import Course
-from perceptron_course.grading.trusted.judging.checks import run_in_process
-from perceptron_course.grading.trusted.judging.verdicts import declarations, split_hidden
+from course_grader.trusted.judging import checks
+from course_grader.trusted.judging.check_registry import course_checks
+from course_grader.trusted.judging.checks import framework
+from course_grader.trusted.judging.checks.framework import case_generator
+from course_grader.trusted.course.course import Course
+from course_grader.trusted.judging.checks import run_in_process
+from course_grader.trusted.judging.verdicts import declarations, split_hidden
 
 REPO = Path(__file__).resolve().parents[2]
 COURSE = Course.open(REPO)
@@ -295,7 +295,7 @@ def test_a_verdict_comes_from_returned_data_only():
 
 
 def test_silence_is_never_a_pass():
-    from perceptron_course.grading.trusted.judging.checks.framework import judge_replies
+    from course_grader.trusted.judging.checks.framework import judge_replies
 
     check_ = CHECKS["augment"]
     cases = check_.cases(case_generator(b"s" * 16, "augment", "x"))
@@ -308,9 +308,9 @@ REFERENCE_CHECKS = [name for name, check_ in CHECKS.items() if check_.reference 
 
 @pytest.mark.parametrize("function_name", REFERENCE_CHECKS)
 def test_answers_prepared_ahead_are_the_ones_the_verdict_uses(function_name):
-    from perceptron_course.grading.in_sandbox import harness
-    from perceptron_course.grading.trusted.judging.checks.framework import judge_replies, prepare_cases
-    from perceptron_course.grading.trusted.judging.wire import harness_request, read_replies
+    from course_grader.in_sandbox import harness
+    from course_grader.trusted.judging.checks.framework import judge_replies, prepare_cases
+    from course_grader.trusted.judging.wire import harness_request, read_replies
 
     check_ = CHECKS[function_name]
     prepared = prepare_cases(check_, case_generator(b"s" * 16, function_name, "x"))
@@ -510,11 +510,11 @@ from functools import lru_cache  # noqa: E402
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from perceptron_course.grading.trusted.judging.checks.framework import (  # noqa: E402
+from course_grader.trusted.judging.checks.framework import (  # noqa: E402
     Case, Check, compare_arrays, compare_bool, compare_count, compare_labels, compare_number, judge_replies, prepare_cases,
 )
-from perceptron_course.grading.checks_api import compare_history  # noqa: E402
-from perceptron_course.grading.trusted.judging.wire import Reply  # noqa: E402
+from course_grader.checks_api import compare_history  # noqa: E402
+from course_grader.trusted.judging.wire import Reply  # noqa: E402
 from wire_strategies import KNOWN_HOSTILE, wire_values  # noqa: E402
 
 #: The longest verdict message: two failed cases, each a call (cut at 2,000 characters) and two values (1,500 each).
@@ -722,7 +722,7 @@ def test_a_kept_multiclass_run_is_the_run_training_with_that_cap_gives(trainer_n
 
 
 def test_a_case_the_reference_cannot_answer_is_dropped_and_named_never_failed():
-    from perceptron_course.grading.trusted.judging.checks.framework import Case, Check, compare_number, prepare_cases
+    from course_grader.trusted.judging.checks.framework import Case, Check, compare_number, prepare_cases
 
     def reference(x):
         if x == 3:
@@ -794,7 +794,7 @@ def test_no_message_of_the_corpus_has_an_empty_part():
 
 
 def test_a_long_call_reads_short_then_whole_to_paste():
-    from perceptron_course.grading.trusted.judging.checks.framework import SHORT_CALL_CHARS, call_text
+    from course_grader.trusted.judging.checks.framework import SHORT_CALL_CHARS, call_text
 
     check_ = CHECKS["train_perceptron"]
     cases = check_.cases(case_generator(b"s" * 16, "train_perceptron", "ann"))
@@ -879,7 +879,7 @@ def test_ovr_predict_refuses_bools_among_its_classes(received, expected):
 
 
 def test_bools_among_numbers_are_still_refused_after_the_wire():
-    from perceptron_course.grading.trusted.judging.wire import decode_value, encode
+    from course_grader.trusted.judging.wire import decode_value, encode
 
     for value in ([True, -1, True], [np.True_, 2.5], [[1.0], [True]]):
         rebuilt = decode_value(encode(value))
@@ -893,7 +893,7 @@ def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeyp
     # unchanged: 3/3. The harness now calls each case again on the same objects; the second answer is judged here.
     import json
 
-    from perceptron_course.grading.trusted.judging.checks import run_in_process
+    from course_grader.trusted.judging.checks import run_in_process
 
     def perceptron_step(w, b, x, y):
         mistake = bool(y * (np.dot(w, x) + b) <= 0)
@@ -919,7 +919,7 @@ def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeyp
     assert run_in_process(CHECKS["perceptron_step"], honest).passed
     assert not run_in_process(CHECKS["perceptron_step"], perceptron_step).passed
     monkeypatch.setattr(Box.module, "dumps", lying_dumps)
-    from perceptron_course.grading.trusted.judging.wire import harness_request
+    from course_grader.trusted.judging.wire import harness_request
 
     request = harness_request("perceptron_step", CHECKS["perceptron_step"].cases(
         case_generator(b"s" * 16, "perceptron_step", "instructor")), "@@m@@")
@@ -936,8 +936,8 @@ def test_the_second_call_keeps_the_arrays_and_takes_the_next_case_s_numbers_so_r
     # from the next case, so its right answer is another one, which needs the arrays' values as they were sent.
     import json
 
-    from perceptron_course.grading.trusted.judging.checks import run_in_process
-    from perceptron_course.grading.trusted.judging.checks.framework import prepare_cases, second_call
+    from course_grader.trusted.judging.checks import run_in_process
+    from course_grader.trusted.judging.checks.framework import prepare_cases, second_call
 
     check = CHECKS["perceptron_step"]
     prepared = prepare_cases(check, case_generator(b"s" * 16, "perceptron_step", "instructor"))

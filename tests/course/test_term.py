@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from perceptron_course.grading.trusted.cli import main
-from perceptron_course.grading.trusted.course.course import Course, CourseError, load_config, nbgrader_api
-from perceptron_course.grading.trusted.course.course_check import check_configuration, check_parts, check_registrations
-from perceptron_course.grading.trusted.course.late_policy import follow_term
-from perceptron_course.grading.trusted.course.student_readme import DOCS_PAGE, render
-from perceptron_course.grading.trusted.course.term import TERM_FILE, LatePolicy, TermError, load_term
+from course_grader.trusted.cli import main
+from course_grader.trusted.course.course import Course, CourseError, load_config, nbgrader_api
+from course_grader.trusted.course.course_check import check_configuration, check_parts, check_registrations
+from course_grader.trusted.course.late_policy import follow_term
+from course_grader.trusted.course.student_readme import DOCS_PAGE, render
+from course_grader.trusted.course.term import TERM_FILE, LatePolicy, TermError, load_term
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,7 +91,7 @@ def test_a_wrong_key_is_an_error_naming_the_file_and_the_key(tmp_path, old, new,
 
 
 def test_the_serve_table_defaults_to_grades_behaviour_and_reads_each_key(tmp_path):
-    from perceptron_course.grading.trusted.course.term import ServePolicy
+    from course_grader.trusted.course.term import ServePolicy
 
     course = copy_course(tmp_path)
     default = load_term(course).serve
@@ -310,7 +310,7 @@ def test_a_failed_release_leaves_release_as_it_was(tmp_path):
     before = {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "release").rglob("*")) if p.is_file()}
 
     with pytest.raises(CourseError, match="release/ is unchanged"):
-        from perceptron_course.grading.trusted.pipeline import release
+        from course_grader.trusted.pipeline import release
         release(Course.open(root))
 
     after = {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "release").rglob("*")) if p.is_file()}
@@ -319,7 +319,7 @@ def test_a_failed_release_leaves_release_as_it_was(tmp_path):
 
 
 def test_nbgraders_submissions_associated_refusal_is_explained():
-    from perceptron_course.grading.trusted.pipeline import release_failure
+    from course_grader.trusted.pipeline import release_failure
 
     message = release_failure("01_geometry", "Cannot add or remove cells from 01_geometry: there are submissions associated with it")
     assert "release/ is unchanged" in message and "nbgrader db assignment remove 01_geometry" in message
@@ -330,8 +330,8 @@ def test_nbgraders_submissions_associated_refusal_is_explained():
 def test_a_header_in_the_term_tops_every_released_notebook_and_the_release_check_finds_it(tmp_path):
     import nbformat
 
-    from perceptron_course.grading.trusted.pipeline import release
-    from perceptron_course.grading.trusted.course.release_check import stale_assignments
+    from course_grader.trusted.pipeline import release
+    from course_grader.trusted.course.release_check import stale_assignments
 
     root = copy_course(tmp_path)
     header = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("**ML 101, Spring 2027**, Dr. Lovelace")])
@@ -384,7 +384,7 @@ def test_nbgraders_own_late_penalties_apply_the_terms_per_day_policy(tmp_path):
 
 @pytest.mark.slow
 def test_check_names_a_release_that_source_no_longer_generates(tmp_path):
-    from perceptron_course.grading.trusted.course.course_check import check_release
+    from course_grader.trusted.course.course_check import check_release
 
     root = copy_course(tmp_path)
     course = Course.open(root)

@@ -17,7 +17,7 @@ from perceptron_course.theory import is_separable  # noqa: E402
 
 def test_import_does_not_load_matplotlib_sklearn_or_scipy_optimize():
     # every grading kernel imports the library: it must stay light
-    code = ("import sys, perceptron_course.grading.trusted.judging.checks; "
+    code = ("import sys, course_grader.trusted.judging.checks; "
             "print('matplotlib' in sys.modules, 'sklearn' in sys.modules, 'scipy.optimize' in sys.modules)")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.split() == ["False", "False", "False"]

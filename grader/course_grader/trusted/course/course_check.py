@@ -1,0 +1,149 @@
+"""``perceptron-course check``: what is inconsistent in a course after an instructor's edits, on one screen.
+
+Each finding is a sentence an instructor understands, with what to do:
+
+- the term file does not load (a typo in a key, a bad date or zone, an assignment not in ``source/``);
+- a graded test cell with no hidden check, a hidden-test region naming a check its assignment's
+  ``hidden_checks.py`` lacks, a check no part declares (``check_registry.registry_problems``);
+- a part's heading that says ``(N points)`` when its graded cells' metadata add up to another number;
+- an assignment dropped from the term that is still registered: a folder of ``source/`` or
+  ``release/``, a grant of imports to it, an assignment of the gradebook;
+- ``release/`` not what ``source/`` generates now (``release_check.stale_assignments``);
+- limits in nbgrader's configuration that disagree with the term file;
+- a header nbgrader's release cannot find.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from .course import Course, CourseError, load_config
+
+#: ``(2 points)``, ``(1 point)``, ``(2 points, graded by hand)`` in a Markdown heading's first line.
+HEADING_POINTS = re.compile(r"^#+ .*\((\d+(?:\.\d+)?) points?\b")
+
+
+def _cells(course: Course, assignment: str) -> list[tuple[str, dict]]:
+    """``(notebook name, cell)`` of every cell of an assignment's source, in order."""
+    cells = []
+    for name in course.notebook_names(assignment):
+        notebook = json.loads((course.source / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
+        cells += [(name, cell) for cell in notebook.get("cells", [])]
+    return cells
+
+
+def _text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def check_parts(course: Course, assignments: list[str]) -> list[str]:
+    """Heading points that differ from their cells' metadata, then every inconsistency between ``source/`` and its
+    hidden checks (``check_registry.registry_problems``: parts without a check, checks of no part, grants of imports
+    to assignments the course does not have)."""
+    from ..judging.check_registry import registry_problems
+    from ..judging.kernel_imports import ungrantable_imports
+
+    problems = []
+    for assignment in assignments:
+        heading, heading_points, cell_points = "", None, 0.0
+
+        def close_part() -> None:
+            if heading_points is not None and abs(heading_points - cell_points) > 1e-9:
+                problems.append(f"{assignment}: the heading '{heading}' says {heading_points:g} points, but its graded cells' "
+                                f"metadata give {cell_points:g}: change the heading or the cells' points (Create Assignment toolbar)")
+
+        for _, cell in _cells(course, assignment):
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            text = _text(cell)
+            if cell.get("cell_type") == "markdown" and text.lstrip().startswith("#") and not meta.get("grade"):
+                close_part()  # any heading ends the part above it
+                first_line = text.strip().splitlines()[0]
+                match = HEADING_POINTS.search(first_line)
+                heading, heading_points, cell_points = first_line.lstrip("# "), float(match.group(1)) if match else None, 0.0
+                continue
+            if meta.get("grade"):
+                cell_points += float(meta.get("points", 0) or 0)
+        close_part()
+    return problems + registry_problems(course.root) + ungrantable_imports(course.root)
+
+
+def check_registrations(course: Course, term) -> list[str]:
+    """Assignments outside the term that are still registered somewhere."""
+    in_term = set(term.assignment_names)
+    problems = []
+    for name in course.source_folders():
+        if name not in in_term:
+            problems.append(f"source/{name} is not an assignment of term.toml: add an [[assignments]] block with "
+                            f"name = \"{name}\", or delete (git rm) the folder if it was dropped")
+    if course.release.is_dir():
+        for folder in sorted(p for p in course.release.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if folder.name not in in_term:
+                problems.append(f"release/{folder.name} is not an assignment of term.toml: delete it (git rm -r release/{folder.name})")
+    if (course.root / "gradebook.db").is_file():
+        from .course import nbgrader_api
+
+        with nbgrader_api(course).gradebook as gradebook:
+            for assignment in gradebook.assignments:
+                if assignment.name not in in_term:
+                    problems.append(f"the gradebook holds assignment {assignment.name}, not in term.toml: "
+                                    f"`nbgrader db assignment remove {assignment.name}` (add --force if it has submissions)")
+    return problems
+
+
+def check_configuration(course: Course, term) -> list[str]:
+    """nbgrader's configuration against the term: limits, course id, header."""
+    config = load_config(course)
+    problems = []
+    agreed = [("c.Execute.timeout", config.Execute.get("timeout"), term.limits.cell_seconds, "limits.cell_seconds"),
+              ("c.ResilientExecute.time_budget", config.ResilientExecute.get("time_budget"), term.limits.notebook_seconds,
+               "limits.notebook_seconds"),
+              ("c.ResilientExecute.max_restarts", config.ResilientExecute.get("max_restarts"), term.limits.max_restarts,
+               "limits.max_restarts"),
+              ("c.CourseDirectory.course_id", config.CourseDirectory.get("course_id"), term.course.id, "course.id")]
+    for setting, value, wanted, key in agreed:
+        if value != wanted:
+            problems.append(f"nbgrader_config.py sets {setting} = {value!r} but term.toml's {key} is {wanted!r}: "
+                            f"set it in term.toml only (nbgrader_config.py reads it from there)")
+    header = config.IncludeHeaderFooter.get("header")
+    if header:
+        path = Path(header) if Path(header).is_absolute() else None
+        if path is None:
+            problems.append(f"nbgrader_config.py sets c.IncludeHeaderFooter.header = {header!r}, a relative path the release "
+                            f"check's scratch copy cannot find: set [course].header in term.toml instead")
+        elif not path.is_file():
+            problems.append(f"the header {header} does not exist: fix [course].header in term.toml")
+    return problems
+
+
+def check_release(course: Course, term) -> list[str]:
+    from .release_check import stale_assignments
+
+    present = [name for name in term.assignment_names if (course.release / name).is_dir()]
+    problems = [f"release/{name} is missing: run `perceptron-course release`" for name in term.assignment_names
+                if name not in present]
+    try:
+        stale = stale_assignments(course, present) if present else []
+    except CourseError as error:
+        return problems + [str(error)]
+    problems += [f"release/{name} is not what source/{name} generates now: run `perceptron-course release` and commit it"
+                 for name in stale]
+    return problems
+
+
+def check_course(course: Course) -> list[str]:
+    """Every inconsistency of ``course``, each a sentence with what to do; empty when there is none."""
+    try:
+        term = course.term()
+    except CourseError as error:
+        return [f"{error} (fix term.toml; docs/term-file.md lists every key)"]
+    try:
+        problems = check_configuration(course, term)
+    except CourseError as error:
+        problems = [str(error)]
+    problems += check_registrations(course, term)
+    problems += check_parts(course, [name for name in term.assignment_names])
+    problems += check_release(course, term)
+    return problems

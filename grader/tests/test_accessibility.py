@@ -1,0 +1,134 @@
+"""Every page a student or a TA reads passes axe-core's WCAG 2.1 A and AA rules in Debian's Chromium.
+
+The pages: each lecture of notebooks/ and each student notebook of release/ as ``perceptron-course
+pages`` renders them (derived from the course, not listed here), a feedback page and the TA's
+report. Playwright opens each page from disk with every request off the machine refused (the
+pages must not depend on a CDN to be readable: mathematics stays as its TeX text when MathJax cannot
+load), injects npm's axe-core (package.json; scripts/setup.sh installs it into node_modules/) and
+fails on any violation, and on nbconvert's placeholder alternative text. Never ``playwright install``.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from course_grader.trusted.outputs.pages import PLACEHOLDER_ALT, course_notebooks, page_name, render_page
+from test_report import class_template  # noqa: F401 - the report's class fixture, its gradebook written through nbgrader's API
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WCAG_21_A_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is missing (/usr/bin/chromium): apt-get install chromium"),
+]
+sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is missing: pip install '.[dev]'")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert AXE.is_file(), f"npm's axe-core is missing ({AXE}): run scripts/setup.sh (npm install)"
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                              args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def violations(browser, page_file: Path) -> list[dict]:
+    """axe-core's WCAG 2.1 A/AA violations of ``page_file`` opened in Chromium, each with up to 3 of its elements."""
+    context = browser.new_context(bypass_csp=True)  # feedback and report pages forbid every script, axe's too
+    try:
+        page = context.new_page()
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page.goto(page_file.resolve().as_uri(), wait_until="load")
+        page.add_script_tag(path=str(AXE))
+        result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", WCAG_21_A_AA)
+    finally:
+        context.close()
+    return [{"rule": found["id"], "help": found["help"],
+             "elements": [node["html"][:200] for node in found["nodes"][:3]], "count": len(found["nodes"])}
+            for found in result["violations"]]
+
+
+def assert_accessible(browser, page_file: Path) -> None:
+    text = page_file.read_text(encoding="utf-8")
+    assert PLACEHOLDER_ALT not in text, f"{page_file.name}: an image carries nbconvert's placeholder alternative text"
+    found = violations(browser, page_file)
+    assert found == [], f"{page_file.name}: WCAG 2.1 A/AA violations:\n{json.dumps(found, indent=1)}"
+
+
+@pytest.mark.parametrize("notebook", course_notebooks(ROOT), ids=lambda path: str(path.relative_to(ROOT)))
+def test_lecture_and_assignment_pages_pass_axe(browser, notebook, tmp_path):
+    page_file = tmp_path / page_name(ROOT, notebook)
+    page_file.parent.mkdir(parents=True)
+    page_file.write_text(render_page(notebook), encoding="utf-8")
+    assert_accessible(browser, page_file)
+
+
+def test_the_pages_cover_every_lecture_and_assignment():
+    notebooks = course_notebooks(ROOT)
+    assert {path.parent.name for path in notebooks if path.parent.parent.name == "release"} == {
+        folder.name for folder in (ROOT / "source").iterdir() if any(folder.glob("*.ipynb"))}
+    assert {path.name for path in notebooks if path.parent.name == "notebooks"} == {
+        path.name for path in (ROOT / "notebooks").glob("*.ipynb")}
+
+
+def test_every_lecture_figure_carries_alt_text_in_the_notebook():
+    import nbformat
+
+    for notebook in course_notebooks(ROOT):
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            for output in cell.get("outputs", []):
+                if "image/png" in output.get("data", {}):
+                    alt = output.get("metadata", {}).get("image/png", {}).get("alt", "")
+                    assert len(alt.split()) >= 8, f"{notebook.name}: a figure without a real alternative text: {alt!r}"
+                    assert 'alt="' in output["data"].get("text/html", ""), f"{notebook.name}: JupyterLab shows no alt text"
+
+
+def test_a_placeholder_alt_text_fails_the_check(browser, tmp_path):
+    # The check can fail: a notebook figure shown the plain way gets nbconvert's placeholder.
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    notebook = new_notebook(cells=[new_code_cell("plt.plot([1, 2])", outputs=[new_output(
+        "display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})])])
+    path = tmp_path / "plain.ipynb"
+    nbformat.write(notebook, path)
+    with pytest.raises(ValueError, match="alternative text"):
+        render_page(path)
+
+
+def test_an_unlabelled_control_is_a_violation(browser, tmp_path):
+    page_file = tmp_path / "control.html"
+    page_file.write_text('<!DOCTYPE html><html lang="en"><head><title>t</title></head><body><main>'
+                         '<input type="range" min="0" max="3"></main></body></html>', encoding="utf-8")
+    assert [found["rule"] for found in violations(browser, page_file)] == ["label"]
+
+
+def test_a_feedback_page_passes_axe(browser, tmp_path):
+    from test_feedback import honest_notebook, render_feedback
+
+    page_file = tmp_path / "feedback.html"
+    page_file.write_text(render_feedback(honest_notebook(), {"test_augment": (2.0, 2.0), "test_predict": (0.0, 2.0)},
+                                         tmp_path), encoding="utf-8")
+    assert_accessible(browser, page_file)
+
+
+@pytest.mark.filterwarnings("ignore:.*not in session")  # nbgrader's SQLAlchemy use, as in test_report
+def test_the_report_passes_axe(browser, class_template):
+    assert_accessible(browser, class_template.reports / "report.html")
+
+
+
+def test_the_pages_command_writes_one_page_per_lecture_and_assignment(tmp_path):
+    from course_grader.trusted.cli import main
+
+    assert main(["pages", "--root", str(ROOT), "--out", str(tmp_path)]) == 0
+    written = {path.relative_to(tmp_path) for path in tmp_path.rglob("*.html")}
+    assert written == {page_name(ROOT, notebook) for notebook in course_notebooks(ROOT)}

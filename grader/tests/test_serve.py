@@ -1,0 +1,454 @@
+"""``perceptron-course serve`` and ``status`` on the fixture course, with nbgrader's own exchange in a temporary folder.
+
+Students hand in with the real ``nbgrader submit`` (as programs, as in ``test_hub_and_lms.py``), each inbound
+folder owned by that student's own user (created here: CI runs as root), and fetch their feedback with
+``nbgrader fetch_feedback``. The service runs as a program (``perceptron-course serve --once``, or killed at a
+fault-injection point); what it did is read back from the journal, the ledger, the exchange and its output, never
+from timings.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import fixture_course
+
+from course_grader.trusted.course.course import Course
+from course_grader.trusted.course.example_class import copy_course, solved_notebook
+from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
+from course_grader.trusted.serving.journal import (GRADED, HELD, LIMITED, REFUSED, RELEASED, SUPERSEDED,
+                                                               Journal)
+
+BIN = Path(sys.executable).parent
+COURSE_ID = "fixture"  # tests/fixtures/course/term.toml
+ASSIGNMENT = "01_geometry"
+STUDENTS = ("srv_ada", "srv_bob", "srv_cy", "srv_flood")
+
+
+def run(*args: str, cwd: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
+    result = subprocess.run(list(args), cwd=cwd, env=environment, capture_output=True, text=True, timeout=900)
+    if check:
+        assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def users():
+    """A real user per student, so that the inbound folders have the owners nbgrader's check_owner expects."""
+    if os.geteuid() != 0:
+        pytest.fail("these tests run as root, as CI does: they give each student's hand-in that student's owner")
+    for name in STUDENTS:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
+    return {name: pwd.getpwnam(name).pw_uid for name in STUDENTS}
+
+
+#: A course released and its exchange with the assignment released, made once for the module (``released``) and
+#: copied for each test: releasing is the same work in every test.
+RELEASED_TEMPLATE: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def released(tmp_path_factory):
+    template = tmp_path_factory.mktemp("released")
+    exchange = template / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o1777)
+    course = copy_course(fixture_course(), template / "course")
+    Hub.point_at_exchange(course, exchange)
+    run(str(BIN / "perceptron-course"), "release", "--root", str(course.root), "--assignment", ASSIGNMENT, cwd=course.root)
+    run(str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
+    RELEASED_TEMPLATE[:] = [template]
+    yield template
+    RELEASED_TEMPLATE.clear()
+
+
+class Hub:
+    """A course, its exchange and the students' homes, all in one temporary folder."""
+
+    def __init__(self, root: Path, users: dict[str, int], term_edits: dict[str, str] | None = None) -> None:
+        (template,) = RELEASED_TEMPLATE
+        self.root, self.users = root, users
+        root.mkdir(parents=True, exist_ok=True)
+        self.exchange = root / "exchange"
+        shutil.copytree(template / "exchange", self.exchange, symlinks=True)
+        shutil.copytree(template / "course", root / "course", symlinks=True)
+        self.course = Course.open(root / "course")
+        self.point_at_exchange(self.course, self.exchange)
+        for old, new in (term_edits or {}).items():
+            self.edit_term(old, new)
+        self.handed_in = 0
+
+    @staticmethod
+    def point_at_exchange(course: Course, exchange: Path) -> None:
+        """The course's nbgrader_config.py names ``exchange`` as the exchange's root (in place of any it named)."""
+        config = course.root / "nbgrader_config.py"
+        lines = [line for line in config.read_text().splitlines() if not line.startswith("c.Exchange.root = ")]
+        config.write_text("\n".join(lines) + f"\nc.Exchange.root = {str(exchange)!r}\n")
+
+    def edit_term(self, old: str, new: str) -> None:
+        term = self.course.root / "term.toml"
+        text = term.read_text(encoding="utf-8")
+        assert old in text, old
+        term.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    def flags(self, student: str) -> list[str]:
+        return [f"--course={COURSE_ID}", f"--Exchange.root={self.exchange}", f"--Exchange.cache={self.root / ('cache-' + student)}"]
+
+    def submit(self, student: str, notebook=None, *, owner: int | None = None) -> Path:
+        """``nbgrader submit`` of ``notebook`` (default: the solved one) by ``student``; returns the inbound folder."""
+        home = self.root / student
+        if not (home / ASSIGNMENT).is_dir():
+            home.mkdir(exist_ok=True)
+            run(str(BIN / "nbgrader"), "fetch_assignment", ASSIGNMENT, *self.flags(student), cwd=home)
+        nbformat.write(notebook if notebook is not None else solved_notebook(self.course, ASSIGNMENT, "geometry"),
+                       home / ASSIGNMENT / "geometry.ipynb")
+        inbound = self.exchange / COURSE_ID / "inbound"
+        before = set(inbound.iterdir()) if inbound.is_dir() else set()
+        run(str(BIN / "nbgrader"), "submit", ASSIGNMENT, *self.flags(student), f"--student={student}", cwd=home)
+        (folder,) = set(inbound.iterdir()) - before
+        uid = self.users[student] if owner is None else owner
+        for path in [folder, *folder.rglob("*")]:
+            os.lchown(path, uid, -1)
+        self.handed_in += 1
+        return folder
+
+    def fetch_feedback(self, student: str) -> list[str]:
+        """The feedback pages ``nbgrader fetch_feedback`` brings ``student``, newest hand-in last."""
+        home = self.root / student
+        run(str(BIN / "nbgrader"), "fetch_feedback", ASSIGNMENT, *self.flags(student), f"--student={student}", cwd=home)
+        return [path.read_text(encoding="utf-8") for path in sorted((home / ASSIGNMENT / "feedback").glob("*/*.html"))]
+
+    def serve(self, *extra: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+        return run(str(BIN / "perceptron-course"), "serve", "--root", str(self.course.root), "--once", "--jobs", "2", *extra,
+                   cwd=self.course.root, check=check, env=env)
+
+    def journal(self) -> Journal:
+        return Journal.of_course(self.course.reports, read_only=True)
+
+    def states(self) -> dict[int, tuple[str, str, str]]:
+        journal = self.journal()
+        try:
+            return {h.seq: (h.student, h.state, h.reason) for h in journal.in_state(
+                "seen", "collected", "grading", GRADED, RELEASED, SUPERSEDED, LIMITED, HELD, REFUSED)}
+        finally:
+            journal.close()
+
+    def graded_events(self) -> list[int]:
+        journal = self.journal()
+        try:
+            return [handin for _, _, handin, _, _ in journal.events(GRADED)]
+        finally:
+            journal.close()
+
+
+def notebook_with(course: Course, replace: str, by: str):
+    """The solved notebook with ``replace`` changed into ``by`` in its solution cells (a worse, or hostile, hand-in)."""
+    notebook = solved_notebook(course, ASSIGNMENT, "geometry")
+    changed = 0
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and replace in cell.source and cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = cell.source.replace(replace, by)
+            changed += 1
+    assert changed, f"no solution cell holds {replace!r}"
+    return notebook
+
+
+def grades(course: Course) -> dict[str, str]:
+    with course.grades_csv.open(newline="", encoding="utf-8") as handle:
+        return {row["student"]: row["score"] for row in csv.DictReader(handle) if row["assignment"] == ASSIGNMENT}
+
+
+# ---------------------------------------------------------------------------- hand in, graded, feedback fetched
+
+
+@pytest.mark.slow
+def test_a_hand_in_is_graded_and_its_feedback_fetched_and_a_resubmission_follows(tmp_path, users):
+    hub = Hub(tmp_path, users)
+    hub.submit("srv_ada")
+    result = hub.serve()
+    assert "graded   srv_ada/01_geometry: 8/8" in result.stdout, result.stdout + result.stderr
+    (page,) = hub.fetch_feedback("srv_ada")
+    assert "Feedback: geometry" in page and "8 / 8" in page
+    assert grades(hub.course)["srv_ada"] == "8"
+
+    worse = notebook_with(hub.course, "return", "return None and ")
+    hub.submit("srv_ada", worse)
+    result = hub.serve()
+    assert "graded   srv_ada/01_geometry:" in result.stdout
+    pages = hub.fetch_feedback("srv_ada")
+    assert len(pages) == 2 and "8 / 8" not in pages[-1]
+    assert float(grades(hub.course)["srv_ada"]) < 8  # latest counts (the default)
+    assert sorted(hub.graded_events()) == [1, 2]
+
+    status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+    assert "service: not running" in status and "waiting: 0" in status and "done in the last hour: 2" in status
+
+
+# ---------------------------------------------------------------------------- the course lock
+
+
+def wait_for_lock(course: Course, command: str, process: subprocess.Popen) -> None:
+    from course_grader.trusted.gradebook.writer_lock import lock_holder
+
+    while (holder := lock_holder(course.root)) is None or holder.command != command:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
+    from course_grader.trusted.gradebook.writer_lock import course_lock
+
+    hub = Hub(tmp_path, users)
+    environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    service = subprocess.Popen([str(BIN / "perceptron-course"), "serve", "--root", str(hub.course.root), "--jobs", "1"],
+                               cwd=hub.course.root, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_lock(hub.course, "serve", service)
+        refused = run(str(BIN / "perceptron-course"), "grade", "--root", str(hub.course.root), cwd=tmp_path, check=False)
+        assert refused.returncode == 2 and "`perceptron-course serve` (pid " in refused.stderr, refused.stderr
+        assert "stop it first" in refused.stderr
+        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        assert f"service: running (pid {service.pid}" in status
+    finally:
+        service.send_signal(signal.SIGTERM)
+        out, err = service.communicate(timeout=300)
+    assert service.returncode == 0, out + err
+    with course_lock(hub.course.root, "grade"):  # the reverse: grade holds it, serve is refused
+        refused = hub.serve(check=False)
+    assert refused.returncode == 2 and "`perceptron-course grade` (pid " in refused.stderr, refused.stderr
+
+
+# ---------------------------------------------------------------------------- SIGKILL, restart: graded exactly once
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["after-intake", "while-grading", "after-grading", "during-exports"])
+def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_path, users, point):
+    hub = Hub(tmp_path, users)
+    for student in ("srv_ada", "srv_bob"):
+        hub.submit(student)
+    killed = hub.serve(check=False, env={"PERCEPTRON_COURSE_FAULT": f"serve-kill:{point}"})
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    if point == "after-intake":  # killed once ada's hand-in was taken in: the journal shows it waiting
+        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        assert "waiting: 1" in status and "  srv_ada: 01_geometry (since " in status and "grading now: 0" in status, status
+    if point == "while-grading":  # killed as ada's hand-in went to a worker: the journal shows it being graded
+        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        assert "grading now: 1" in status and "  srv_ada/01_geometry (hand-in 1, arrived " in status, status
+    assert not (hub.course.root / LOCK_FILE).exists() or run(
+        str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout.startswith(
+        "service: not running")  # the lock died with its process
+    hub.serve()
+    states = hub.states()
+    assert sorted(state for _, state, _ in states.values()) == [RELEASED, RELEASED], states
+    assert sorted(hub.graded_events()) == sorted(states)  # one "graded" event per hand-in, across both runs
+    for student in ("srv_ada", "srv_bob"):
+        (page,) = hub.fetch_feedback(student)
+        assert "8 / 8" in page
+    assert grades(hub.course) == {"srv_ada": "8", "srv_bob": "8"}
+
+
+# ---------------------------------------------------------------------------- what the inbound must not do
+
+
+@pytest.mark.slow
+def test_forged_linked_and_special_inbound_folders_are_refused_with_a_reason(tmp_path, users):
+    hub = Hub(tmp_path, users)
+    forged = hub.submit("srv_bob", owner=users["srv_ada"])  # ada hands in as bob
+    unknown = hub.submit("srv_cy", owner=54321)  # owned by a uid no user has
+    inbound = hub.exchange / COURSE_ID / "inbound"
+    secret_outside = tmp_path / "outside.ipynb"
+    secret_outside.write_text("the TA's file")
+    linked = hub.submit("srv_flood")
+    (linked / "geometry.ipynb").unlink()
+    (linked / "geometry.ipynb").symlink_to(secret_outside)
+    os.lchown(linked / "geometry.ipynb", users["srv_flood"], -1)
+    os.symlink(tmp_path, inbound / f"srv_flood+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+link")
+    os.mkfifo(inbound / f"srv_flood+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+fifo")
+    fifo_inside = hub.submit("srv_ada")
+    os.mkfifo(fifo_inside / "extra.ipynb")
+    os.lchown(fifo_inside / "extra.ipynb", users["srv_ada"], -1)
+    result = hub.serve()
+    states = hub.states()
+    assert all(state == REFUSED for _, state, _ in states.values()) and len(states) == 6, states
+    reasons = {student + ":" + reason for student, _, reason in states.values()}
+    assert any(r.startswith("srv_bob:") and "owned by srv_ada" in r for r in reasons), reasons
+    assert any(r.startswith("srv_cy:") and "uid 54321 (no such user)" in r for r in reasons), reasons
+    assert any("symbolic link" in r for r in reasons if r.startswith("srv_flood:")), reasons
+    assert any("is not a folder" in r for r in reasons), reasons
+    assert any(r.startswith("srv_ada:") and "FIFO" in r for r in reasons), reasons
+    assert not (hub.course.root / "submitted").exists() and hub.graded_events() == []
+    assert "the TA's file" not in "".join(p.read_text(errors="replace") for p in (hub.course.root / "handins").rglob("*") if p.is_file())
+    assert result.stdout.count("refused  ") == 6
+
+
+# ---------------------------------------------------------------------------- a rush
+
+
+@pytest.mark.slow
+def test_a_flooding_student_delays_nobody_and_only_their_latest_hand_in_is_graded(tmp_path, users):
+    hub = Hub(tmp_path, users)
+    for _ in range(20):
+        hub.submit("srv_flood")
+    hub.submit("srv_bob")
+    result = hub.serve()
+    states = hub.states()
+    flood = [state for student, state, _ in states.values() if student == "srv_flood"]
+    assert flood.count(SUPERSEDED) == 19 and flood.count(RELEASED) == 1, states
+    assert [state for student, state, _ in states.values() if student == "srv_bob"] == [RELEASED]
+    assert len(hub.graded_events()) == 2 and "graded   srv_bob/01_geometry: 8/8" in result.stdout
+    assert len(hub.fetch_feedback("srv_bob")) == 1
+
+
+# ---------------------------------------------------------------------------- [serve]: attempts, cool-down, best
+
+
+SERVE_TABLE = "[bundle]"  # the [serve] table goes before it
+
+
+@pytest.mark.slow
+def test_past_the_attempts_or_inside_the_cool_down_a_page_says_so_and_the_hand_in_is_kept(tmp_path, users):
+    for table, says in (("attempts = 1", "you have used all 1 graded attempts"),
+                        ("cooldown_minutes = 60", "Your next attempt opens at ")):
+        hub = Hub(tmp_path / table.split()[0], users, {SERVE_TABLE: f"[serve]\n{table}\n\n{SERVE_TABLE}"})
+        hub.submit("srv_ada")
+        hub.serve()
+        second = hub.submit("srv_ada", notebook_with(hub.course, "return", "return None and "))
+        result = hub.serve()
+        assert "limited  srv_ada/01_geometry (hand-in 2)" in result.stdout, result.stdout
+        assert [state for _, state, _ in hub.states().values()] == [RELEASED, LIMITED]
+        pages = hub.fetch_feedback("srv_ada")
+        assert len(pages) == 2 and "8 / 8" in pages[0] and says in pages[1] and "Your hand-in is kept" in pages[1]
+        kept = hub.course.root / "handins" / "srv_ada" / ASSIGNMENT / "2" / "geometry.ipynb"
+        assert kept.read_bytes() == (second / "geometry.ipynb").read_bytes()
+        assert grades(hub.course)["srv_ada"] == "8" and hub.graded_events() == [1]
+
+
+@pytest.mark.slow
+def test_with_best_a_worse_later_attempt_does_not_lower_the_grade(tmp_path, users):
+    hub = Hub(tmp_path, users, {SERVE_TABLE: f'[serve]\ncounts = "best"\n\n{SERVE_TABLE}'})
+    hub.submit("srv_ada")
+    hub.serve()
+    hub.submit("srv_ada", notebook_with(hub.course, "return", "return None and "))
+    result = hub.serve()
+    assert "best     srv_ada/01_geometry: hand-in 1 (8) stays the grade" in result.stdout, result.stdout
+    pages = hub.fetch_feedback("srv_ada")
+    assert "8 / 8" in pages[0] and "8 / 8" not in pages[1]  # the feedback shows the attempt just graded
+    assert grades(hub.course)["srv_ada"] == "8"  # the gradebook and the exports hold the best
+    assert "8 / 8" in (hub.course.feedback / "srv_ada" / ASSIGNMENT / "geometry.html").read_text(encoding="utf-8")
+    assert hub.graded_events() == [1, 2]
+
+
+# ---------------------------------------------------------------------------- due dates: reveal, late
+
+
+DUE = {'name = "01_geometry"\n': 'name = "01_geometry"\ndue = "2020-01-01 00:00"\n'}
+BOB_EXTENSION = '\n[[extensions]]\nstudent = "srv_bob"\nassignment = "01_geometry"\nhours = 876000\n'
+
+
+@pytest.mark.slow
+def test_reveal_after_the_due_date_and_a_late_hand_in_graded_and_marked_late(tmp_path, users):
+    hub = Hub(tmp_path, users, {**DUE, 'show_details = "now"': 'show_details = "after_due_date"'})
+    (hub.course.root / "term.toml").write_text((hub.course.root / "term.toml").read_text() + BOB_EXTENSION)
+    worse = notebook_with(hub.course, "return", "return None and ")
+    for student in ("srv_ada", "srv_bob"):
+        hub.submit(student, worse)
+    hub.serve()
+    (ada,), (bob,) = hub.fetch_feedback("srv_ada"), hub.fetch_feedback("srv_bob")
+    concealed = "are shown in this feedback after your due date"
+    assert concealed in bob and concealed not in ada  # bob's own due date (his extension) has not passed; ada's has
+    assert "after the due date" in ada and "after the due date" not in bob  # late = "grade": graded, marked late
+    assert [state for _, state, _ in hub.states().values()] == [RELEASED, RELEASED]
+
+
+@pytest.mark.slow
+def test_a_late_hand_in_held_is_kept_for_the_ta_who_grades_it(tmp_path, users):
+    hub = Hub(tmp_path, users, {**DUE, SERVE_TABLE: f'[serve]\nlate = "hold"\n\n{SERVE_TABLE}'})
+    hub.submit("srv_ada")
+    result = hub.serve()
+    assert "held     srv_ada/01_geometry" in result.stdout and hub.graded_events() == []
+    assert [state for _, state, _ in hub.states().values()] == [HELD]
+    assert not (hub.course.feedback / "srv_ada").exists()
+    graded = run(str(BIN / "perceptron-course"), "grade", "--root", str(hub.course.root), "--jobs", "1", cwd=tmp_path)
+    assert "1 graded" in graded.stdout and grades(hub.course)["srv_ada"] == "8"
+
+
+# ---------------------------------------------------------------------------- a hostile hand-in beside an honest one
+
+
+STUCK = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"
+
+
+@pytest.mark.slow
+def test_an_honest_hand_in_is_released_while_a_hostile_one_still_runs(tmp_path, users):
+    hub = Hub(tmp_path, users, {"cell_seconds = 15": "cell_seconds = 10", "notebook_seconds = 180": "notebook_seconds = 40"})
+    hostile = solved_notebook(hub.course, ASSIGNMENT, "geometry")
+    first_solution = next(c for c in hostile.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))
+    first_solution.source = STUCK + first_solution.source
+    hub.submit("srv_cy", hostile)  # first: the first worker takes it
+    hub.submit("srv_bob")
+    hub.serve()
+    journal = hub.journal()
+    try:
+        number = {h.student: h.seq for h in journal.in_state(RELEASED)}
+        order = [(handin, kind) for _, _, handin, kind, _ in journal.events() if kind in (GRADED, RELEASED)]
+    finally:
+        journal.close()
+    assert set(number) == {"srv_cy", "srv_bob"}
+    assert order.index((number["srv_bob"], RELEASED)) < order.index((number["srv_cy"], GRADED)), order
+    assert "8 / 8" in hub.fetch_feedback("srv_bob")[0]
+
+
+# ---------------------------------------------------------------------------- the LMS drop folder
+
+
+@pytest.mark.slow
+def test_an_lms_download_dropped_in_the_drop_folder_is_graded_and_a_link_there_refused(tmp_path, users):
+    hub = Hub(tmp_path, users, {SERVE_TABLE: f'[serve]\ndrop_folder = "lms-drop"\n\n{SERVE_TABLE}'})
+    drop = hub.course.root / "lms-drop" / ASSIGNMENT
+    drop.mkdir(parents=True)
+    nbformat.write(solved_notebook(hub.course, ASSIGNMENT, "geometry"), drop / "lovelaceada_1001_77_geometry.ipynb")
+    outside = tmp_path / "outside.ipynb"
+    outside.write_text("the TA's file")
+    (drop / "hopperg_1002_78_geometry.ipynb").symlink_to(outside)
+    result = hub.serve()
+    assert "graded   1001/01_geometry: 8/8" in result.stdout, result.stdout + result.stderr
+    states = {student: (state, reason) for student, state, reason in hub.states().values()}
+    assert states["1001"][0] == RELEASED and "no exchange hand-in" in states["1001"][1]
+    assert states["1002"][0] == REFUSED and "following a link" in states["1002"][1]
+    assert grades(hub.course) == {"1001": "8"}
+    again = hub.serve()  # the same files: nothing new
+    number = next(seq for seq, (student, _, _) in hub.states().items() if student == "1001")
+    assert "graded   " not in again.stdout and hub.graded_events() == [number]
+
+
+# ---------------------------------------------------------------------------- a worker that dies
+
+
+@pytest.mark.slow
+def test_a_worker_dying_twice_on_a_hand_in_fails_it_with_the_reason_and_grades_the_others(tmp_path, users):
+    hub = Hub(tmp_path, users)
+    hub.submit("srv_cy")
+    hub.submit("srv_bob")
+    result = hub.serve(env={"PERCEPTRON_COURSE_FAULT": f"kill-worker:srv_cy/{ASSIGNMENT}"})  # batch.py's fault, every try
+    assert "graded   srv_bob/01_geometry: 8/8" in result.stdout, result.stdout + result.stderr
+    states = {student: (state, reason) for student, state, reason in hub.states().values()}
+    assert states["srv_cy"][0] == RELEASED and "the grading worker died" in states["srv_cy"][1]
+    (page,) = hub.fetch_feedback("srv_cy")
+    assert "Not graded: 01_geometry" in page and "the grading worker died" in page
+    assert sorted(hub.graded_events()) == [1, 2]

@@ -103,8 +103,8 @@ c.Autograde.autograde_preprocessors = [
 ]
 # The limits a notebook hit, which ResilientExecute records in its metadata for the report, stay there.
 # So does what the intake repaired (grader/course_grader/intake_rules.py), which the feedback page lists.
-c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), "perceptron_course_grading",
-                                                         "perceptron_course_intake"}
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), "course_grader_grading",
+                                                         "course_grader_intake"}
 # The formgrader's own renderer cleans HTML outputs and drops JavaScript outputs too.
 c.HTMLExporter.sanitize_html = True
 

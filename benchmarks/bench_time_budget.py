@@ -46,7 +46,7 @@ def main() -> None:
         notebook = course.root / "autograded" / outcome.student / outcome.assignment
         recorded = {}
         for path in sorted(notebook.glob("*.ipynb")):
-            recorded = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("perceptron_course_grading", {})
+            recorded = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("course_grader_grading", {})
         budget = recorded.get("time_budget", {})
         ended = [seconds for seconds, event in budget.get("timeline", []) if event == "the notebook ended"]
         print(f"{outcome.student}: {outcome.status} {outcome.score:g}/{outcome.max_score:g}, "

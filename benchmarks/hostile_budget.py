@@ -94,7 +94,7 @@ def recorded_budget(course: Course, student: str) -> dict:
     """What the grader recorded of the time budget in the student's autograded notebook (``{}`` if none)."""
     for path in sorted((course.root / "autograded" / student / ASSIGNMENT).glob("*.ipynb")):
         metadata = json.loads(path.read_text(encoding="utf-8"))["metadata"]
-        return metadata.get("perceptron_course_grading", {}).get("time_budget", {})
+        return metadata.get("course_grader_grading", {}).get("time_budget", {})
     return {}
 
 

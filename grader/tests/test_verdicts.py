@@ -93,7 +93,7 @@ ABSENT = {
     "sign_epoch_cap": ("a wrong count",),
     "mutates_input": ("w += y * x",),
 }
-HIDDEN_CODE = ["BEGIN HIDDEN TESTS", "check_augment(augment)", "call_all", "__perceptron_course_harness", "def encode("]
+HIDDEN_CODE = ["BEGIN HIDDEN TESTS", "check_augment(augment)", "call_all", "__course_grader_harness", "def encode("]
 
 
 @pytest.fixture(scope="module")

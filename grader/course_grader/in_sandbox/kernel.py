@@ -49,7 +49,7 @@ DENIED_SOCKET_FAMILIES = (40,)
 
 
 #: How the grader's call cells begin (``trusted/verdicts.harness_code``): plain Python, no magics or prompts.
-HARNESS_CELL_START = "def __perceptron_course_harness(request):\n"
+HARNESS_CELL_START = "def __course_grader_harness(request):\n"
 
 #: clone's namespace flags: mount, cgroup, UTS, IPC, user, PID, network (time namespaces need clone3 or unshare).
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)

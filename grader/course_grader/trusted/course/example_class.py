@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 import runpy
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -108,3 +109,65 @@ def copy_course(course_root: Path, destination: Path) -> Course:
     for folder in ("source", "release"):
         shutil.copytree(course_root / folder, destination / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     return Course.open(destination)
+
+
+# ---------------------------------------------------------------------------- what the recipes expect
+
+
+def solutions_by_test_cell(course: Course, assignment: str) -> dict[str, list[str]]:
+    """``grade_id`` of every autograded test cell of ``assignment``, with the solution code cells it tests.
+
+    The course's convention: a test cell tests the solution code cells between it and the previous test cell.
+    """
+    tested: dict[str, list[str]] = {}
+    for name in course.notebook_names(assignment):
+        pending: list[str] = []
+        for cell in nbformat.read(course.source / assignment / f"{name}.ipynb", as_version=4).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("solution") and not meta.get("grade"):
+                pending.append(meta["grade_id"])
+            elif cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+                tested[meta["grade_id"]], pending = pending, []
+    return tested
+
+
+@dataclass(frozen=True)
+class ExpectedGrade:
+    """What one example student should get for one assignment."""
+
+    cell_scores: dict[str, float]  # every graded cell: its points, or 0 where lost
+    failed_reason: str = ""  # non-empty: the hand-in is reported failed, with this in its reason
+
+    @property
+    def score(self) -> float:
+        return sum(self.cell_scores.values())
+
+
+def expected_example_grades(course: Course, recipes_folder: Path) -> dict[tuple[str, str], ExpectedGrade]:
+    """What each example student should get, by ``(student, assignment)``, from the recipes and the source's points.
+
+    A recipe (``example_class/<student>.py``, see this module's docstring) says what
+    it expects with ``LOSES`` (``{assignment: [test cell grade_id, ...]}``: the cells its bugs fail) and ``FAILS``
+    (``{assignment: reason}``: hand-ins reported as failed). Besides those, a student whose ``BASE`` is the release
+    loses every test cell of a function it left a stub; written answers score 0 until a TA grades them; every other
+    graded cell earns its points. Entries for an assignment the course no longer has are ignored; an entry naming a
+    cell the assignment does not have is a stale recipe, and fails here with the file and cell named.
+    """
+    expected = {}
+    for student, recipe in load_recipes(recipes_folder).items():
+        for assignment in [a for a in recipe.get("ASSIGNMENTS", course.assignments()) if a in course.assignments()]:
+            points = course.graded_cells(assignment)
+            if assignment in recipe.get("FAILS", {}):
+                expected[student, assignment] = ExpectedGrade({cell: 0.0 for cell in points}, recipe["FAILS"][assignment])
+                continue
+            lost = set(recipe.get("LOSES", {}).get(assignment, ()))
+            stale = lost - set(points)
+            assert not stale, (f"example_class/{student}.py: LOSES names {sorted(stale)} in {assignment}, which "
+                               f"source/{assignment} has no graded cell of: update the recipe")
+            if recipe["BASE"] == "release":
+                written = recipe.get("CELLS", {}).get(assignment, {})
+                lost |= {test for test, solutions in solutions_by_test_cell(course, assignment).items()
+                         if any(solution not in written for solution in solutions)}
+            lost |= set(course.manually_graded_cells(assignment))
+            expected[student, assignment] = ExpectedGrade({cell: 0.0 if cell in lost else value for cell, value in points.items()})
+    return expected

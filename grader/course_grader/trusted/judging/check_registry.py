@@ -192,7 +192,7 @@ def _allowed_imports_of(module: ModuleType, path: Path) -> frozenset[str] | None
         return None
     if isinstance(allowed, str) or not all(isinstance(name, str) and name for name in allowed):
         raise ChecksError(f"{path}: ALLOWED_IMPORTS must be a set of module names such as 'numpy' or "
-                          "'perceptron_course.theory.max_margin'")
+                          "'<library>.<module>.<name>'")
     return frozenset(allowed)
 
 

@@ -123,11 +123,11 @@ def harness_code(request: dict) -> str:
     payload = json.dumps(request, allow_nan=True, separators=(",", ":"))  # compact: it travels twice, and is parsed in the kernel
     return (
         HARNESS_CELL_START +
-        "    scope = {'__name__': 'perceptron_course_harness'}\n"
+        "    scope = {'__name__': 'course_grader_harness'}\n"
         f"    exec(compile({HARNESS_SOURCE!r}, '<grader harness>', 'exec'), scope)\n"
         "    scope['call_all'](globals(), request)\n"
-        f"__perceptron_course_harness(__import__('json').loads({payload!r}))\n"
-        "del __perceptron_course_harness\n"
+        f"__course_grader_harness(__import__('json').loads({payload!r}))\n"
+        "del __course_grader_harness\n"
     )
 
 

@@ -54,7 +54,7 @@ from .safe_text import markdown_table, markdown_text, plain_line, quoted
 
 #: The autograded notebook's metadata that ``ResilientExecute`` writes (``preprocessors.LIMITS_METADATA``),
 #: and its key for each part's results.
-GRADING_METADATA, PARTS_RECORDED = "perceptron_course_grading", "parts"
+GRADING_METADATA, PARTS_RECORDED = "course_grader_grading", "parts"
 #: Characters of a failure line kept at grading time (and shown).
 MAX_MESSAGE_CHARS = 200
 #: Largest autograded notebook read back for its metadata (the grader caps outputs at 16 MB).

@@ -83,7 +83,7 @@ class Document:
     """Code to compare: where it comes from, and the lines of it that count."""
 
     kind: str  #: :data:`SUBMISSION`, :data:`LIBRARY` or :data:`LECTURE`
-    owner: str  #: the student id, ``perceptron_course/perceptron.py`` or ``notebooks/02_algorithm.ipynb``
+    owner: str  #: the student id, ``<library>/perceptron.py`` or ``notebooks/02_algorithm.ipynb``
     part: str  #: the ``grade_id``, the function (``train``, ``PerceptronRun.predict``) or ``cell 7``
     lines: Lines
 
@@ -105,7 +105,7 @@ class Match:
     assignment: str
     part: str  #: the ``grade_id`` of the solution cell
     student: str
-    other: str  #: what it was found in, e.g. ``student cy``, ``perceptron_course/geometry.py augment``
+    other: str  #: what it was found in, e.g. ``student cy``, ``<library>/geometry.py augment``
     kind: str  #: the other document's kind
     score: float  #: fraction of the student's tokenised code found in the other (two students: each has a match of their own)
     student_lines: Lines  #: the student's matched lines (numbers within their cell)

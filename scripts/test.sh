@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Set up .venv from nothing if needed, then run every test (library, notebooks, grading).
-# --dist loadfile keeps each file on one worker: a notebook's cells share a kernel, and the
-# end-to-end grading fixture runs once.
+# Set up .venv from nothing if needed, then run every test: the linter, the course's consistency check, the
+# course's tests (library, notebooks, assignments: tests/ and notebooks/), and the grader's own (grader/tests/, on
+# fixture courses of its own). --dist loadfile keeps each file on one worker: a notebook's cells share a kernel.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 export MPLBACKEND=Agg PYTHONHASHSEED=0
 # A fresh temporary folder for every run (pytest's own, /tmp/pytest-of-$USER, is shared, and its recursive
-# clean-up fails on the deep folders hostile fixtures make); removed with rm -rf after a green run, kept
-# after a red one for its screenshots and logs.
+# clean-up fails on the deep folders hostile fixtures make); removed after a green run, kept after a red one.
 basetemp=$(mktemp -d "${TMPDIR:-/tmp}/perceptron-course-tests-XXXXXX")
 status=0
+.venv/bin/ruff check . || status=$?
 # The course is consistent (term file, checks and parts, points, registrations, release/, limits): one screen if not.
-.venv/bin/perceptron-course check || status=$?
-[ "$status" -eq 0 ] && .venv/bin/python -m pytest -n 2 --dist loadfile --basetemp "$basetemp" "$@" || status=$?
+[ "$status" -eq 0 ] && { .venv/bin/perceptron-course check || status=$?; }
+[ "$status" -eq 0 ] && { .venv/bin/python -m pytest -n 2 --basetemp "$basetemp/course" "$@" || status=$?; }
+[ "$status" -eq 0 ] && { (cd grader && ../.venv/bin/python -m pytest -n 2 --basetemp "$basetemp/grader" "$@") || status=$?; }
 if [ "$status" -eq 0 ]; then rm -rf -- "$basetemp"; else echo "test files kept in $basetemp" >&2; fi
 exit "$status"

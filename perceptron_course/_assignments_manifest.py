@@ -1524,7 +1524,7 @@ ASSIGNMENTS = [{'assignment': '01_geometry',
              'metadata': {'deletable': False,
                           'editable': False,
                           'nbgrader': {'cell_type': 'markdown',
-                                       'checksum': 'cfee982f667103986c448a606cb98120',
+                                       'checksum': 'd4bd20a1d8e51f9b93a83d7d07f14cd7',
                                        'grade': False,
                                        'grade_id': 'intro',
                                        'locked': True,
@@ -1534,8 +1534,8 @@ ASSIGNMENTS = [{'assignment': '01_geometry',
              'role': 'locked',
              'source': '# Assignment 6: beyond linear separability\n'
                        '\n'
-                       'Lecture: `notebooks/06_limitations.ipynb`. XOR defeats the perceptron; a feature map or a '
-                       'kernel\n'
+                       'Lectures: `notebooks/06_beyond_linear.ipynb` and `notebooks/07_margins.ipynb`. XOR defeats the '
+                       'perceptron; a feature map or a kernel\n'
                        'rescues it; on data that are not separable, averaging steadies the weights that the\n'
                        'perceptron keeps changing (lecture 06 measures when that helps on held-out data, and when '
                        'not).\n'
@@ -1832,7 +1832,7 @@ ASSIGNMENTS = [{'assignment': '01_geometry',
              'metadata': {'deletable': False,
                           'editable': False,
                           'nbgrader': {'cell_type': 'markdown',
-                                       'checksum': 'c3bb5a461f122b673036268b5454dc14',
+                                       'checksum': '0a8e803474bb0743e9dcf7bbbbfae4d0',
                                        'grade': False,
                                        'grade_id': 'hinge_text',
                                        'locked': True,
@@ -1864,9 +1864,9 @@ ASSIGNMENTS = [{'assignment': '01_geometry',
                        '0$ and the\n'
                        'threshold 0 instead of 1 this would be the perceptron.\n'
                        '\n'
-                       "**$\\lambda$ and lecture 6's $C$.** Averaged over the $n$ points, the loss is\n"
-                       '$\\frac{\\lambda}{2}\\|w\\|^2 + \\frac1n \\sum_i \\max(0, 1 - z_i)$, which is $n\\lambda$ '
-                       "times the soft-margin SVM's objective\n"
+                       "**$\\lambda$ and lecture 7's $C$.** Averaged over the $n$ points, the loss is\n"
+                       '$\\frac{\\lambda}{2}\\|w\\|^2 + \\frac1n \\sum_i \\max(0, 1 - z_i)$, which is $\\lambda$ times '
+                       "the soft-margin SVM's objective\n"
                        '$\\frac12\\|w\\|^2 + C \\sum_i \\max(0, 1 - z_i)$ with $C = \\frac{1}{n\\lambda}$. So a small '
                        '$\\lambda$ is a large $C$ (a harder\n'
                        'margin), and $\\lambda = 0$ drops the $\\frac12\\|w\\|^2$ term that makes the SVM pick the '

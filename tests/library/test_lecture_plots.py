@@ -142,7 +142,7 @@ def test_one_vs_rest_regions_hatches_the_empty_and_the_ambiguous_parts():
     X = np.array([[0.0, 3.0], [3.0, -1.0], [-3.0, -1.0]])
     fig, ax = plt.subplots()
     assert plot_one_vs_rest_regions(W, b, X, np.array([0, 1, 2]), ax=ax) is ax
-    hatches = {h for collection in ax.collections for h in [getattr(collection, "get_hatch", lambda: None)()] if h}
+    hatches = {h for collection in ax.collections for h in list(getattr(collection, "hatches", None) or []) if h}
     assert {"..", "//"} <= hatches
     assert {"empty: no score >= 0", "ambiguous: several >= 0"} <= {t.get_text() for t in ax.get_legend().get_texts()}
     plt.close(fig)

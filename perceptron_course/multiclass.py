@@ -206,3 +206,50 @@ def train_multiclass(
             break
     W_out, b_out = _split_bias(W, bias)
     return LinearMulticlass(classes, W_out, b_out, n_mistakes, epoch, converged)
+
+
+def kesler_points(X, y, *, bias: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Kesler's construction: the multiclass problem as one binary problem through the origin.
+
+    A point ``x`` of class ``t`` (augmented to ``(1, x)`` when ``bias=True``) gives ``K - 1`` points
+    of ``R^(K d)``, one per rival ``r != t``: ``x`` in block ``t``, ``-x`` in block ``r``, zeros
+    elsewhere, all labelled ``+1``. For the stacked weights ``vec(W)`` (the rows of ``W`` one after
+    the other), ``vec(W)·z = s_t - s_r``: the point is right iff class ``t`` beats ``r``, and the
+    multiclass update ``W_t += x, W_r -= x`` is the binary update ``vec(W) += z``. So the multiclass
+    perceptron is a perceptron on these points, and the convergence theorem bounds its mistakes by
+    ``(R_K / gamma_K) ** 2``, with ``R_K = sqrt(2) max ||x||`` and ``gamma_K`` their margin.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,), at least two classes
+    bias : bool
+        Augment the points first, as ``train_multiclass`` does.
+
+    Returns
+    -------
+    Z : ndarray, shape (n (K - 1), K d'), with d' = d + 1 when ``bias`` else d
+        The Kesler points (labels all +1).
+    point : ndarray of int, shape (n (K - 1),)
+        The row of ``X`` each one comes from.
+    rival : ndarray of int, shape (n (K - 1),)
+        The index (in the sorted classes) of the rival class of each one.
+    """
+    points = check_points(X)
+    labels = check_class_labels(y, points.shape[0])
+    _, class_index = np.unique(labels, return_inverse=True)
+    data = augment(points) if bias else points
+    n, width = data.shape
+    n_classes = int(class_index.max()) + 1
+    rows, point, rival = [], [], []
+    for i in range(n):
+        for r in range(n_classes):
+            if r == class_index[i]:
+                continue
+            z = np.zeros((n_classes, width))
+            z[class_index[i]] = data[i]
+            z[r] = -data[i]
+            rows.append(z.ravel())
+            point.append(i)
+            rival.append(r)
+    return np.array(rows), np.array(point, dtype=int), np.array(rival, dtype=int)

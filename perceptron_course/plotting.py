@@ -404,3 +404,54 @@ def animation_html(animation: FuncAnimation, *, alt: str, slider_label: str) -> 
             raise ValueError(f"matplotlib's player changed: {found!r} was not found once")
         player = player.replace(found, replacement)
     return player
+
+
+def plot_one_vs_rest_regions(W, b, X, y, ax: Axes | None = None, *, resolution: int = 300) -> Axes:
+    """Where one-vs-rest's ``K`` binary perceptrons agree, and where their signs leave the answer to ``argmax``.
+
+    Shades the plane by how many of the ``K`` scores ``W[e]·x + b[e]`` are ``>= 0``: exactly one (a class
+    claims the point, left white), none (**empty**: every perceptron says "not mine", hatched ``..``) or
+    several (**ambiguous**, hatched ``//``); draws each binary boundary dashed and the ``argmax`` boundaries
+    solid, and the points on top.
+
+    Parameters
+    ----------
+    W : array_like, shape (K, 2)
+    b : array_like, shape (K,)
+    X : array_like, shape (n, 2)
+    y : array_like, shape (n,)
+    ax : Axes, optional
+    resolution : int
+        Grid points per axis.
+
+    Returns
+    -------
+    Axes
+    """
+    ax = _axes(ax)
+    W, b = np.asarray(W, dtype=float), np.asarray(b, dtype=float)
+    X = np.asarray(X, dtype=float)
+    low, high = _limits(X)
+    xx, yy = np.meshgrid(np.linspace(low[0], high[0], resolution), np.linspace(low[1], high[1], resolution))
+    grid = np.column_stack([xx.ravel(), yy.ravel()])
+    scores = grid @ W.T + b
+    claims = (scores >= 0).sum(axis=1).reshape(xx.shape)
+    ax.contourf(xx, yy, (claims == 0).astype(float), levels=[0.5, 1.5], colors="none", hatches=[".."])
+    ax.contourf(xx, yy, (claims >= 2).astype(float), levels=[0.5, 1.5], colors="none", hatches=["//"])
+    winner = np.argmax(scores, axis=1).reshape(xx.shape)
+    ax.contour(xx, yy, winner, levels=np.arange(len(W)) + 0.5, colors="black", linewidths=1.5)
+    for k in range(len(W)):
+        ax.contour(xx, yy, scores[:, k].reshape(xx.shape), levels=[0.0], colors=[OKABE_ITO[k % len(OKABE_ITO)]],
+                   linestyles="dashed", linewidths=1.2)
+    plot_points(X, y, ax=ax)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor="white", edgecolor="black", hatch="..", label="empty: no score >= 0"),
+               Patch(facecolor="white", edgecolor="black", hatch="//", label="ambiguous: several >= 0"),
+               Line2D([], [], color="black", label="argmax boundary"),
+               Line2D([], [], color="grey", linestyle="dashed", label="binary boundaries")]
+    ax.legend(handles=ax.get_legend_handles_labels()[0] + handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_xlim(low[0], high[0])
+    ax.set_ylim(low[1], high[1])
+    return ax

@@ -127,3 +127,22 @@ def test_the_animation_player_labels_its_frame_image_and_slider():
     player = plotting.animation_html(plotting.animate_updates(run, X, y), alt='frames "of" the run', slider_label="frame <k>")
     assert player.count('alt="frames &quot;of&quot; the run" id="_anim_img') == 1
     assert player.count('class="anim-slider" aria-label="frame &lt;k&gt;"') == 1
+
+
+def test_one_vs_rest_regions_hatches_the_empty_and_the_ambiguous_parts():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perceptron_course.plotting import plot_one_vs_rest_regions
+
+    W = np.array([[0.0, 1.0], [1.0, -1.0], [-1.0, -1.0]])
+    b = np.array([-1.0, 0.0, 0.0])
+    X = np.array([[0.0, 3.0], [3.0, -1.0], [-3.0, -1.0]])
+    fig, ax = plt.subplots()
+    assert plot_one_vs_rest_regions(W, b, X, np.array([0, 1, 2]), ax=ax) is ax
+    hatches = {h for collection in ax.collections for h in list(getattr(collection, "hatches", None) or []) if h}
+    assert {"..", "//"} <= hatches
+    assert {"empty: no score >= 0", "ambiguous: several >= 0"} <= {t.get_text() for t in ax.get_legend().get_texts()}
+    plt.close(fig)

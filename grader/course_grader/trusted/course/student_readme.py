@@ -8,6 +8,8 @@ course id, limits, assignments with their due dates, late rule and hand-in route
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from .course import Course
@@ -30,6 +32,34 @@ def late_rule(term: Term) -> str:
     return ""
 
 
+#: How an assignment's first cell names the lectures it follows: ``notebooks/<file>.ipynb``.
+LECTURE_MENTION = re.compile(r"notebooks/([^`\s/]+\.ipynb)")
+
+
+def lectures_of(course: Course, assignment: str) -> list[str]:
+    """The lecture notebooks (``notebooks/<file>.ipynb``) that the first cell of ``assignment``'s notebook names, in
+    order, those that exist; ``[]`` when it names none."""
+    names = course.notebook_names(assignment)
+    if not names:
+        return []
+    try:
+        cells = json.loads((course.source / assignment / f"{names[0]}.ipynb").read_text(encoding="utf-8"))["cells"]
+        first = cells[0]["source"] if cells else ""
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return []
+    text = "".join(first) if isinstance(first, list) else str(first)
+    named = dict.fromkeys(LECTURE_MENTION.findall(text))
+    return [name for name in named if (course.root / "notebooks" / name).is_file()]
+
+
+def _begin_with(lectures: list[str]) -> str:
+    """``the lecture `notebooks/a.ipynb``` (or two, or ``the lectures``), for the first step of the README."""
+    if not lectures:
+        return "the lectures"
+    named = " and ".join(f"`notebooks/{name}`" for name in lectures)
+    return f"the lecture{'s' if len(lectures) > 1 else ''} {named}"
+
+
 def render(course: Course, term: Term, assignments: list[str] | None = None) -> str:
     """The README for the term's assignments (or only ``assignments``, those the bundle carries), as Markdown."""
     from jinja2 import Environment, StrictUndefined
@@ -37,12 +67,14 @@ def render(course: Course, term: Term, assignments: list[str] | None = None) -> 
     chosen = [a for a in term.assignments if assignments is None or a.name in assignments]
     first = chosen[0].name
     notebooks = course.notebook_names(first)
+    lectures = {a.name: lectures_of(course, a.name) for a in chosen}
     environment = Environment(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     text = environment.from_string(TEMPLATE.read_text(encoding="utf-8")).render(
         title=term.course.title or term.course.id, term=term.course.term, instructor=term.course.instructor,
         bundle_name=term.bundle_name, timezone=term.course.timezone, late_rule=late_rule(term),
-        assignments=[{"name": a.name, "due": local_text(term, a.due) if a.due else ""} for a in chosen],
-        first=first, first_notebook=notebooks[0] if notebooks else first,
+        assignments=[{"name": a.name, "due": local_text(term, a.due) if a.due else "", "lectures": lectures[a.name]}
+                     for a in chosen],
+        first=first, begin_with=_begin_with(lectures[first]), first_notebook=notebooks[0] if notebooks else first,
         cell_seconds=term.limits.cell_seconds, notebook_seconds=term.limits.notebook_seconds,
         memory_mib=term.limits.memory_mib, course_id=term.course.id,
         exchange=term.handin.route in ("exchange", "both"), lms=term.handin.route in ("lms", "both"),

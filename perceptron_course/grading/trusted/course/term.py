@@ -178,6 +178,7 @@ _SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
     "late": {"policy": (str, "none"), "percent_per_day": ((int, float), 10), "max_percent": ((int, float), 100)},
     "reveal": {"show_details": (str, "now")},
     "bundle": {"name": (str, ...)},
+    "hub": {"url": (str, ""), "repository": (str, "")},  # read by the book (book/conf.py) only
     "serve": {"attempts": (int, 0), "attempts_per_day": (int, 0), "cooldown_minutes": ((int, float), 0),
               "counts": (str, "latest"), "late": (str, "grade"), "drop_folder": (str, ""), "refresh_seconds": (int, 60),
               "queue_size": (int, 200)},

@@ -63,6 +63,6 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    "repository_url": course_hub.get("repository", ""),
-    "use_repository_button": bool(course_hub.get("repository", "")),
 }
+# The theme's templates that the course overrides (for accessibility; each file says why).
+templates_path = ["_templates"]

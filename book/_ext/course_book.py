@@ -7,8 +7,12 @@
   the course leaves the book at the next build. The copies keep their times, so a rebuild reads only what changed.
 - **A launch link on every notebook's page** that opens that notebook in the course's JupyterHub through
   nbgitpuller, from ``term.toml``'s ``[hub] url`` and ``repository``; while either is empty the page says that the
-  link appears once the instructor sets them. The ``course-notebooks`` directive lists the lectures or the
-  assignments with their pages and launch links (on the landing page).
+  link appears once the instructor sets them. The repository is the **students'** one: the student bundle
+  (``perceptron-course bundle``) committed to git, never the course repository, whose ``source/`` holds the
+  solutions (nbgitpuller copies the whole repository into each student's home). So a link opens the notebook
+  where the bundle puts it: ``notebooks/<lecture>.ipynb``, ``assignments/<assignment>/<notebook>.ipynb``.
+  The ``course-notebooks`` directive lists the lectures or the assignments with their pages and launch links
+  (on the landing page).
 - **Cross-references between lectures**: the lectures name each other "notebook 3" or "lecture 3"; each such
   mention (outside code, mathematics and headings) links to the lecture whose file name starts with that number.
 - **MathJax served with the site**: npm's ``mathjax`` (version 3, ``package.json``) is copied into the build's
@@ -21,6 +25,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import quote, urlencode
 
 from docutils import nodes
@@ -31,6 +36,8 @@ from sphinx.errors import ExtensionError
 
 #: The folders of the course repository whose notebooks are pages, with the glob of their notebooks.
 MIRRORED = {"notebooks": "notebooks/*.ipynb", "release": "release/*/*.ipynb"}
+#: Where the student bundle (and so the students' repository) puts the notebooks of each mirrored folder.
+BUNDLE_FOLDERS = {"notebooks": "notebooks", "release": "assignments"}
 #: The MathJax 3 entry point the pages load (relative to ``_static``), and what of npm's package is served.
 MATHJAX_ENTRY = "mathjax/tex-chtml.js"
 _MATHJAX_UNUSED_BUNDLES = re.compile(r"^(?!tex-chtml\.js$).*\.js$")
@@ -73,15 +80,14 @@ def mirror_notebooks(course_root: Path, book_root: Path) -> list[str]:
     return sorted(wanted)
 
 
-def launch_url(hub_url: str, repository: str, path: str, branch: str = "") -> str:
+def launch_url(hub_url: str, repository: str, path: str) -> str:
     """The nbgitpuller link that clones ``repository`` into the student's home and opens ``path`` in JupyterLab.
 
-    nbgitpuller clones into a folder named after the repository (its last path segment, without ``.git``).
+    nbgitpuller clones into a folder named after the repository (its last path segment, without ``.git``), from
+    the repository's default branch, and on later clicks merges the new commits into the student's copy.
     """
     folder = repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
     query = {"repo": repository, "urlpath": f"lab/tree/{folder}/{path}"}
-    if branch:
-        query["branch"] = branch
     return f"{hub_url.rstrip('/')}/hub/user-redirect/git-pull?{urlencode(query, quote_via=quote, safe='/')}"
 
 
@@ -98,14 +104,21 @@ def _notebook_path(app: Sphinx, docname: str) -> str | None:
     return source.relative_to(app.srcdir).as_posix() if source.suffix == ".ipynb" else None
 
 
+def student_path(path: str) -> str:
+    """Where the notebook at ``path`` in the course repository is in the students' repository (the bundle)."""
+    folder, _, rest = path.partition("/")
+    return f"{BUNDLE_FOLDERS[folder]}/{rest}"
+
+
 def _launch_paragraph(app: Sphinx, path: str, what: str) -> nodes.paragraph:
     hub_url, repository = _hub(app)
     paragraph = nodes.paragraph(classes=["course-launch"])
     if hub_url and repository:
         paragraph += nodes.Text(f"Work on this {what} in the course's JupyterHub: ")
-        paragraph += nodes.reference("", "open it on the hub", refuri=launch_url(hub_url, repository, path),
-                                     classes=["course-launch-link"])
-        paragraph += nodes.Text(" (a copy of the course repository is put in your home, then the notebook opens).")
+        paragraph += nodes.reference("", "open it on the hub", classes=["course-launch-link"],
+                                     refuri=launch_url(hub_url, repository, student_path(path)))
+        paragraph += nodes.Text(" (the course's student files are put in your home, or brought up to date, and the "
+                                "notebook opens).")
     else:
         paragraph += nodes.Text(f"A link that opens this {what} in the course's JupyterHub appears here once the "
                                 f"instructor sets the hub's address and the course repository in the term file "
@@ -192,7 +205,7 @@ class CourseNotebooks(Directive):
     link (or the sentence saying when it appears)."""
 
     required_arguments = 1
-    option_spec = {"class": directives.class_option}
+    option_spec: ClassVar[dict] = {"class": directives.class_option}
 
     def run(self):
         folder = self.arguments[0]
@@ -214,11 +227,11 @@ class CourseNotebooks(Directive):
             reference += nodes.inline(docname, docname)
             paragraph += reference
             if folder == "release":
-                paragraph += nodes.Text(f" ({path})")
+                paragraph += nodes.Text(f" ({student_path(path)})")
             if hub_url and repository:
                 paragraph += nodes.Text(" · ")
                 paragraph += nodes.reference("", f"open {Path(path).name} on the hub",
-                                             refuri=launch_url(hub_url, repository, path),
+                                             refuri=launch_url(hub_url, repository, student_path(path)),
                                              classes=["course-launch-link"])
             item += paragraph
             listing += item

@@ -14,17 +14,23 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import threading
-import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -60,11 +66,10 @@ def scratch_course(destination: Path) -> Path:
 
 
 def build(course: Path) -> Path:
-    """Build the book of ``course`` as scripts/book.sh does (warnings are errors); returns the HTML folder."""
+    """Build the book of ``course`` with its scripts/book.sh (warnings are errors); returns the HTML folder."""
     assert MATHJAX.is_file(), f"npm's mathjax is missing ({MATHJAX}): run scripts/setup.sh (npm install)"
-    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-d", str(course / "book/_build/doctrees"),
-                           "--fail-on-warning", "--keep-going", "-q", "book", "book/_build/html"],
-                          cwd=course, capture_output=True, text=True, timeout=BUILD_TIMEOUT_SECONDS)
+    done = subprocess.run(["bash", str(course / "scripts" / "book.sh"), "-q"], check=False, cwd=course, capture_output=True,
+                          text=True, timeout=BUILD_TIMEOUT_SECONDS, env={**os.environ, "PYTHON": sys.executable})
     assert done.returncode == 0, f"the book did not build:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     return course / "book" / "_build" / "html"
 
@@ -138,8 +143,8 @@ def figure_alts(notebook: Path) -> list[str]:
 class Page(HTMLParser):
     """What the tests read of a built page: its links and sources, images, headings, title and ids."""
 
-    LINKS = {"a": "href", "link": "href", "script": "src", "img": "src", "source": "src", "iframe": "src",
-             "audio": "src", "video": "src", "embed": "src", "object": "data"}
+    LINKS: ClassVar[dict[str, str]] = {"a": "href", "link": "href", "script": "src", "img": "src", "source": "src", "iframe": "src",
+                                       "audio": "src", "video": "src", "embed": "src", "object": "data"}
 
     def __init__(self, path: Path):
         super().__init__(convert_charrefs=True)
@@ -324,9 +329,18 @@ def test_without_hub_keys_each_page_says_where_its_launch_link_will_be(site):
         assert 'class="course-launch"' in page.read_text(encoding="utf-8"), f"{notebook.name}: no launch note"
 
 
-def test_each_page_has_a_launch_link_built_from_the_hub_keys(hub_site, hub_keys):
+def test_each_page_has_a_launch_link_built_from_the_hub_keys_into_the_student_bundle(hub_site, hub_keys, tmp_path):
+    # The repository nbgitpuller clones is the students' (the bundle in git), so each link must open a notebook
+    # where `perceptron-course bundle` puts it.
+    course = hub_site.parents[2]
+    done = subprocess.run([str(Path(sys.executable).with_name("perceptron-course")), "bundle", "--root", str(course),
+                           "--out", str(tmp_path)], check=False, capture_output=True, text=True, timeout=BUILD_TIMEOUT_SECONDS)
+    assert done.returncode == 0, f"the bundle did not build:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    bundle = tmp_path / term()["bundle"]["name"]
+    bundled = {path.relative_to(bundle).as_posix() for path in bundle.rglob("*.ipynb")}
     folder = hub_keys["repository"].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
     landing = launch_links(hub_site / "index.html")
+    opened = set()
     for notebook in lectures() + assignments():
         links = launch_links(page_of(hub_site, notebook))
         assert len(links) == 1, f"{notebook.name}: {len(links)} launch links"
@@ -334,10 +348,16 @@ def test_each_page_has_a_launch_link_built_from_the_hub_keys(hub_site, hub_keys)
         assert f"{parts.scheme}://{parts.netloc}{parts.path}" == \
             hub_keys["url"].rstrip("/") + "/hub/user-redirect/git-pull"
         query = parse_qs(parts.query)
-        path = notebook.relative_to(ROOT).as_posix()
         assert query["repo"] == [hub_keys["repository"]]
-        assert query["urlpath"] == [f"lab/tree/{folder}/{path}"], f"{notebook.name}: opens {query['urlpath']}"
-        assert links[0] in landing, f"the landing page has no launch link for {path}"
+        [urlpath] = query["urlpath"]
+        assert urlpath.startswith(f"lab/tree/{folder}/"), f"{notebook.name}: opens {urlpath}"
+        path = urlpath.removeprefix(f"lab/tree/{folder}/")
+        assert Path(path).name == notebook.name and path in bundled, \
+            f"{notebook.name}: the link opens {path}, which the student bundle does not have (an assignment of " \
+            f"release/ that term.toml does not list?)"
+        opened.add(path)
+        assert links[0] in landing, f"the landing page has no launch link for {notebook.name}"
+    assert bundled <= opened, f"notebooks of the bundle without a launch link: {sorted(bundled - opened)}"
 
 
 # ------------------------------------------------------------------------------------------- axe-core
@@ -363,7 +383,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is missing (/usr/bin/chromium): apt-get install chromium")
-def test_every_page_passes_axe_with_its_mathematics_rendered_offline(site, served):
+@pytest.mark.parametrize("scheme", ["light", "dark"])  # the theme follows the reader's system setting
+def test_every_page_passes_axe_with_its_mathematics_rendered_offline(site, served, scheme):
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is missing")
     assert AXE.is_file(), f"npm's axe-core is missing ({AXE}): run scripts/setup.sh (npm install)"
     found, refused, unrendered = {}, [], []
@@ -371,7 +392,7 @@ def test_every_page_passes_axe_with_its_mathematics_rendered_offline(site, serve
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                              args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
         try:
-            context = browser.new_context()
+            context = browser.new_context(color_scheme=scheme)
             context.set_default_timeout(PAGE_TIMEOUT_MS)
 
             def route(request_route):
@@ -404,4 +425,4 @@ def test_every_page_passes_axe_with_its_mathematics_rendered_offline(site, serve
             browser.close()
     assert not refused, f"pages asked for something outside the site: {sorted(set(refused))}"
     assert not unrendered, f"MathJax rendered no mathematics on {unrendered}"
-    assert not found, "WCAG 2.1 A/AA violations:\n" + json.dumps(found, indent=1)
+    assert not found, f"WCAG 2.1 A/AA violations ({scheme} theme):\n" + json.dumps(found, indent=1)

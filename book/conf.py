@@ -43,6 +43,8 @@ nb_execution_mode = "off"
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath", "substitution", "colon_fence"]
 myst_heading_anchors = 3
+# JupyterLab renders $$...$$ inside a paragraph as display mathematics; so must the book.
+myst_dmath_double_inline = True
 myst_substitutions = {
     "course_title": project,
     "course_term": TERM["course"].get("term", ""),

@@ -280,6 +280,18 @@ def test_mathjax_is_served_with_the_site_and_nothing_is_loaded_from_elsewhere(si
     assert with_maths >= len(lectures_with_maths) > 0
 
 
+def test_no_mathematics_is_left_as_dollar_signs(site):
+    # A $ outside code and outside the mathematics the book marked up is TeX the book failed to parse
+    # (JupyterLab would have rendered it): the reader would see the source.
+    for notebook in lectures() + assignments():
+        html = page_of(site, notebook).read_text(encoding="utf-8")
+        html = re.sub(r"(?s)<(pre|code|script|style|textarea)\b.*?</\1>", "", html)
+        html = re.sub(r'(?s)<(span|div) class="math[^"]*">.*?</\1>', "", html)
+        text = re.sub(r"<[^>]+>", "", html)
+        left = [" ".join(found.split()) for found in re.findall(r".{0,50}\$.{0,50}", text)]
+        assert not left, f"{notebook.name}: TeX shown as text on its page: {left[:5]}"
+
+
 def test_every_image_has_its_alternative_text(site):
     for page in pages(site):
         empty = [image.get("src", "")[:60] for image in read(page).images if not image.get("alt", "").strip()]

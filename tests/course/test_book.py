@@ -11,6 +11,7 @@ that leaves the machine refused and recorded. Never ``playwright install``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -375,9 +376,9 @@ def test_each_page_has_a_launch_link_built_from_the_hub_keys_into_the_student_bu
 # ------------------------------------------------------------------------------------------- axe-core
 
 
-@pytest.fixture(scope="module")
-def served(site):
-    """The built site over HTTP on a free local port (as a static host serves it); yields its base URL."""
+@contextlib.contextmanager
+def serving(site: Path):
+    """``site`` over HTTP on a free local port (as a static host serves it); yields its base URL."""
     handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -394,13 +395,17 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is missing (/usr/bin/chromium): apt-get install chromium")
-@pytest.mark.parametrize("scheme", ["light", "dark"])  # the theme follows the reader's system setting
-def test_every_page_passes_axe_with_its_mathematics_rendered_offline(site, served, scheme):
+def axe_every_page(site: Path, scheme: str, only: list[str] | None = None) -> tuple[dict, list[str], list[str]]:
+    """Run axe-core's WCAG 2.1 A/AA rules on every page of ``site`` in Chromium, in the ``scheme`` colour theme,
+    after MathJax typeset each page (on the elements matching the CSS selectors ``only``, when given).
+
+    Returns the violations by page (each with up to 5 of its elements), the requests that would have left the
+    machine (refused), and the pages with mathematics that MathJax did not typeset.
+    """
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is missing")
     assert AXE.is_file(), f"npm's axe-core is missing ({AXE}): run scripts/setup.sh (npm install)"
     found, refused, unrendered = {}, [], []
-    with sync_api.sync_playwright() as playwright:
+    with serving(site) as base, sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                              args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
         try:
@@ -408,7 +413,7 @@ def test_every_page_passes_axe_with_its_mathematics_rendered_offline(site, serve
             context.set_default_timeout(PAGE_TIMEOUT_MS)
 
             def route(request_route):
-                if request_route.request.url.startswith(served):
+                if request_route.request.url.startswith(base):
                     request_route.continue_()
                 else:
                     refused.append(request_route.request.url)
@@ -418,15 +423,17 @@ def test_every_page_passes_axe_with_its_mathematics_rendered_offline(site, serve
             page = context.new_page()
             for path in pages(site):
                 name = path.relative_to(site).as_posix()
-                page.goto(served + name, wait_until="load")
+                page.goto(base + name, wait_until="load")
+                if only and not page.locator(", ".join(only)).count():
+                    continue
                 typeset = page.evaluate("async () => { if (!window.MathJax || !MathJax.startup) return -1;"
                                         " await MathJax.startup.promise;"
                                         " return document.querySelectorAll('mjx-container').length; }")
                 if page.locator(".math").count() and typeset <= 0:
                     unrendered.append(name)
                 page.add_script_tag(path=str(AXE))
-                result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})",
-                                       WCAG_21_A_AA)
+                result = page.evaluate("([tags, only]) => axe.run(only ? {include: only.map(s => [s])} : document,"
+                                       " {runOnly: {type: 'tag', values: tags}})", [WCAG_21_A_AA, only])
                 if result["violations"]:
                     found[name] = [{"rule": v["id"], "impact": v["impact"], "help": v["help"], "count": len(v["nodes"]),
                                     "nodes": [{"html": n["html"][:300], "target": n["target"],
@@ -435,6 +442,27 @@ def test_every_page_passes_axe_with_its_mathematics_rendered_offline(site, serve
             context.close()
         finally:
             browser.close()
+    return found, refused, unrendered
+
+
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(),
+                                    reason="Debian's Chromium is missing (/usr/bin/chromium): apt-get install chromium")
+
+
+@needs_chromium
+@pytest.mark.parametrize("scheme", ["light", "dark"])  # the theme follows the reader's system setting
+def test_every_page_passes_axe_with_its_mathematics_rendered_offline(site, scheme):
+    found, refused, unrendered = axe_every_page(site, scheme)
     assert not refused, f"pages asked for something outside the site: {sorted(set(refused))}"
     assert not unrendered, f"MathJax rendered no mathematics on {unrendered}"
     assert not found, f"WCAG 2.1 A/AA violations ({scheme} theme):\n" + json.dumps(found, indent=1)
+
+
+@needs_chromium
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_launch_links_pass_axe(hub_site, scheme):
+    # The build with the hub's keys differs from the term's only in its launch links: axe checks those (in place,
+    # with the page's own colours) on every page that has them.
+    found, refused, _ = axe_every_page(hub_site, scheme, only=[".course-launch", ".course-notebooks"])
+    assert not refused, f"pages asked for something outside the site: {sorted(set(refused))}"
+    assert not found, f"WCAG 2.1 A/AA violations of the launch links ({scheme} theme):\n" + json.dumps(found, indent=1)

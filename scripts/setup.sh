@@ -24,10 +24,11 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     { apt-get update -qq && apt-get install -y -qq chromium; } >/dev/null 2>&1 \
         || echo "note: could not install chromium; the browser test will be skipped" >&2
 fi
-# From npm (package.json, into node_modules/): axe-core, which the accessibility test (tests/grader/test_accessibility.py)
-# injects, and JupyterHub's proxy, configurable-http-proxy, for the hub test (tests/grader/test_serve_hub.py).
+# From npm (package.json, into node_modules/): axe-core, which the accessibility tests (tests/grader/test_accessibility.py,
+# tests/course/test_book.py) inject, JupyterHub's proxy, configurable-http-proxy, for the hub test
+# (tests/grader/test_serve_hub.py), and MathJax 3, which the course's website serves (book/, scripts/book.sh).
 if [ ! -f node_modules/axe-core/axe.min.js ] || [ ! -x node_modules/.bin/configurable-http-proxy ] \
-        || [ package.json -nt node_modules/.package-lock.json ]; then
+        || [ ! -f node_modules/mathjax/es5/tex-chtml.js ] || [ package.json -nt node_modules/.package-lock.json ]; then
     if command -v npm >/dev/null 2>&1; then
         npm install --no-audit --no-fund --silent >/dev/null 2>&1 \
             || echo "warning: npm could not install axe-core and configurable-http-proxy; the accessibility and hub tests will fail" >&2

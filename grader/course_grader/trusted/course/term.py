@@ -190,6 +190,7 @@ _SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
     "reveal": {"show_details": (str, "now")},
     "bundle": {"name": (str, ...)},
     "library": {"package": (str, ""), "student_modules": (list, []), "blocked": (list, [])},
+    "hub": {"url": (str, ""), "repository": (str, "")},  # the course's website and its launch links (book/)
     "serve": {"attempts": (int, 0), "attempts_per_day": (int, 0), "cooldown_minutes": ((int, float), 0),
               "counts": (str, "latest"), "late": (str, "grade"), "drop_folder": (str, ""), "refresh_seconds": (int, 60),
               "queue_size": (int, 200)},

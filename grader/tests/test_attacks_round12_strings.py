@@ -24,8 +24,7 @@ from conftest import fixture_course, sandboxes_left
 
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
-from course_grader.trusted.running.preprocessors import (BUDGET, LIMITS_METADATA, STOPPED_AT_DEADLINE, TIME_BUDGET,
-                                                             limits_hit)
+from course_grader.trusted.judging.grading_metadata import (BUDGET, GRADING_METADATA, STOPPED_AT_DEADLINE, TIME_BUDGET, limits_hit)
 from course_grader.trusted.running.sandbox import sandbox_problem
 from course_grader.trusted.course.secret import load_or_create_secret
 
@@ -146,7 +145,7 @@ def test_a_hand_in_that_would_overrun_its_budget_is_stopped_at_the_deadline(time
     assert batch["sandboxes_left"] == []
     for student in STOPPED:
         notebook = _recorded(course, student)
-        recorded = notebook["metadata"][LIMITS_METADATA][TIME_BUDGET]
+        recorded = notebook["metadata"][GRADING_METADATA][TIME_BUDGET]
         assert recorded["seconds"] == BUDGET_SECONDS and recorded["stopped"] == STOPPED_AT_DEADLINE, (student, recorded)
         events = [event for _, event in recorded["timeline"]]
         after_stop = events[events.index(STOPPED_AT_DEADLINE) + 1:]
@@ -156,5 +155,5 @@ def test_a_hand_in_that_would_overrun_its_budget_is_stopped_at_the_deadline(time
         page = html.unescape((course.feedback / student / "01_geometry" / "geometry.html").read_text(encoding="utf-8"))
         assert f"time budget for the notebook ({BUDGET_SECONDS} s" in page, student
         assert batch["outcomes"][student].status == "graded" and batch["outcomes"][student].score == 0, student
-    recorded = _recorded(course, "honest")["metadata"][LIMITS_METADATA][TIME_BUDGET]
+    recorded = _recorded(course, "honest")["metadata"][GRADING_METADATA][TIME_BUDGET]
     assert recorded["stopped"] == "" and STOPPED_AT_DEADLINE not in [event for _, event in recorded["timeline"]]

@@ -10,7 +10,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from course_grader.trusted.judging.checks import CHECKS
 from course_grader.trusted.judging.checks.framework import case_generator
-from course_grader.trusted.judging.hand_in_digest import hand_in_digest, notebook_digest
+from course_grader.trusted.course.hand_in_digest import hand_in_digest, notebook_digest
 
 SECRET = b"a course secret of 32 bytes....."
 

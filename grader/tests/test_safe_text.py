@@ -16,8 +16,8 @@ from nbconvert.filters.markdown import markdown2html_mistune
 
 from course_grader.trusted.outputs.exports import write_csv
 from course_grader.trusted.outputs.item_analysis import ItemRow, markdown_section
-from course_grader.trusted.running.preprocessors import unpack_kernel_message
-from course_grader.trusted.outputs.safe_text import markdown_table, markdown_text, terminal_text, writable, writable_data
+from course_grader.trusted.running.executor import unpack_kernel_message
+from course_grader.trusted.course.safe_text import markdown_table, markdown_text, terminal_text, writable, writable_data
 from course_grader.trusted.outputs.similarity import Match, SimilarityReview, markdown_section as similarity_markdown
 from course_grader.trusted.judging.wire import Reply, parse_reply
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from .course.course import CONFIG_FILE, Course, CourseError
-from .outputs.safe_text import terminal_text
+from .course.safe_text import terminal_text
 from .course.selection import find_course_root, select_submissions
 
 DEMO_MARKER = ".perceptron-course-demo"
@@ -156,7 +156,7 @@ def command_refresh(args) -> int:
     course = open_course(args.root)
     from .refresh import refresh
     from .outputs.report import GRADES_BY_STUDENT
-    from .outputs.safe_text import quoted
+    from .course.safe_text import quoted
 
     start = time.perf_counter()
     done = refresh(course, assignments=args.assignment, students=args.student, everything=args.all)
@@ -173,7 +173,7 @@ def command_refresh(args) -> int:
 
 
 def command_explain(args) -> int:
-    from .gradebook.explain import check_submission, explain, report_lines
+    from .explain import check_submission, explain, report_lines
 
     course = open_course(args.root)
     check_submission(course, args.student, args.assignment)  # a typo is reported now, before anything slow
@@ -218,7 +218,7 @@ def _shown_path(path: Path) -> str:
 
 
 def command_bundle(args) -> int:
-    from .course.bundle import build_bundle
+    from .bundle import build_bundle
 
     course = open_course(args.root)
     folder, archive = build_bundle(course, Path(args.out) if args.out else course.root / "dist")
@@ -229,7 +229,7 @@ def command_bundle(args) -> int:
 
 
 def command_check(args) -> int:
-    from .course.course_check import check_course
+    from .course_check import check_course
 
     course = open_course(args.root)
     problems = check_course(course)

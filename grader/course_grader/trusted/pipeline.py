@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from concurrent.futures import Executor, Future
 from pathlib import Path
 
-from .running.autograde import nbgrader_error_line, quiet_nbgrader_warnings
+from .running.autograde import quiet_nbgrader_warnings
 from .judging.check_registry import ready_to_grade
 from .running.batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding,
                     warm_pool)
-from .course.course import Course, CourseError, nbgrader_api
+from .course.course import Course, CourseError, nbgrader_api, nbgrader_error_line
 from .course.files import replace_text
 from .course.late_policy import apply_term
 from .running.nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
@@ -38,7 +38,7 @@ from .gradebook.records import GradingContext, keep_record
 from .gradebook.writer_lock import course_lock
 from .outputs.report import prepare_plotting, write_exports
 from .gradebook.reveal import Schedule, course_schedule, feedback_state
-from .outputs.safe_text import quoted
+from .course.safe_text import quoted
 from .running.sandbox import choose_isolation
 from .course.secret import load_or_create_secret
 from .course.selection import choose_assignments, select_submissions

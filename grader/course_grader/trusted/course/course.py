@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -223,3 +224,16 @@ def nbgrader_api(course: Course, extra_config=None, **overrides):
     config.NbGraderAPI.log_level = "ERROR"
     coursedir = CourseDirectory(config=config)
     return NbGraderAPI(coursedir=coursedir, config=config)
+
+
+ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b")
+
+
+def nbgrader_error_line(result: dict) -> str:
+    """The most telling line of a failed nbgrader call: its last ``SomeError: message``."""
+    text = (result.get("error") or "") + "\n" + (result.get("log") or "")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if ERROR_LINE.match(line) and "Please see" not in line:
+            return line[:300]
+    return lines[-1][:300] if lines else "nbgrader failed without a message"

@@ -34,7 +34,7 @@ from traitlets import Bool, Enum, TraitError, Unicode
 
 from ..course.course import Course, CourseError, load_config
 from .ledger import gradebook_state
-from ..running.preprocessors import LIMITS_METADATA
+from ..judging.grading_metadata import GRADING_METADATA
 from ..judging.verdicts import FAILED_BEHAVIOURS, VERDICT_ERROR
 
 SCHEDULES = ("now", "after_due_date")
@@ -116,7 +116,7 @@ def concealed_note(due: dt.datetime) -> str:
 
 def recorded_behaviours(nb: NotebookNode) -> dict[str, list[str]]:
     """The behaviour message of each failed verdict, by test cell ``grade_id``, as ``ResilientExecute`` recorded them."""
-    recorded = nb.metadata.get(LIMITS_METADATA, {})
+    recorded = nb.metadata.get(GRADING_METADATA, {})
     by_cell = recorded.get(FAILED_BEHAVIOURS) if isinstance(recorded, dict) else None
     if not isinstance(by_cell, dict):
         return {}

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...in_sandbox.harness import encode
-from ..outputs.safe_text import writable_data
+from ..course.safe_text import writable_data
 
 __all__ = ["MAX_REPLY_CHARS", "NOT_CALLED_AGAIN", "Reply", "Unsupported", "WireError", "decode_value", "encode", "harness_request", "new_marker",
            "parse_reply", "python_literal", "read_replies"]

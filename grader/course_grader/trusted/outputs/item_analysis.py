@@ -46,15 +46,13 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..judging.checks.framework import Verdict, first_line
+from ..judging.grading_metadata import GRADING_METADATA, PARTS_RECORDED
 from ..course.course import Course
 from .exports import write_csv
 from ..course.files import UnsafeFileError, read_capped
 from ..gradebook.outcome import GRADED, ClassRecord
-from .safe_text import markdown_table, markdown_text, plain_line, quoted
+from ..course.safe_text import markdown_table, markdown_text, plain_line, quoted
 
-#: The autograded notebook's metadata that ``ResilientExecute`` writes (``preprocessors.LIMITS_METADATA``),
-#: and its key for each part's results.
-GRADING_METADATA, PARTS_RECORDED = "course_grader_grading", "parts"
 #: Characters of a failure line kept at grading time (and shown).
 MAX_MESSAGE_CHARS = 200
 #: Largest autograded notebook read back for its metadata (the grader caps outputs at 16 MB).

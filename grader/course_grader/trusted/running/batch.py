@@ -45,14 +45,13 @@ from ..course.intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FIL
 from ..judging.kernel_imports import import_rules
 from ..course.lateness import submission_lateness
 from ...intake_rules import IntakeError
-from ..gradebook.outcome import FAILED, GRADED, Outcome
-from .preprocessors import kernel_started_early
+from ..gradebook.outcome import FAILED, GRADED, Isolation, Outcome
+from .executor import kernel_started_early
 from .kernel_pool import (ZygoteError, grading_kernel, private_runtime_dir, remove_abandoned_zygotes, warm_kernels,
                           zygote_for_this_thread)
 from .nbgrader_tuning import release_scratch_gradebooks, tune_nbgrader
 from .resources import data_budget, kernel_usage, measured
-from .sandbox import Isolation
-from ..outputs.safe_text import quoted
+from ..course.safe_text import quoted
 from ..course.secret import SECRET_FILE, read_secret
 
 #: Fault injection for tests: ``kill-worker:<student>/<assignment>`` makes the worker grading

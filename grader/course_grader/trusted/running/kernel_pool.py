@@ -38,9 +38,10 @@ from traitlets import Dict, Integer
 
 from ...in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
 from ...intake_rules import ImportRules
+from ..gradebook.outcome import Isolation
 from .sandbox import (abandoned, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, MAX_RESIDUAL_KERNEL_MEMORY_BYTES,
                       MAX_SANDBOX_KERNEL_MEMORY_BYTES,
-                      SCRATCH_MB, SOCKETS_FOLDER, Isolation, SandboxKernelManager, _PYTHON, build_student_view, bubblewrap_command, detached,
+                      SCRATCH_MB, SOCKETS_FOLDER, SandboxKernelManager, _PYTHON, build_student_view, bubblewrap_command, detached,
                       kernel_memory_reader, launcher_command, remove_abandoned_cgroups, view_binds,
                       sandbox_cgroups)
 

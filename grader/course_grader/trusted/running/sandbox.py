@@ -34,7 +34,6 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty
 
@@ -48,7 +47,9 @@ from traitlets import DottedObjectName, Dict, Type
 from ...in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
 from ...intake_rules import ImportRules
 from ..course.course import CourseError
-from ..judging.kernel_imports import granted_module, library_folder, library_modules
+from ..gradebook.outcome import Isolation
+from ..course.library import library_folder, library_modules
+from ..judging.kernel_imports import granted_module
 
 KERNEL_NAME = "perceptron-grading"
 #: Address-space cap of a grading kernel; numpy, scipy and scikit-learn need about 1 GiB.
@@ -78,15 +79,6 @@ SANDBOX_NEEDS = ("Grading needs bubblewrap and libseccomp2, run as root or as a 
                  "namespaces (a Kubernetes pod usually needs a securityContext that permits them): see docs/hosting.md")
 #: The one way to grade without a sandbox (``grade`` and ``explain``).
 UNSAFE_FLAG = "--unsafe-no-sandbox"
-
-
-@dataclass(frozen=True)
-class Isolation:
-    """How grading kernels will run."""
-
-    sandbox: bool
-    memory_mb: int
-    note: str  #: why there is no sandbox, or ""
 
 
 def _core_flags(*, warm: bool = False, user_namespace: int | None = None) -> list[str]:

@@ -35,7 +35,7 @@ from ..gradebook.reveal import course_schedule
 from ..gradebook.writer_lock import course_lock
 from ..judging.check_registry import ready_to_grade
 from ..outputs.report import write_exports
-from ..outputs.safe_text import quoted, terminal_text
+from ..course.safe_text import quoted, terminal_text
 from ..running.batch import FAULT_VARIABLE, default_workers
 from ..running.sandbox import choose_isolation
 from . import inbox

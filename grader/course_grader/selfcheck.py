@@ -31,7 +31,7 @@ import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from . import intake_rules
 
@@ -208,9 +208,23 @@ def released_assignments(start: Path) -> dict[str, intake_rules.Assignment]:
     root = course_root_above(start)
     if root is None:
         return {}
-    from .trusted.judging.kernel_imports import import_rules  # a course checkout: the grader's own side is there
+    rules_of = checkout_import_rules()
+    return intake_rules.released_assignments(root / "release", None if rules_of is None else lambda name: rules_of(root, name))
 
-    return intake_rules.released_assignments(root / "release", lambda name: import_rules(root, name))
+
+#: The entry-point group where the grader installed beside the self-check offers the import rules of a course
+#: checkout's assignments, hidden checks' grants included (``grader/pyproject.toml``). The self-check names no module
+#: of the grader's trusted side: a student's install has the self-check alone, and no entry point of this group.
+CHECKOUT_RULES_GROUP = "course_grader.checkout_import_rules"
+
+
+def checkout_import_rules() -> Callable[[Path, str], intake_rules.ImportRules] | None:
+    """``import_rules(course_root, assignment)`` of the grader installed here, or ``None`` in a student's install."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=CHECKOUT_RULES_GROUP):
+        return entry.load()
+    return None
 
 
 def cell_timeout(start: Path | None = None) -> int:

@@ -15,7 +15,8 @@ from conftest import FIXTURE_COURSE, fixture_course, tree_state
 from course_grader.trusted.gradebook import records
 from course_grader.trusted.judging.case_sets import case_set_id, checker_id, secret_id
 from course_grader.trusted.judging.check_registry import course_checks
-from course_grader.trusted.judging.checks.framework import case_generator, prepare_cases
+from course_grader.trusted.judging.checks.draws import case_generator
+from course_grader.trusted.judging.checks.judge import prepare_cases
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
 from course_grader.trusted.gradebook.ledger import read_ledger

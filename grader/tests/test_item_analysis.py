@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from course_grader.trusted.judging.checks import CHECKS, run_in_process
-from course_grader.trusted.judging.checks.framework import Case, Check, judge_replies
+from course_grader.trusted.judging.checks.cases import Case, Check
+from course_grader.trusted.judging.checks.judge import judge_replies
 from course_grader.trusted.outputs.item_analysis import (
     CSV_COLUMNS, EVERYONE_FAILS, EVERYONE_PASSES, PartResult, Submission, analyse_assignment, behaviour_name, behaviour_names,
     callouts,

@@ -162,7 +162,8 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
     import numpy as np
 
     from course_grader.trusted.judging.checks import CHECKS
-    from course_grader.trusted.judging.checks.framework import call_text, case_generator
+    from course_grader.trusted.judging.checks.cases import call_text
+    from course_grader.trusted.judging.checks.draws import case_generator
 
     dies = ("import numpy as np, os\n"
             "def augment(X):\n"

@@ -17,7 +17,8 @@ import pytest
 from conftest import fixture_course
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from course_grader.trusted.judging.checks.framework import Case, Check, Difference, Verdict, judge_replies
+from course_grader.trusted.judging.checks.cases import Case, Check, Difference
+from course_grader.trusted.judging.checks.judge import Verdict, judge_replies
 from course_grader.trusted.course.course import Course, CourseError, nbgrader_api
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
 from course_grader.trusted.judging.grading_metadata import GRADING_METADATA

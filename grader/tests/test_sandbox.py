@@ -29,7 +29,7 @@ import pytest
 
 from conftest import _command_line, descendants, fixture_course, sandboxes_left, tree_state
 
-from course_grader.trusted.judging.checks.framework import SECOND_CALL
+from course_grader.trusted.judging.checks.second_calls import SECOND_CALL
 from course_grader.trusted.outputs import feedback
 from course_grader.trusted.course import files
 from course_grader.trusted.running import kernel_pool, sandbox

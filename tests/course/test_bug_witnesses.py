@@ -15,7 +15,8 @@ import pytest
 
 from bug_witnesses import CORPUS
 from course_grader.trusted.judging.checks import CHECKS, run_in_process
-from course_grader.trusted.judging.checks.framework import PreparedCases, case_generator, prepare_cases
+from course_grader.trusted.judging.checks.draws import case_generator
+from course_grader.trusted.judging.checks.judge import PreparedCases, prepare_cases
 
 #: Draws per function: a bug caught on 77 draws in 100 escapes all of them with probability 0.77 ** 20 < 0.5%.
 N_DRAWS = 20

@@ -1,7 +1,7 @@
 """The reveal schedule: when a student's feedback shows the details of a failed hidden case.
 
 A failed hidden case says, in the autograded notebook, what it called, what was expected and
-what was received (``checks.framework.case_failure``). The course chooses when the student's
+what was received (``checks.judge.case_failure``). The course chooses when the student's
 feedback page shows that (``c.RevealSchedule.show_details`` in ``nbgrader_config.py``):
 
 - ``"now"`` (the default): every page shows everything as soon as it is graded;

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from .checks.framework import Check, PreparedCases
+from .checks.cases import Check
+from .checks.judge import PreparedCases
 
 #: Where ``ResilientExecute`` records them, inside the notebook metadata ``grading_metadata.GRADING_METADATA``:
 #: ``{function: {"case_set": case_set_id, "checker": checker_id}}`` of every check it judged.

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Mapping
 
-from .checks.framework import Check
+from .checks.cases import Check
 from ..course.course import CONFIG_FILE, CourseError
 from .solution_reference import SolutionFunction
 

@@ -45,7 +45,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..judging.checks.framework import Verdict, first_line
+from ..judging.checks.judge import Verdict, first_line
 from ..judging.grading_metadata import GRADING_METADATA, PARTS_RECORDED
 from ..course.course import Course
 from .exports import write_csv
@@ -111,7 +111,7 @@ def behaviour_name(text: str) -> str:
     return _CAP.sub("max_epochs = N", _CAP_AND_EPOCHS.sub(_cap_relation, text))
 
 
-#: How ``framework.lists_at_random`` (and the XOR check) mark a random case passed as Python lists.
+#: How ``checks.draws.lists_at_random`` (and the XOR check) mark a random case passed as Python lists.
 _AS_LISTS = re.compile(r"^(?P<base>.*),(?: with (?P<names>.+?))? passed as Python lists \(array_like\)$")
 
 

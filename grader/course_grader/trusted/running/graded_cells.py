@@ -19,7 +19,9 @@ from nbformat.v4 import new_output
 
 from ..judging.case_sets import case_set_id, checker_id
 from ..judging.check_registry import ChecksError, course_checks
-from ..judging.checks.framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
+from ..judging.checks.cases import Check
+from ..judging.checks.draws import case_generator
+from ..judging.checks.judge import PreparedCases, Verdict, judge_replies, prepare_cases
 from ..judging.grading_metadata import DIED, TIMEOUT
 from ..judging.verdicts import Declaration, DeclarationError, declarations, declared_in, harness_code, split_hidden, verdict_output
 from ..judging.wire import Reply, harness_request, new_marker, read_replies

@@ -23,7 +23,8 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from .course.course import Course, CourseError, head_revision, nbgrader_api
+from .course.course import Course, CourseError, nbgrader_api
+from .course.nbgrader_patches import head_revision
 
 #: The formgrader and the student-side extensions (assignment list, courses).
 NBGRADER_SERVER_EXTENSIONS = (

@@ -31,7 +31,7 @@ from .running.batch import (GradeJob, copy_gradebook, default_workers, manual_gr
 from .course.course import Course, CourseError, nbgrader_api, nbgrader_error_line
 from .course.files import replace_text
 from .course.late_policy import apply_term
-from .running.nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
+from .course.nbgrader_patches import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from .gradebook.ledger import LEFT_FILE, Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger, read_left, write_left
 from .gradebook.outcome import FAILED, GRADED, Key, Outcome
 from .gradebook.records import GradingContext, keep_record

@@ -49,7 +49,7 @@ from ..gradebook.outcome import FAILED, GRADED, Isolation, Outcome
 from .executor import kernel_started_early
 from .kernel_pool import (ZygoteError, grading_kernel, private_runtime_dir, remove_abandoned_zygotes, warm_kernels,
                           zygote_for_this_thread)
-from .nbgrader_tuning import release_scratch_gradebooks, tune_nbgrader
+from ..course.nbgrader_patches import release_scratch_gradebooks, tune_nbgrader
 from .resources import data_budget, kernel_usage, measured
 from ..course.safe_text import quoted
 from ..course.secret import SECRET_FILE, read_secret

@@ -269,8 +269,8 @@ def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_
 @pytest.mark.slow
 def test_forged_linked_and_special_inbound_folders_are_refused_with_a_reason(tmp_path, users):
     hub = Hub(tmp_path, users)
-    forged = hub.submit("srv_bob", owner=users["srv_ada"])  # ada hands in as bob
-    unknown = hub.submit("srv_cy", owner=54321)  # owned by a uid no user has
+    hub.submit("srv_bob", owner=users["srv_ada"])  # ada hands in as bob
+    hub.submit("srv_cy", owner=54321)  # owned by a uid no user has
     inbound = hub.exchange / COURSE_ID / "inbound"
     secret_outside = tmp_path / "outside.ipynb"
     secret_outside.write_text("the TA's file")

@@ -147,7 +147,7 @@ def _scratch_gradebooks_open_without_creating_tables() -> None:
 
     original = nbgrader.api.Gradebook.__init__
 
-    def open_gradebook(self, db_url: str, course_id: str = "default_course", authenticator=None) -> None:  # noqa: ANN001
+    def open_gradebook(self, db_url: str, course_id: str = "default_course", authenticator=None) -> None:  # noqa: ANN001 - as nbgrader's own signature
         path = db_url.removeprefix("sqlite:///")
         if path == db_url or not is_scratch_gradebook(path):
             return original(self, db_url, course_id=course_id, authenticator=authenticator)

@@ -300,7 +300,7 @@ def prepare_plotting() -> None:
     (``matplotlib.use`` switches a pyplot it finds in ``sys.modules``, were it half imported).
     """
     import matplotlib
-    import matplotlib.pyplot  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401 - imported whole before the backend is chosen (see above)
 
     matplotlib.use("Agg", force=False)
 

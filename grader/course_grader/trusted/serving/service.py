@@ -374,7 +374,9 @@ def _ledger_score(course: Course, handin: Handin) -> float | None:
 
 def _reread(course: Course, drop: Path | None, handin: Handin):
     """The arrival a journal entry came from, read again (``None`` when it is gone)."""
-    never_seen = lambda origin: False  # noqa: E731
+    def never_seen(origin: str) -> bool:
+        return False
+
     if handin.origin.startswith("exchange:"):
         name = inbox.exchange_folder_name(handin.origin)
         try:

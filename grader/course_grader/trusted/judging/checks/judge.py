@@ -275,7 +275,7 @@ def _safe_second_call_failure(check: Check, case: Case, expected: Any, reply: Re
             if expected is _NOT_COMPUTED:
                 expected = expected_answer(check, case)
             return _second_call_failure(check, case, expected, reply)
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:  # noqa: BLE001 - any value the wire accepts gives a failed case, never an exception
         return (f"{check.function} returned a value the grader could not compare ({type(error).__name__}) {SECOND_CALL}:"
                 f"\n    {call_text(check, case)}")
 

@@ -1,4 +1,4 @@
-"""The fourth held-out round's strings and time (issue 31, items 4, 5 and 8), graded as root in one batch with an
+"""The fourth held-out round's strings and time (messages with surrogates or markdown, hand-ins past their time budget), graded as root in one batch with an
 honest student: kernel text raises nowhere on the trusted side, student text is inert in every format it enters,
 and a hand-in that hangs is stopped at its notebook's deadline.
 
@@ -116,7 +116,7 @@ class _Tags(HTMLParser):
 
 @pytest.mark.slow
 def test_a_planted_message_is_literal_text_in_the_report(batch):
-    # Issue 31, item 5: the item analysis put a live link, emphasis and strikethrough in reports/report.md.
+    # Found in a held-out attack: the item analysis put a live link, emphasis and strikethrough in reports/report.md.
     course = batch["course"]
     report = (course.reports / "report.md").read_text(encoding="utf-8")
     rows = [line for line in report.splitlines() if line.startswith("|") and "set_margin raised ValueError" in line]
@@ -137,7 +137,7 @@ def test_a_planted_message_is_literal_text_in_the_report(batch):
 
 @pytest.mark.slow
 def test_a_hand_in_that_would_overrun_its_budget_is_stopped_at_the_deadline(time_batch):
-    # Issue 31, item 8: an exception flood and a hang that ignores signals ran past the notebook's budget.
+    # Found in a held-out attack: an exception flood and a hang that ignores signals ran past the notebook's budget.
     batch = time_batch
     course = batch["course"]
     honest = batch["outcomes"]["honest"]

@@ -1,4 +1,4 @@
-"""The time budget's hostile family (issue 31, item 8), graded in one batch beside an honest student.
+"""The time budget's hostile family (hand-ins that would run past their notebook's budget), graded in one batch beside an honest student.
 
 The recipes are in ``tests/fixtures/budget_class/`` (each reaches its hostile code in a top-level cell and, through
 ``perceptron_step``, during the hidden cases). A few of them are graded here with a short budget set in the copied

@@ -82,7 +82,7 @@ def test_ordinary_text_stays_readable_in_the_file():
 
 
 def test_an_item_analysis_failure_line_renders_inert_in_the_report():
-    # Issue 31, item 5: an exception message placed a live link, emphasis and strikethrough in reports/report.md.
+    # Found in a held-out attack: an exception message placed a live link, emphasis and strikethrough in reports/report.md.
     from course_grader.trusted.outputs.item_analysis import Correlation
 
     failure = f"set_margin raised ValueError: {PLANTED}"

@@ -1,6 +1,6 @@
 """Grading many submissions at once, in parallel, with one writer of the gradebook.
 
-nbgrader autogrades one notebook at a time (its issue #174) and SQLite promises
+nbgrader autogrades one notebook at a time (https://github.com/jupyter/nbgrader/issues/174) and SQLite promises
 no safe concurrent writers. So each submission is graded as a *job* in a private
 work area (a copy of its config, source and submission, and a copy of a gradebook
 that already knows the source cells), by any ``concurrent.futures.Executor`` whose

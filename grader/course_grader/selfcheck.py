@@ -38,8 +38,18 @@ from . import intake_rules
 #: What the bundle carries of the course's term file (``perceptron-course bundle`` writes it into the student
 #: package): the course id, the per-cell time limit, the memory cap and each assignment's due date (UTC).
 SETTINGS_FILE = "_course_term.json"
+
+
+def invoked_as(default: str) -> str:
+    """The name of the console script this process was started as (a course names its own), else ``default``."""
+    name = Path(sys.argv[0]).name
+    return default if name in ("", "-c") or name.endswith(".py") else name
+
+
+#: What the self-check's messages and ``--help`` call it (``perceptron-selfcheck`` in this course).
+COMMAND = invoked_as("course-selfcheck")
 # Set in the kernel's environment: a cell that calls the self-check does not start another one.
-NESTED_MARKER = "PERCEPTRON_COURSE_SELFCHECK"
+NESTED_MARKER = "COURSE_GRADER_SELFCHECK"
 MESSAGE_WIDTH = 100
 
 Status = Literal["passes", "fails", "not implemented", "not run", "to write", "written"]
@@ -562,21 +572,21 @@ def check_all(notebook: str | os.PathLike | None = None, timeout: int | None = N
 def main(argv: list[str] | None = None) -> int:
     """Command line: check each notebook given, print its report, exit 0 only if all are ready."""
     parser = argparse.ArgumentParser(
-        prog="perceptron-selfcheck",
+        prog=COMMAND,
         description="Run an assignment notebook in a fresh kernel and say which visible tests pass.",
     )
     parser.add_argument("notebooks", nargs="+", type=Path, help="the saved assignment notebook(s)")
     parser.add_argument("--timeout", type=int, default=None, help="seconds per cell (default: the grader's, from the course)")
     args = parser.parse_args(argv)
     if os.environ.get(NESTED_MARKER):
-        print("perceptron-selfcheck: not run from inside a self-check (from a notebook, call check_all() instead)")
+        print(f"{COMMAND}: not run from inside a self-check (from a notebook, call check_all() instead)")
         return 0
     all_ready = True
     for path in args.notebooks:
         try:
             report = check_notebook(path, args.timeout)
         except SelfCheckError as error:
-            print(f"perceptron-selfcheck: {error}", file=sys.stderr)
+            print(f"{COMMAND}: {error}", file=sys.stderr)
             return 2
         print(format_report(report))
         all_ready = all_ready and report.ready

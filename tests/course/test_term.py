@@ -315,7 +315,7 @@ def test_a_failed_release_leaves_release_as_it_was(tmp_path):
 
     after = {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "release").rglob("*")) if p.is_file()}
     assert after == before
-    assert not list(root.glob(".perceptron-release-*"))
+    assert not list(root.glob(".course-grader-release-*"))
 
 
 def test_nbgraders_submissions_associated_refusal_is_explained():

@@ -81,7 +81,7 @@ def release(course: Course, assignments: list[str] | None = None) -> list[str]:
     chosen = choose_assignments(course, assignments)
     course.term()  # a broken term file is reported before anything is written
     normalise_files([path for path in course_notebooks(course.root, chosen) if course.source in path.parents])
-    with tempfile.TemporaryDirectory(prefix=".perceptron-release-", dir=course.root) as scratch:
+    with tempfile.TemporaryDirectory(prefix=".course-grader-release-", dir=course.root) as scratch:
         api = nbgrader_api(course, release_directory=scratch)
         for assignment in chosen:
             result = api.generate_assignment(assignment, force=True)
@@ -136,7 +136,7 @@ def record_source_cells(course: Course, assignments: list[str]) -> None:
     changed = [assignment for assignment in assignments if recorded.get(assignment) != _source_state(course, assignment)]
     if not changed:
         return
-    with tempfile.TemporaryDirectory(prefix="perceptron-release-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="course-grader-release-") as scratch:
         api = nbgrader_api(course, release_directory=scratch)
         for assignment in changed:
             result = api.generate_assignment(assignment, force=True)

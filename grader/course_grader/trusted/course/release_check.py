@@ -79,7 +79,7 @@ def stale_assignments(course: Course, assignments: list[str] | None = None) -> l
     from .course import nbgrader_api, nbgrader_error_line
 
     chosen = assignments or course.assignments()
-    with tempfile.TemporaryDirectory(prefix="perceptron-release-check-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="course-grader-release-check-") as scratch:
         copy = Path(scratch) / "course"
         copy.mkdir()
         copy_release_settings(course, copy)

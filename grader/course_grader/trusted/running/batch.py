@@ -56,7 +56,7 @@ from ..course.secret import SECRET_FILE, read_secret
 
 #: Fault injection for tests: ``kill-worker:<student>/<assignment>`` makes the worker grading
 #: that submission die, as an out-of-memory kill would.
-FAULT_VARIABLE = "PERCEPTRON_COURSE_FAULT"
+FAULT_VARIABLE = "COURSE_GRADER_FAULT"
 
 
 @dataclass(frozen=True)

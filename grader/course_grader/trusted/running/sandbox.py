@@ -51,7 +51,7 @@ from ..gradebook.outcome import Isolation
 from ..course.library import library_folder, library_modules
 from ..judging.kernel_imports import granted_module
 
-KERNEL_NAME = "perceptron-grading"
+KERNEL_NAME = "course-grader"
 #: Address-space cap of a grading kernel; numpy, scipy and scikit-learn need about 1 GiB.
 DEFAULT_MEMORY_MB = 3072
 #: Size of the scratch tmpfs (cwd, HOME, /tmp); it counts against host memory, not RLIMIT_AS.
@@ -60,7 +60,7 @@ SCRATCH_MB = 64
 MAX_FILE_MB = 16
 #: Processes and threads of the kernel (RLIMIT_NPROC); BLAS libraries are told to use one thread.
 MAX_PROCESSES = 64
-SANDBOX_VARIABLE = "PERCEPTRON_COURSE_SANDBOX"  # "off" disables the sandbox (grading then needs --unsafe-no-sandbox)
+SANDBOX_VARIABLE = "COURSE_GRADER_SANDBOX"  # "off" disables the sandbox (grading then needs --unsafe-no-sandbox)
 SANDBOX_UID = 1000
 #: Largest message the grader accepts from a kernel (outputs are cut far below this anyway).
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -400,7 +400,7 @@ MAX_CORES = 1
 CPU_PERIOD_US = 100_000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: A sandbox's cgroups are named with this and the pid of the grading process that made them.
-CGROUP_PREFIX = "perceptron-grading-"
+CGROUP_PREFIX = "course-grader-"
 #: What each sandbox's cgroups hold it to: controller -> file -> value, for cgroup v1 and v2.
 #: Memory of one sandbox in all (every process of a kernel, its scratch tmpfs, and the zygote that forked it):
 #: RLIMIT_AS caps each process at DEFAULT_MEMORY_MB, but 64 of them could hold 64 times that.

@@ -50,7 +50,7 @@ SCAN_SECONDS = 5.0
 
 
 def _fault(point: str) -> None:
-    """Fault injection for tests: ``serve-kill:<point>`` in ``PERCEPTRON_COURSE_FAULT`` SIGKILLs the service there."""
+    """Fault injection for tests: ``serve-kill:<point>`` in ``COURSE_GRADER_FAULT`` SIGKILLs the service there."""
     if os.environ.get(FAULT_VARIABLE) == f"serve-kill:{point}":
         sys.stdout.flush()
         os.kill(os.getpid(), signal.SIGKILL)

@@ -73,7 +73,7 @@ c.Exporter.optimistic_validation = True
 c.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.log_level=CRITICAL",
                              "--InteractiveShell.xmode=Plain"]
 
-# Autograde with the course's safety nets (grader/course_grader/trusted/running/preprocessors.py):
+# Autograde with the course's safety nets (grader/course_grader/trusted/running/preprocessors.py and executor.py):
 # cells pasted from elsewhere are forgotten, a kernel death costs one cell, warnings do not
 # zero a passing test, and no output grows without bound.
 # nbgrader's own autograde (the formgrader's Autograde button, `nbgrader autograde`) refuses before it removes or
@@ -88,7 +88,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "course_grader.trusted.running.preprocessors.ResilientExecute",
+    "course_grader.trusted.running.executor.ResilientExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

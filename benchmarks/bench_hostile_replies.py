@@ -2,7 +2,7 @@
 
 Each reply is a line a student's kernel can send (short or long); the grader parses it
 (``wire.parse_reply``) and judges it against a real case of a real check
-(``framework.judge_replies``). Printed per reply: the line's length, the time of parsing
+(``checks.judge.judge_replies``). Printed per reply: the line's length, the time of parsing
 plus judging (median of ``--rounds``), the verdict message's length, or the exception that
 escaped (a crash of the trusted side).
 
@@ -17,7 +17,8 @@ import statistics
 import time
 
 from course_grader.trusted.judging.checks import CHECKS
-from course_grader.trusted.judging.checks.framework import case_generator, judge_replies
+from course_grader.trusted.judging.checks.draws import case_generator
+from course_grader.trusted.judging.checks.judge import judge_replies
 from course_grader.trusted.judging.wire import WireError, parse_reply
 
 

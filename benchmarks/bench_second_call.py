@@ -19,7 +19,9 @@ import time
 from pathlib import Path
 
 from course_grader.trusted.judging.check_registry import course_checks
-from course_grader.trusted.judging.checks import framework, run_in_process
+from course_grader.trusted.judging.checks import run_in_process, second_calls
+from course_grader.trusted.judging.checks.draws import case_generator
+from course_grader.trusted.judging.checks.judge import prepare_cases
 from course_grader.trusted.judging.wire import harness_request
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,13 +29,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 def measure(checks: dict, draws: int, tries: int) -> dict[str, float]:
     """Seconds of preparation and of judging, and characters of request, for one hand-in (every check once), averaged."""
-    saved, framework.SECOND_CALL_TRIES = framework.SECOND_CALL_TRIES, tries
+    saved, second_calls.SECOND_CALL_TRIES = second_calls.SECOND_CALL_TRIES, tries
     try:
         prepare = judge = request = 0.0
         for draw in range(draws):
             for name, check in checks.items():
                 start = time.perf_counter()
-                prepared = framework.prepare_cases(check, framework.case_generator(b"bench %d" % draw, name, "student"))
+                prepared = prepare_cases(check, case_generator(b"bench %d" % draw, name, "student"))
                 prepare += time.perf_counter() - start
                 request += len(json.dumps(harness_request(name, prepared.cases, "@@m@@", prepared.again)))
                 if check.reference is None:
@@ -45,7 +47,7 @@ def measure(checks: dict, draws: int, tries: int) -> dict[str, float]:
                 assert verdict.passed, (name, verdict.failures[:1])
         return {"prepare": prepare / draws, "judge": judge / draws, "request": request / draws}
     finally:
-        framework.SECOND_CALL_TRIES = saved
+        second_calls.SECOND_CALL_TRIES = saved
 
 
 def main() -> None:
@@ -58,7 +60,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for assignment in sorted(registry.assignments):
         checks = registry.of(assignment)
-        runs: dict[int, list[dict[str, float]]] = {0: [], framework.SECOND_CALL_TRIES: []}
+        runs: dict[int, list[dict[str, float]]] = {0: [], second_calls.SECOND_CALL_TRIES: []}
         for _ in range(arguments.rounds):  # alternated, so that a busy machine weighs on both alike
             for tries in runs:
                 runs[tries].append(measure(checks, arguments.draws, tries))

@@ -1,4 +1,4 @@
-"""What a hostile hand-in costs a batch, against its notebook's time budget (issue 31, item 8).
+"""What a hostile hand-in costs a batch, against its notebook's time budget.
 
     .venv/bin/python benchmarks/bench_time_budget.py [RECIPES] [--budget SECONDS] [--out FOLDER]
 

@@ -1,4 +1,4 @@
-"""Feedback latency of ``perceptron-course serve``, measured side by side in one run (issue 33).
+"""Feedback latency of ``perceptron-course serve``, measured side by side in one run.
 
 The latency of a hand-in is the time from ``nbgrader submit`` returning to its feedback page being fetchable: the file
 ``nbgrader fetch_feedback`` looks for in the exchange (``<exchange>/<course>/feedback/<hash>.html``, the hash of the

@@ -1,6 +1,6 @@
 """Geometry of a linear separator ``w·x + b = 0``.
 
-Conventions (``DESIGN.md`` section 5): points are rows of an ``(n, d)`` array,
+Conventions (the course's, held by its tests): points are rows of an ``(n, d)`` array,
 labels are -1/+1, and the positive side is where ``w·x + b >= 0``.
 """
 

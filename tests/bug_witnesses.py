@@ -217,17 +217,17 @@ def _is_mistake(score, label, rule, *, margin=lambda m: m <= 0, sign=lambda s: 1
 
 
 IS_MISTAKE_BUGS = {
-    "strict < 0 under the margin rule": lambda s, l, r: _is_mistake(s, l, r, margin=lambda m: m < 0),
-    "np.sign under the sign rule": lambda s, l, r: _is_mistake(s, l, r, sign=np.sign),
-    "sign(0) = -1 under the sign rule": lambda s, l, r: _is_mistake(s, l, r, sign=lambda s: 1 if s > 0 else -1),
-    "-0.0 taken as negative (signbit)": lambda s, l, r: _is_mistake(s, l, r, sign=lambda s: -1 if np.signbit(s) else 1),
-    "the rule ignored (always margin)": lambda s, l, r: _is_mistake(s, l, "margin"),
-    "0/1 instead of a bool": lambda s, l, r: int(_is_mistake(s, l, r)),
-    "the rules swapped": lambda s, l, r: _is_mistake(s, l, "sign" if r == "margin" else "margin"),
+    "strict < 0 under the margin rule": lambda s, y, r: _is_mistake(s, y, r, margin=lambda m: m < 0),
+    "np.sign under the sign rule": lambda s, y, r: _is_mistake(s, y, r, sign=np.sign),
+    "sign(0) = -1 under the sign rule": lambda s, y, r: _is_mistake(s, y, r, sign=lambda s: 1 if s > 0 else -1),
+    "-0.0 taken as negative (signbit)": lambda s, y, r: _is_mistake(s, y, r, sign=lambda s: -1 if np.signbit(s) else 1),
+    "the rule ignored (always margin)": lambda s, y, r: _is_mistake(s, y, "margin"),
+    "0/1 instead of a bool": lambda s, y, r: int(_is_mistake(s, y, r)),
+    "the rules swapped": lambda s, y, r: _is_mistake(s, y, "sign" if r == "margin" else "margin"),
 }
 IS_MISTAKE_CORRECT = {
-    "np.bool_": lambda s, l, r: np.bool_(l * s <= 0) if r == "margin" else np.bool_((1 if s >= 0 else -1) != l),
-    "one expression": lambda s, l, r: (l * s <= 0) if r == "margin" else (l == 1) == (s < 0),
+    "np.bool_": lambda s, y, r: np.bool_(y * s <= 0) if r == "margin" else np.bool_((1 if s >= 0 else -1) != y),
+    "one expression": lambda s, y, r: (y * s <= 0) if r == "margin" else (y == 1) == (s < 0),
 }
 
 

@@ -1,12 +1,14 @@
 # The grading service, `perceptron-course serve`, as a JupyterHub managed service: add these lines to the hub's
 # jupyterhub_config.py (docs/hosting.md, "Grading as hand-ins arrive"). The hub starts the service with itself, as
 # GRADER_USER, in the course folder; starts it again if it exits; stops it (SIGINT, then SIGTERM) when the hub stops.
-# Its output goes to the hub's log. tests/grader/test_serve_hub.py runs these very lines, its own paths put in.
+# Its output goes to the hub's log. grader/tests/test_serve_hub.py runs these very lines, its own paths put in.
 #
 # The three settings: edit them for your hub.
 COURSE_ROOT = "/srv/perceptron-course"  # the course folder (a checkout of the course), owned by GRADER_USER
 GRADER_USER = "grader"  # a Unix user of its own: not root, not a student; it owns the course and its gradebook
 VENV = "/srv/perceptron-course/.venv"  # the course's virtual environment (bash scripts/setup.sh), readable by GRADER_USER
+
+c = get_config()  # noqa: F821 - JupyterHub defines get_config() where it runs its configuration file
 
 c.JupyterHub.services.append(
     {

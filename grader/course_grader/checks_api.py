@@ -39,12 +39,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .trusted.judging.check_registry import checks_beside, course_module
-from .trusted.judging.checks.framework import (
-    N_RANDOM_CASES, Case, Check, Compare, Difference, as_float_array, as_python_lists, call_text, compare_arrays,
-    compare_bool, compare_count, compare_labels, compare_number, compare_tuple, describe, holds_a_bool, holds_integers,
-    integer_weights_and_boundary_points, lists_at_random, points_with_zero_score, random_integer_points, random_labels,
-    random_points, safe_case_failure,
-)
+from .trusted.judging.checks.cases import Case, Check, Compare, Difference, N_RANDOM_CASES, call_text
+from .trusted.judging.checks.compare import (as_float_array, compare_arrays, compare_bool, compare_count,
+                                             compare_labels, compare_number, compare_tuple, describe, holds_a_bool,
+                                             holds_integers)
+from .trusted.judging.checks.draws import (as_python_lists, integer_weights_and_boundary_points, lists_at_random,
+                                           points_with_zero_score, random_integer_points, random_labels, random_points)
+from .trusted.judging.checks.judge import safe_case_failure
 from .trusted.judging.kernel_imports import COMMON_IMPORTS
 from .trusted.judging.solution_reference import SolutionFunction, solution, solution_namespace
 from .trusted.judging.wire import Reply, python_literal

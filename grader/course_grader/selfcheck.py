@@ -31,15 +31,25 @@ import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from . import intake_rules
 
 #: What the bundle carries of the course's term file (``perceptron-course bundle`` writes it into the student
 #: package): the course id, the per-cell time limit, the memory cap and each assignment's due date (UTC).
 SETTINGS_FILE = "_course_term.json"
+
+
+def invoked_as(default: str) -> str:
+    """The name of the console script this process was started as (a course names its own), else ``default``."""
+    name = Path(sys.argv[0]).name
+    return default if name in ("", "-c") or name.endswith(".py") else name
+
+
+#: What the self-check's messages and ``--help`` call it (``perceptron-selfcheck`` in this course).
+COMMAND = invoked_as("course-selfcheck")
 # Set in the kernel's environment: a cell that calls the self-check does not start another one.
-NESTED_MARKER = "PERCEPTRON_COURSE_SELFCHECK"
+NESTED_MARKER = "COURSE_GRADER_SELFCHECK"
 MESSAGE_WIDTH = 100
 
 Status = Literal["passes", "fails", "not implemented", "not run", "to write", "written"]
@@ -208,9 +218,23 @@ def released_assignments(start: Path) -> dict[str, intake_rules.Assignment]:
     root = course_root_above(start)
     if root is None:
         return {}
-    from .trusted.judging.kernel_imports import import_rules  # a course checkout: the grader's own side is there
+    rules_of = checkout_import_rules()
+    return intake_rules.released_assignments(root / "release", None if rules_of is None else lambda name: rules_of(root, name))
 
-    return intake_rules.released_assignments(root / "release", lambda name: import_rules(root, name))
+
+#: The entry-point group where the grader installed beside the self-check offers the import rules of a course
+#: checkout's assignments, hidden checks' grants included (``grader/pyproject.toml``). The self-check names no module
+#: of the grader's trusted side: a student's install has the self-check alone, and no entry point of this group.
+CHECKOUT_RULES_GROUP = "course_grader.checkout_import_rules"
+
+
+def checkout_import_rules() -> Callable[[Path, str], intake_rules.ImportRules] | None:
+    """``import_rules(course_root, assignment)`` of the grader installed here, or ``None`` in a student's install."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=CHECKOUT_RULES_GROUP):
+        return entry.load()
+    return None
 
 
 def cell_timeout(start: Path | None = None) -> int:
@@ -548,21 +572,21 @@ def check_all(notebook: str | os.PathLike | None = None, timeout: int | None = N
 def main(argv: list[str] | None = None) -> int:
     """Command line: check each notebook given, print its report, exit 0 only if all are ready."""
     parser = argparse.ArgumentParser(
-        prog="perceptron-selfcheck",
+        prog=COMMAND,
         description="Run an assignment notebook in a fresh kernel and say which visible tests pass.",
     )
     parser.add_argument("notebooks", nargs="+", type=Path, help="the saved assignment notebook(s)")
     parser.add_argument("--timeout", type=int, default=None, help="seconds per cell (default: the grader's, from the course)")
     args = parser.parse_args(argv)
     if os.environ.get(NESTED_MARKER):
-        print("perceptron-selfcheck: not run from inside a self-check (from a notebook, call check_all() instead)")
+        print(f"{COMMAND}: not run from inside a self-check (from a notebook, call check_all() instead)")
         return 0
     all_ready = True
     for path in args.notebooks:
         try:
             report = check_notebook(path, args.timeout)
         except SelfCheckError as error:
-            print(f"perceptron-selfcheck: {error}", file=sys.stderr)
+            print(f"{COMMAND}: {error}", file=sys.stderr)
             return 2
         print(format_report(report))
         all_ready = all_ready and report.ready

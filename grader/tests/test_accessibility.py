@@ -121,7 +121,7 @@ def test_a_feedback_page_passes_axe(browser, tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore:.*not in session")  # nbgrader's SQLAlchemy use, as in test_report
-def test_the_report_passes_axe(browser, class_template):
+def test_the_report_passes_axe(browser, class_template):  # noqa: F811 - the imported fixture, requested by name
     assert_accessible(browser, class_template.reports / "report.html")
 
 

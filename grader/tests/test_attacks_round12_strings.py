@@ -1,4 +1,4 @@
-"""The fourth held-out round's strings and time (issue 31, items 4, 5 and 8), graded as root in one batch with an
+"""The fourth held-out round's strings and time (messages with surrogates or markdown, hand-ins past their time budget), graded as root in one batch with an
 honest student: kernel text raises nowhere on the trusted side, student text is inert in every format it enters,
 and a hand-in that hangs is stopped at its notebook's deadline.
 
@@ -24,8 +24,7 @@ from conftest import fixture_course, sandboxes_left
 
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
-from course_grader.trusted.running.preprocessors import (BUDGET, LIMITS_METADATA, STOPPED_AT_DEADLINE, TIME_BUDGET,
-                                                             limits_hit)
+from course_grader.trusted.judging.grading_metadata import (BUDGET, GRADING_METADATA, STOPPED_AT_DEADLINE, TIME_BUDGET, limits_hit)
 from course_grader.trusted.running.sandbox import sandbox_problem
 from course_grader.trusted.course.secret import load_or_create_secret
 
@@ -117,7 +116,7 @@ class _Tags(HTMLParser):
 
 @pytest.mark.slow
 def test_a_planted_message_is_literal_text_in_the_report(batch):
-    # Issue 31, item 5: the item analysis put a live link, emphasis and strikethrough in reports/report.md.
+    # Found in a held-out attack: the item analysis put a live link, emphasis and strikethrough in reports/report.md.
     course = batch["course"]
     report = (course.reports / "report.md").read_text(encoding="utf-8")
     rows = [line for line in report.splitlines() if line.startswith("|") and "set_margin raised ValueError" in line]
@@ -138,7 +137,7 @@ def test_a_planted_message_is_literal_text_in_the_report(batch):
 
 @pytest.mark.slow
 def test_a_hand_in_that_would_overrun_its_budget_is_stopped_at_the_deadline(time_batch):
-    # Issue 31, item 8: an exception flood and a hang that ignores signals ran past the notebook's budget.
+    # Found in a held-out attack: an exception flood and a hang that ignores signals ran past the notebook's budget.
     batch = time_batch
     course = batch["course"]
     honest = batch["outcomes"]["honest"]
@@ -146,7 +145,7 @@ def test_a_hand_in_that_would_overrun_its_budget_is_stopped_at_the_deadline(time
     assert batch["sandboxes_left"] == []
     for student in STOPPED:
         notebook = _recorded(course, student)
-        recorded = notebook["metadata"][LIMITS_METADATA][TIME_BUDGET]
+        recorded = notebook["metadata"][GRADING_METADATA][TIME_BUDGET]
         assert recorded["seconds"] == BUDGET_SECONDS and recorded["stopped"] == STOPPED_AT_DEADLINE, (student, recorded)
         events = [event for _, event in recorded["timeline"]]
         after_stop = events[events.index(STOPPED_AT_DEADLINE) + 1:]
@@ -156,5 +155,5 @@ def test_a_hand_in_that_would_overrun_its_budget_is_stopped_at_the_deadline(time
         page = html.unescape((course.feedback / student / "01_geometry" / "geometry.html").read_text(encoding="utf-8"))
         assert f"time budget for the notebook ({BUDGET_SECONDS} s" in page, student
         assert batch["outcomes"][student].status == "graded" and batch["outcomes"][student].score == 0, student
-    recorded = _recorded(course, "honest")["metadata"][LIMITS_METADATA][TIME_BUDGET]
+    recorded = _recorded(course, "honest")["metadata"][GRADING_METADATA][TIME_BUDGET]
     assert recorded["stopped"] == "" and STOPPED_AT_DEADLINE not in [event for _, event in recorded["timeline"]]

@@ -1,4 +1,4 @@
-"""The time budget's hostile family (issue 31, item 8), graded in one batch beside an honest student.
+"""The time budget's hostile family (hand-ins that would run past their notebook's budget), graded in one batch beside an honest student.
 
 The recipes are in ``tests/fixtures/budget_class/`` (each reaches its hostile code in a top-level cell and, through
 ``perceptron_step``, during the hidden cases). A few of them are graded here with a short budget set in the copied
@@ -21,8 +21,8 @@ from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import build_submission, copy_course, load_recipes
 from course_grader.trusted.course.secret import load_or_create_secret
 from course_grader.trusted.pipeline import grade
-from course_grader.trusted.running.preprocessors import (BUDGET, LIMITS_METADATA, MAX_TEXT_CHARS, STOPPED_AT_DEADLINE,
-                                                                     TIME_BUDGET)
+from course_grader.trusted.judging.grading_metadata import BUDGET, GRADING_METADATA, STOPPED_AT_DEADLINE, TIME_BUDGET
+from course_grader.trusted.running.output_caps import MAX_TEXT_CHARS
 from course_grader.trusted.running.sandbox import sandbox_problem
 
 RECIPES = Path(__file__).resolve().parents[1] / "fixtures" / "budget_class"
@@ -72,7 +72,7 @@ def test_each_is_stopped_at_its_deadline_reported_with_the_reason_and_the_honest
         outcome = outcomes[student]
         assert outcome.status == "graded" and BUDGET in outcome.reason, (student, outcome.reason)
         notebook = json.loads(autograded(course, student).read_text(encoding="utf-8"))
-        recorded = notebook["metadata"][LIMITS_METADATA][TIME_BUDGET]
+        recorded = notebook["metadata"][GRADING_METADATA][TIME_BUDGET]
         assert recorded["seconds"] == LIMITS["notebook_seconds"] and recorded["stopped"] == STOPPED_AT_DEADLINE, student
         events = [event for _, event in recorded["timeline"]]
         after = events[events.index(STOPPED_AT_DEADLINE) + 1:]

@@ -13,8 +13,9 @@ import pytest
 from test_preprocessors import errors, execute
 
 from course_grader.trusted.running.deadline import Deadline, enforced
-from course_grader.trusted.running.preprocessors import (BUDGET, BUDGET_ERROR, LIMITS_METADATA, STOPPED_AT_DEADLINE,
-                                                             TIME_BUDGET, ResilientExecute)
+from course_grader.trusted.judging.grading_metadata import BUDGET, GRADING_METADATA, STOPPED_AT_DEADLINE, TIME_BUDGET
+from course_grader.trusted.running.execute_budget import BUDGET_ERROR
+from course_grader.trusted.running.executor import ResilientExecute
 
 
 class FakeClock:
@@ -158,7 +159,7 @@ while True:
 def test_a_notebook_that_ignores_every_signal_is_killed_at_the_deadline_and_nothing_runs_after():
     # Its cell's own limit (60 s) is past the budget (5 s): the deadline bounds it, then kills the kernel.
     notebook = execute(["x = 1", STUBBORN, "y = 2", "z = 3"], time_budget=5, timeout=60, max_restarts=5)
-    recorded = notebook.metadata[LIMITS_METADATA][TIME_BUDGET]
+    recorded = notebook.metadata[GRADING_METADATA][TIME_BUDGET]
     assert recorded["seconds"] == 5 and recorded["stopped"] == STOPPED_AT_DEADLINE
     events = [event for _, event in recorded["timeline"]]
     stop = events.index(STOPPED_AT_DEADLINE)
@@ -167,4 +168,4 @@ def test_a_notebook_that_ignores_every_signal_is_killed_at_the_deadline_and_noth
     assert [error.split(":")[0] for error in errors(notebook.cells[1])] == [BUDGET_ERROR]
     for cell in notebook.cells[2:]:
         assert "time budget for the notebook (5 s" in errors(cell)[0] and "not run" in errors(cell)[0]
-    assert BUDGET in notebook.metadata[LIMITS_METADATA]["limits_hit"]
+    assert BUDGET in notebook.metadata[GRADING_METADATA]["limits_hit"]

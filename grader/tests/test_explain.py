@@ -15,12 +15,13 @@ from conftest import FIXTURE_COURSE, fixture_course, tree_state
 from course_grader.trusted.gradebook import records
 from course_grader.trusted.judging.case_sets import case_set_id, checker_id, secret_id
 from course_grader.trusted.judging.check_registry import course_checks
-from course_grader.trusted.judging.checks.framework import case_generator, prepare_cases
+from course_grader.trusted.judging.checks.draws import case_generator
+from course_grader.trusted.judging.checks.judge import prepare_cases
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
 from course_grader.trusted.gradebook.ledger import read_ledger
 from course_grader.trusted.pipeline import grade
-from course_grader.trusted.running.preprocessors import LIMIT_LABELS, LIMITS_METADATA
+from course_grader.trusted.judging.grading_metadata import GRADING_METADATA, LIMIT_LABELS
 from course_grader.trusted.course.secret import SECRET_FILE, read_secret
 
 ASSIGNMENT = "01_geometry"
@@ -43,7 +44,7 @@ def hand_in(course, student: str, predict_source: str | None = None) -> Path:
 
 
 #: What a student could write into their notebook's metadata where the grader records limits and case sets.
-FORGED_METADATA = {LIMITS_METADATA: {"limits_hit": list(LIMIT_LABELS),
+FORGED_METADATA = {GRADING_METADATA: {"limits_hit": list(LIMIT_LABELS),
                                      "case_sets": {"predict": {"case_set": "forged", "checker": "forged"}}}}
 
 

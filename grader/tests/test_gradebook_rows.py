@@ -17,7 +17,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SAWarning
 
-from course_grader.trusted.course.course import head_revision
+from course_grader.trusted.course.nbgrader_patches import head_revision
 from course_grader.trusted.outputs.feedback import GetGradesAndWaiting
 from course_grader.trusted.gradebook.gradebook_rows import grade_of, submission_scores, submitted_notebook_rows
 from course_grader.trusted.running.preprocessors import SaveAutoGradesAtOnce

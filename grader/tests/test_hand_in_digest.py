@@ -9,8 +9,8 @@ from conftest import fixture_course
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from course_grader.trusted.judging.checks import CHECKS
-from course_grader.trusted.judging.checks.framework import case_generator
-from course_grader.trusted.judging.hand_in_digest import hand_in_digest, notebook_digest
+from course_grader.trusted.judging.checks.draws import case_generator
+from course_grader.trusted.course.hand_in_digest import hand_in_digest, notebook_digest
 
 SECRET = b"a course secret of 32 bytes....."
 
@@ -112,7 +112,7 @@ def _graded_predict(notebook, secret: bytes, digest: str):
     (skip-execution cells skipped), the visible test's calls first, then the harness on the hidden cases."""
     import runpy
 
-    from course_grader.trusted.judging.checks.framework import judge_replies, prepare_cases
+    from course_grader.trusted.judging.checks.judge import judge_replies, prepare_cases
     from course_grader.trusted.judging.wire import harness_request, new_marker, read_replies
     from course_grader.in_sandbox import harness
 

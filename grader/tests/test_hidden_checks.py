@@ -21,7 +21,8 @@ from course_grader.trusted.judging.check_registry import (
     HIDDEN_CHECKS_FILE, ChecksError, allowed_imports_without_assignment, checks_without_part, course_checks,
     parts_without_check, registry_problems,
 )
-from course_grader.trusted.judging.checks.framework import case_generator, prepare_cases
+from course_grader.trusted.judging.checks.draws import case_generator
+from course_grader.trusted.judging.checks.judge import prepare_cases
 from course_grader.trusted.course.course import Course, CourseError
 from course_grader.trusted.course.example_class import copy_course
 

@@ -12,14 +12,15 @@ import numpy as np
 import pytest
 
 from course_grader.trusted.judging.checks import CHECKS, run_in_process
-from course_grader.trusted.judging.checks.framework import Case, Check, judge_replies
+from course_grader.trusted.judging.checks.cases import Case, Check
+from course_grader.trusted.judging.checks.judge import judge_replies
 from course_grader.trusted.outputs.item_analysis import (
     CSV_COLUMNS, EVERYONE_FAILS, EVERYONE_PASSES, PartResult, Submission, analyse_assignment, behaviour_name, behaviour_names,
     callouts,
     correlation,
     html_section, markdown_section, parse_parts, part_record, plot_item_analysis, write_item_csv,
 )
-from course_grader.trusted.outputs.safe_text import from_spreadsheet_cell
+from course_grader.trusted.course.safe_text import from_spreadsheet_cell
 from course_grader.trusted.judging.wire import Reply
 
 NOT_IMPLEMENTED = "f is not implemented yet (it raises NotImplementedError): write it, then run its tests again."
@@ -226,13 +227,13 @@ def test_recorded_parts_in_metadata_are_read_defensively():
 def test_the_grader_records_each_part_and_replaces_what_the_notebook_claimed():
     from test_preprocessors import execute
 
-    from course_grader.trusted.running.preprocessors import LIMITS_METADATA
+    from course_grader.trusted.judging.grading_metadata import GRADING_METADATA
 
-    forged = {LIMITS_METADATA: {"parts": {"test_1": {"failure": "", "checks": {"augment": {"x": ""}}}, "test_9": {}}}}
+    forged = {GRADING_METADATA: {"parts": {"test_1": {"failure": "", "checks": {"augment": {"x": ""}}}, "test_9": {}}}}
     wrong = "import numpy as np\ndef augment(X):\n    return np.asarray(X, dtype=float)\n"
     test = "### BEGIN HIDDEN TESTS\ncheck_augment(augment)\n### END HIDDEN TESTS\n"
     notebook = execute([wrong, test], test_cells=[1], notebook_metadata=forged)
-    parts = parse_parts(notebook.metadata[LIMITS_METADATA])
+    parts = parse_parts(notebook.metadata[GRADING_METADATA])
     assert list(parts) == ["test_1"]
     assert parts["test_1"].failure.startswith("augment returned an array of the wrong shape")
     assert parts["test_1"].behaviours[("augment", "the visible test's two points")].startswith("augment returned")

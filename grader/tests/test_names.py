@@ -13,7 +13,7 @@ import pytest
 from course_grader.trusted.outputs.exports import CSV_COLUMNS, read_csv_rows, write_csv, write_grades_csv
 from course_grader.trusted.course.files import name_problem, readable_name
 from course_grader.trusted.gradebook.outcome import FAILED, Outcome
-from course_grader.trusted.outputs.safe_text import from_spreadsheet_cell, spreadsheet_cell, terminal_text
+from course_grader.trusted.course.safe_text import from_spreadsheet_cell, spreadsheet_cell, terminal_text
 
 FORMULAS = ['=HYPERLINK("http://evil.example","x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1+1)", "\t=1", "\r=1",
             " =1+1", "'=1"]

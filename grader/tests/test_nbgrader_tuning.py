@@ -8,7 +8,7 @@ import sqlalchemy
 from nbformat.v4 import new_code_cell
 from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
 
-from course_grader.trusted.running.nbgrader_tuning import is_scratch_gradebook, tune_nbgrader
+from course_grader.trusted.course.nbgrader_patches import is_scratch_gradebook, tune_nbgrader
 
 VALID = {"grade": True, "grade_id": "test_predict", "locked": True, "points": 2, "schema_version": 3,
          "solution": False, "task": False}
@@ -45,7 +45,7 @@ def test_scratch_gradebooks_share_compiled_sql_and_each_keeps_its_own_rows(tmp_p
     import nbgrader.api
     from nbgrader.api import Gradebook
 
-    from course_grader.trusted.course.course import head_revision
+    from course_grader.trusted.course.nbgrader_patches import head_revision
 
     tune_nbgrader()
     monkeypatch.setattr(nbgrader.api, "get_alembic_version", head_revision)  # no `alembic` program needed
@@ -102,7 +102,7 @@ def test_a_scratch_copy_of_a_gradebook_opens_without_creating_tables_and_a_new_f
     import nbgrader.api
     from nbgrader.api import Base, Gradebook
 
-    from course_grader.trusted.course.course import head_revision
+    from course_grader.trusted.course.nbgrader_patches import head_revision
 
     tune_nbgrader()
     monkeypatch.setattr(nbgrader.api, "get_alembic_version", head_revision)
@@ -135,8 +135,8 @@ def test_a_scratch_gradebook_keeps_one_engine_until_its_job_is_released(tmp_path
     import nbgrader.api
     from nbgrader.api import Gradebook
 
-    from course_grader.trusted.course.course import head_revision
-    from course_grader.trusted.running.nbgrader_tuning import release_scratch_gradebooks
+    from course_grader.trusted.course.nbgrader_patches import head_revision
+    from course_grader.trusted.course.nbgrader_patches import release_scratch_gradebooks
 
     tune_nbgrader()
     monkeypatch.setattr(nbgrader.api, "get_alembic_version", head_revision)

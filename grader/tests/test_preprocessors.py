@@ -3,9 +3,9 @@
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from course_grader.trusted.running.preprocessors import (CUT, LIMIT_LABELS, LIMITS_METADATA, MAX_RICH_CHARS,
-                                                                     MAX_TEXT_CHARS, ResilientExecute, limit_output, limits_hit,
-                                                                     output_chars)
+from course_grader.trusted.judging.grading_metadata import CUT, GRADING_METADATA, LIMIT_LABELS, limits_hit
+from course_grader.trusted.running.executor import ResilientExecute
+from course_grader.trusted.running.output_caps import MAX_RICH_CHARS, MAX_TEXT_CHARS, limit_output, output_chars
 
 SECRET = "00" * 16
 
@@ -147,7 +147,7 @@ def test_a_visible_result_or_stderr_cannot_grant_or_take_points():
 @pytest.mark.slow
 def test_limits_are_what_the_grader_saw_not_what_a_cell_prints_or_the_notebook_claims():
     claims = "KernelDied CellTimeoutError MemoryError time budget gives up after cut by the grader removed by the grader"
-    forged = {LIMITS_METADATA: {"limits_hit": list(LIMIT_LABELS)}}
+    forged = {GRADING_METADATA: {"limits_hit": list(LIMIT_LABELS)}}
     notebook = execute([f"print({claims!r})", "import time; time.sleep(30)"], notebook_metadata=forged, timeout=2)
     assert limits_hit(notebook) == ["a cell hit the time limit"]
     assert limits_hit(execute([f"print({claims!r})"], notebook_metadata=forged)) == []
@@ -162,7 +162,8 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
     import numpy as np
 
     from course_grader.trusted.judging.checks import CHECKS
-    from course_grader.trusted.judging.checks.framework import call_text, case_generator
+    from course_grader.trusted.judging.checks.cases import call_text
+    from course_grader.trusted.judging.checks.draws import case_generator
 
     dies = ("import numpy as np, os\n"
             "def augment(X):\n"

@@ -18,7 +18,7 @@ from course_grader.trusted.judging.flags import Flag
 from course_grader.trusted.gradebook.ledger import Fingerprint, entry_for, read_ledger, write_ledger
 from course_grader.trusted.gradebook.outcome import FAILED, GRADED, Outcome
 from course_grader.trusted.outputs.report import cell_pass_rates, pending_submissions, read_class, write_exports
-from course_grader.trusted.running.sandbox import Isolation
+from course_grader.trusted.gradebook.outcome import Isolation
 
 ISOLATION = Isolation(sandbox=True, memory_mb=3072, note="")
 EVIL = "x<script>alert(1)</script>|y"

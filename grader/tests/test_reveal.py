@@ -17,10 +17,11 @@ import pytest
 from conftest import fixture_course
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from course_grader.trusted.judging.checks.framework import Case, Check, Difference, Verdict, judge_replies
+from course_grader.trusted.judging.checks.cases import Case, Check, Difference
+from course_grader.trusted.judging.checks.judge import Verdict, judge_replies
 from course_grader.trusted.course.course import Course, CourseError, nbgrader_api
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
-from course_grader.trusted.running.preprocessors import LIMITS_METADATA
+from course_grader.trusted.judging.grading_metadata import GRADING_METADATA
 from course_grader.trusted.gradebook.reveal import (
     UNKNOWN_BEHAVIOUR, conceal, course_schedule, details_shown, due_date, feedback_state,
 )
@@ -188,7 +189,7 @@ def _graded_cell(grade_id: str, messages: list[str]):
 def test_conceal_replaces_each_failed_verdict_by_its_recorded_behaviour_and_fails_closed():
     notebook = new_notebook(cells=[_graded_cell("test_predict", ["predict(1) expected: 2"]),
                                    _graded_cell("test_other", ["other(SECRET_A) expected: SECRET_B", "other(SECRET_C)"])])
-    notebook.metadata[LIMITS_METADATA] = {"limits_hit": [], FAILED_BEHAVIOURS: {"test_predict": ["predict gave a wrong answer on zeros."],
+    notebook.metadata[GRADING_METADATA] = {"limits_hit": [], FAILED_BEHAVIOURS: {"test_predict": ["predict gave a wrong answer on zeros."],
                                                                                   "test_other": ["other raised KeyError on ties."]}}
     conceal(notebook, DUE)
 

@@ -16,8 +16,8 @@ from nbconvert.filters.markdown import markdown2html_mistune
 
 from course_grader.trusted.outputs.exports import write_csv
 from course_grader.trusted.outputs.item_analysis import ItemRow, markdown_section
-from course_grader.trusted.running.preprocessors import unpack_kernel_message
-from course_grader.trusted.outputs.safe_text import markdown_table, markdown_text, terminal_text, writable, writable_data
+from course_grader.trusted.running.executor import unpack_kernel_message
+from course_grader.trusted.course.safe_text import markdown_table, markdown_text, terminal_text, writable, writable_data
 from course_grader.trusted.outputs.similarity import Match, SimilarityReview, markdown_section as similarity_markdown
 from course_grader.trusted.judging.wire import Reply, parse_reply
 
@@ -82,7 +82,7 @@ def test_ordinary_text_stays_readable_in_the_file():
 
 
 def test_an_item_analysis_failure_line_renders_inert_in_the_report():
-    # Issue 31, item 5: an exception message placed a live link, emphasis and strikethrough in reports/report.md.
+    # Found in a held-out attack: an exception message placed a live link, emphasis and strikethrough in reports/report.md.
     from course_grader.trusted.outputs.item_analysis import Correlation
 
     failure = f"set_margin raised ValueError: {PLANTED}"

@@ -29,7 +29,7 @@ import pytest
 
 from conftest import _command_line, descendants, fixture_course, sandboxes_left, tree_state
 
-from course_grader.trusted.judging.checks.framework import SECOND_CALL
+from course_grader.trusted.judging.checks.second_calls import SECOND_CALL
 from course_grader.trusted.outputs import feedback
 from course_grader.trusted.course import files
 from course_grader.trusted.running import kernel_pool, sandbox
@@ -37,6 +37,7 @@ from course_grader.trusted.course.course import Course, CourseError
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
 from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
+from course_grader.trusted.gradebook.outcome import Isolation
 from course_grader.trusted.course.secret import load_or_create_secret
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,7 +49,7 @@ ROUND13 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round13"
 #: The fourteenth's: forgers of the second call's answer (``attacks_round14_forge/README.md``), in the same batch.
 ROUND14 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round14_forge"
 REAL_PACKAGE = REPO / "perceptron_course"
-ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
+ISOLATION = Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
 #: What grading writes in the course: its output, and the course lock it holds while it runs (writer_lock).
 GRADER_OUTPUT = ("autograded", "feedback", "gradebook.db", "grades.csv", "grades_by_student.csv", "canvas_grades.csv", "reports",
@@ -455,35 +456,35 @@ def test_the_kernel_manager_connects_through_descriptors(tmp_path):
 def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down():
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from course_grader.trusted.running import preprocessors
+    from course_grader.trusted.running import executor
 
-    class Recording(preprocessors.ResilientExecute):
+    class Recording(executor.ResilientExecute):
         def create_kernel_manager(self):
             self.created = super().create_kernel_manager()
             return self.created
 
     notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
     with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
-        with preprocessors.kernel_started_early(config):
-            [started] = preprocessors._STARTED_EARLY.values()
+        with executor.kernel_started_early(config):
+            [started] = executor._STARTED_EARLY.values()
             process = started.provisioner.process
             execute = Recording(config=config, grading_secret="00" * 16)
             execute.preprocess(notebook, {"nbgrader": {"student": "someone"}})
-            assert execute.created is started and preprocessors._STARTED_EARLY == {}
+            assert execute.created is started and executor._STARTED_EARLY == {}
             assert process.poll() is not None  # nbclient shut it down after the notebook
         assert notebook.cells[0].outputs[0].text == "42\n"
-        with preprocessors.kernel_started_early(config):  # no notebook takes this one
-            [unused] = preprocessors._STARTED_EARLY.values()
+        with executor.kernel_started_early(config):  # no notebook takes this one
+            [unused] = executor._STARTED_EARLY.values()
             process = unused.provisioner.process
             assert process.poll() is None
-        assert process.poll() is not None and preprocessors._STARTED_EARLY == {}
+        assert process.poll() is not None and executor._STARTED_EARLY == {}
 
 
 def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_as_plain_python():
     from nbformat.v4 import new_code_cell, new_notebook
 
     from course_grader.in_sandbox.kernel import HARNESS_CELL_START
-    from course_grader.trusted.running import preprocessors
+    from course_grader.trusted.running import executor
 
     cells = ["def radius(X):\n    raise ValueError('raised in the cell that defines radius')",
              "def margin(w):\n    return radius(w)",
@@ -494,7 +495,7 @@ def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_
              HARNESS_CELL_START + "    pass\nimport asyncio\nawait asyncio.sleep(0)"]  # nor run as coroutines
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
     with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
-        preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {"nbgrader": {"student": "s"}})
+        executor.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {"nbgrader": {"student": "s"}})
     [error] = notebook.cells[2].outputs
     traceback = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))  # without its colours
     assert "raise ValueError('raised in the cell that defines radius')" in traceback and "return radius(w)" in traceback
@@ -507,7 +508,7 @@ def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_
 def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from course_grader.trusted.running import preprocessors
+    from course_grader.trusted.running import executor
 
     probe = ("import json, os\nfrom ipykernel import get_connection_file\n"
              "folder = os.path.dirname(json.load(open(get_connection_file()))['ip'])\n"
@@ -517,7 +518,7 @@ def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
              "    except OSError as error:\n        print('refused', error.errno)\n")
     notebook = new_notebook(cells=[new_code_cell(probe)])
     with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
-        preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
+        executor.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
         left = sorted(path.name for path in (runtime / sandbox.SOCKETS_FOLDER).iterdir())
     printed = notebook.cells[0].outputs[0].text
     assert printed.count("refused") == 3 and "ALLOWED" not in printed, printed
@@ -527,7 +528,7 @@ def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
 def test_a_kernel_that_cannot_start_early_leaves_the_notebook_to_start_its_own(monkeypatch):
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from course_grader.trusted.running import preprocessors
+    from course_grader.trusted.running import executor
 
     def refuse(manager, **kwargs):
         raise OSError("no kernel now")
@@ -535,9 +536,9 @@ def test_a_kernel_that_cannot_start_early_leaves_the_notebook_to_start_its_own(m
     monkeypatch.setattr(sandbox.SandboxKernelManager, "start_in_background", refuse)
     notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
     with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
-        with preprocessors.kernel_started_early(config):
-            assert preprocessors._STARTED_EARLY == {}
-            preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
+        with executor.kernel_started_early(config):
+            assert executor._STARTED_EARLY == {}
+            executor.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
     assert notebook.cells[0].outputs[0].text == "42\n"
 
 

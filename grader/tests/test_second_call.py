@@ -1,7 +1,7 @@
 """An in-place change is judged from a value: the second call's answer, which a forged report cannot give for free.
 
 After each case the harness calls the function again on the very arrays and lists of the first call, each
-multiplied in place by a factor drawn from the secret (``framework.witnessing_second_call``). The trusted side
+multiplied in place by a factor drawn from the secret (``checks.second_calls.witnessing_second_call``). The trusted side
 judges that answer against the reference's on the values *as sent*, multiplied. Here the kernel's side is played in
 process, through the real request, harness and parser, by four reporters: the honest harness; a forger that
 rewrites the report of the arguments to the values first sent and the second answer to the one the same call gives
@@ -21,9 +21,10 @@ from conftest import fixture_course
 
 from course_grader.in_sandbox import harness
 from course_grader.trusted.judging.check_registry import course_checks
-from course_grader.trusted.judging.checks.framework import (
-    Case, PreparedCases, SECOND_CALL, case_generator, judge_replies, prepare_cases, witnessing_second_call,
-)
+from course_grader.trusted.judging.checks.cases import Case
+from course_grader.trusted.judging.checks.draws import case_generator
+from course_grader.trusted.judging.checks.judge import PreparedCases, judge_replies, prepare_cases
+from course_grader.trusted.judging.checks.second_calls import SECOND_CALL, witnessing_second_call
 from course_grader.trusted.judging.wire import encode, harness_request, new_marker, read_replies
 
 CHECKS = course_checks(Path(fixture_course()))

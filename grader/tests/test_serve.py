@@ -242,7 +242,7 @@ def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_
     hub = Hub(tmp_path, users)
     for student in ("srv_ada", "srv_bob"):
         hub.submit(student)
-    killed = hub.serve(check=False, env={"PERCEPTRON_COURSE_FAULT": f"serve-kill:{point}"})
+    killed = hub.serve(check=False, env={"COURSE_GRADER_FAULT": f"serve-kill:{point}"})
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     if point == "after-intake":  # killed once ada's hand-in was taken in: the journal shows it waiting
         status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
@@ -269,8 +269,8 @@ def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_
 @pytest.mark.slow
 def test_forged_linked_and_special_inbound_folders_are_refused_with_a_reason(tmp_path, users):
     hub = Hub(tmp_path, users)
-    forged = hub.submit("srv_bob", owner=users["srv_ada"])  # ada hands in as bob
-    unknown = hub.submit("srv_cy", owner=54321)  # owned by a uid no user has
+    hub.submit("srv_bob", owner=users["srv_ada"])  # ada hands in as bob
+    hub.submit("srv_cy", owner=54321)  # owned by a uid no user has
     inbound = hub.exchange / COURSE_ID / "inbound"
     secret_outside = tmp_path / "outside.ipynb"
     secret_outside.write_text("the TA's file")
@@ -445,7 +445,7 @@ def test_a_worker_dying_twice_on_a_hand_in_fails_it_with_the_reason_and_grades_t
     hub = Hub(tmp_path, users)
     hub.submit("srv_cy")
     hub.submit("srv_bob")
-    result = hub.serve(env={"PERCEPTRON_COURSE_FAULT": f"kill-worker:srv_cy/{ASSIGNMENT}"})  # batch.py's fault, every try
+    result = hub.serve(env={"COURSE_GRADER_FAULT": f"kill-worker:srv_cy/{ASSIGNMENT}"})  # batch.py's fault, every try
     assert "graded   srv_bob/01_geometry: 8/8" in result.stdout, result.stdout + result.stderr
     states = {student: (state, reason) for student, state, reason in hub.states().values()}
     assert states["srv_cy"][0] == RELEASED and "the grading worker died" in states["srv_cy"][1]

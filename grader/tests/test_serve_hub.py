@@ -1,4 +1,4 @@
-"""``perceptron-course serve`` as a JupyterHub managed service, end to end with real parts (issue 33, DESIGN section 13).
+"""``perceptron-course serve`` as a JupyterHub managed service, end to end with real parts (``docs/hosting.md``).
 
 A real JupyterHub (the ``jupyterhub`` package, with npm's ``configurable-http-proxy``) on 127.0.0.1, started by the
 test as root with the example configuration of ``docs/examples/jupyterhub_config.py`` (its three settings replaced by

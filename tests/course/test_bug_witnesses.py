@@ -3,7 +3,7 @@
 For every graded function, each common bug (written from the docstrings) must fail on every
 draw, and each correct implementation written otherwise must pass on every draw: a behaviour
 a docstring states has a witness among the cases of every student and every submission, not
-only on lucky draws. And the witness is drawn (DESIGN section 10): a bug must fail on the cases
+only on lucky draws. And the witness is drawn (public cases are known to every student after one hand-in): a bug must fail on the cases
 of its draw without the public ones (those every student gets, which feedback shows and a
 table could answer). The cases and the reference's answers are drawn once per secret and
 shared by the implementations judged on them (``run_in_process(..., prepared=...)``).
@@ -15,7 +15,8 @@ import pytest
 
 from bug_witnesses import CORPUS
 from course_grader.trusted.judging.checks import CHECKS, run_in_process
-from course_grader.trusted.judging.checks.framework import PreparedCases, case_generator, prepare_cases
+from course_grader.trusted.judging.checks.draws import case_generator
+from course_grader.trusted.judging.checks.judge import PreparedCases, prepare_cases
 
 #: Draws per function: a bug caught on 77 draws in 100 escapes all of them with probability 0.77 ** 20 < 0.5%.
 N_DRAWS = 20

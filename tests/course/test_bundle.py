@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import copy_course_to, solutions_by_test_cell
 
-from course_grader.trusted.course.bundle import build_bundle
+from course_grader.trusted.bundle import build_bundle
 from course_grader.trusted.course.student_readme import render
 from course_grader.selfcheck import SETTINGS_FILE
 from course_grader.trusted.cli import main

@@ -13,8 +13,10 @@ import pytest
 
 from course_grader.trusted.judging import checks
 from course_grader.trusted.judging.check_registry import course_checks
-from course_grader.trusted.judging.checks import framework
-from course_grader.trusted.judging.checks.framework import case_generator
+from course_grader.trusted.judging.checks import compare, judge, second_calls
+from course_grader.trusted.judging.checks.cases import Case
+from course_grader.trusted.judging.wire import Unsupported
+from course_grader.trusted.judging.checks.draws import case_generator
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.judging.checks import run_in_process
 from course_grader.trusted.judging.verdicts import declarations, split_hidden
@@ -176,13 +178,13 @@ def test_changing_a_list_argument_in_place_is_caught():
     ([np.int32(4)], [np.int64(4)], False), ([[1.0, 2.0], [3.0]], [[1.0, 2.0], [3.0, 0.0]], True),
     ((np.zeros(2), [1]), (np.zeros(2), [1]), False), ((np.zeros(2), [1]), (np.ones(2), [1]), True),
     ((np.zeros(2), [1]), (np.zeros(2), []), True), ({"a": [1, 2]}, {"a": [1, 2]}, False), ({"a": [1, 2]}, {"a": [2, 1]}, True),
-    ({"a": np.zeros(2)}, {"a": np.zeros(3)}, True), ([1, 2], framework.Unsupported("list"), True),
+    ({"a": np.zeros(2)}, {"a": np.zeros(3)}, True), ([1, 2], Unsupported("list"), True),
     (3, 4, False),  # a number cannot change in place: only what the kernel could write into counts
 ])
 def test_every_mutable_argument_is_judged_by_value_against_what_was_sent(sent, after, changed):
     check = CHECKS["choose_epoch_cap"]
-    case = framework.Case((sent,), "a case")
-    assert framework.changed_arguments(check, case, [after]) == (check.parameters[0] if changed else "")
+    case = Case((sent,), "a case")
+    assert judge.changed_arguments(check, case, [after]) == (check.parameters[0] if changed else "")
 
 
 def _train(X, y, max_epochs, *, epochs_run):
@@ -295,7 +297,7 @@ def test_a_verdict_comes_from_returned_data_only():
 
 
 def test_silence_is_never_a_pass():
-    from course_grader.trusted.judging.checks.framework import judge_replies
+    from course_grader.trusted.judging.checks.judge import judge_replies
 
     check_ = CHECKS["augment"]
     cases = check_.cases(case_generator(b"s" * 16, "augment", "x"))
@@ -309,7 +311,7 @@ REFERENCE_CHECKS = [name for name, check_ in CHECKS.items() if check_.reference 
 @pytest.mark.parametrize("function_name", REFERENCE_CHECKS)
 def test_answers_prepared_ahead_are_the_ones_the_verdict_uses(function_name):
     from course_grader.in_sandbox import harness
-    from course_grader.trusted.judging.checks.framework import judge_replies, prepare_cases
+    from course_grader.trusted.judging.checks.judge import judge_replies, prepare_cases
     from course_grader.trusted.judging.wire import harness_request, read_replies
 
     check_ = CHECKS[function_name]
@@ -510,9 +512,10 @@ from functools import lru_cache  # noqa: E402
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from course_grader.trusted.judging.checks.framework import (  # noqa: E402
-    Case, Check, compare_arrays, compare_bool, compare_count, compare_labels, compare_number, judge_replies, prepare_cases,
-)
+from course_grader.trusted.judging.checks.cases import Check  # noqa: E402
+from course_grader.trusted.judging.checks.compare import (compare_arrays, compare_bool, compare_count,  # noqa: E402
+                                                          compare_labels, compare_number)
+from course_grader.trusted.judging.checks.judge import judge_replies, prepare_cases  # noqa: E402
 from course_grader.checks_api import compare_history  # noqa: E402
 from course_grader.trusted.judging.wire import Reply  # noqa: E402
 from wire_strategies import KNOWN_HOSTILE, wire_values  # noqa: E402
@@ -722,7 +725,9 @@ def test_a_kept_multiclass_run_is_the_run_training_with_that_cap_gives(trainer_n
 
 
 def test_a_case_the_reference_cannot_answer_is_dropped_and_named_never_failed():
-    from course_grader.trusted.judging.checks.framework import Case, Check, compare_number, prepare_cases
+    from course_grader.trusted.judging.checks.cases import Case, Check
+    from course_grader.trusted.judging.checks.compare import compare_number
+    from course_grader.trusted.judging.checks.judge import prepare_cases
 
     def reference(x):
         if x == 3:
@@ -794,7 +799,7 @@ def test_no_message_of_the_corpus_has_an_empty_part():
 
 
 def test_a_long_call_reads_short_then_whole_to_paste():
-    from course_grader.trusted.judging.checks.framework import SHORT_CALL_CHARS, call_text
+    from course_grader.trusted.judging.checks.cases import SHORT_CALL_CHARS, call_text
 
     check_ = CHECKS["train_perceptron"]
     cases = check_.cases(case_generator(b"s" * 16, "train_perceptron", "ann"))
@@ -852,10 +857,10 @@ def _first_entry_as(value, entry):
 
 @pytest.mark.parametrize("form", sorted(NOT_NUMBERS))
 @pytest.mark.parametrize("compare, expected", [
-    (framework.compare_number(), 1.25), (framework.compare_count(), 1),
-    (framework.compare_arrays(exact=True, what="an array"), np.array([1.0, 1.0])),
-    (framework.compare_arrays(exact=False, what="an array"), np.array([[1.0], [1.0]])),
-    (framework.compare_labels(), np.array([1, 1])),
+    (compare.compare_number(), 1.25), (compare.compare_count(), 1),
+    (compare.compare_arrays(exact=True, what="an array"), np.array([1.0, 1.0])),
+    (compare.compare_arrays(exact=False, what="an array"), np.array([[1.0], [1.0]])),
+    (compare.compare_labels(), np.array([1, 1])),
 ])
 def test_a_comparison_requires_numbers_not_text_or_bools(compare, expected, form):
     received = NOT_NUMBERS[form](expected)
@@ -883,8 +888,8 @@ def test_bools_among_numbers_are_still_refused_after_the_wire():
 
     for value in ([True, -1, True], [np.True_, 2.5], [[1.0], [True]]):
         rebuilt = decode_value(encode(value))
-        assert framework.as_float_array(rebuilt) is None, rebuilt
-    assert framework.compare_labels()(decode_value(encode([True, -1, True])), np.array([1, -1, 1])) is not None
+        assert compare.as_float_array(rebuilt) is None, rebuilt
+    assert compare.compare_labels()(decode_value(encode([True, -1, True])), np.array([1, -1, 1])) is not None
 
 
 def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeypatch):
@@ -928,7 +933,7 @@ def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeyp
     monkeypatch.undo()
     assert not verdict.passed
     assert not any("changed its argument" in failure for failure in verdict.failures)  # the report lied ...
-    assert any(framework.SECOND_CALL in failure for failure in verdict.failures)  # ... the second answer did not
+    assert any(second_calls.SECOND_CALL in failure for failure in verdict.failures)  # ... the second answer did not
 
 
 def test_the_second_call_keeps_the_arrays_and_takes_the_next_case_s_numbers_so_replaying_the_first_answer_fails(monkeypatch):
@@ -937,7 +942,8 @@ def test_the_second_call_keeps_the_arrays_and_takes_the_next_case_s_numbers_so_r
     import json
 
     from course_grader.trusted.judging.checks import run_in_process
-    from course_grader.trusted.judging.checks.framework import prepare_cases, second_call
+    from course_grader.trusted.judging.checks.judge import prepare_cases
+    from course_grader.trusted.judging.checks.second_calls import second_call
 
     check = CHECKS["perceptron_step"]
     prepared = prepare_cases(check, case_generator(b"s" * 16, "perceptron_step", "instructor"))
@@ -965,7 +971,7 @@ def test_the_second_call_keeps_the_arrays_and_takes_the_next_case_s_numbers_so_r
     verdict = run_in_process(check, perceptron_step, secret=b"s" * 16)
     honest = run_in_process(check, lambda w, b, x, y: perceptron_step(np.array(w, dtype=float), b, x, y), secret=b"s" * 16)
     monkeypatch.undo()
-    assert not verdict.passed and any(framework.SECOND_CALL in failure for failure in verdict.failures)
+    assert not verdict.passed and any(second_calls.SECOND_CALL in failure for failure in verdict.failures)
     assert not honest.passed  # replaying is wrong for an honest function too: the second answer is judged on its own
 
 

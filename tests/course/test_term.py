@@ -12,7 +12,7 @@ import pytest
 
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.course import Course, CourseError, load_config, nbgrader_api
-from course_grader.trusted.course.course_check import check_configuration, check_parts, check_registrations
+from course_grader.trusted.course_check import check_configuration, check_parts, check_registrations
 from course_grader.trusted.course.late_policy import follow_term
 from course_grader.trusted.course.student_readme import DOCS_PAGE, render
 from course_grader.trusted.course.term import TERM_FILE, LatePolicy, TermError, load_term
@@ -315,7 +315,7 @@ def test_a_failed_release_leaves_release_as_it_was(tmp_path):
 
     after = {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "release").rglob("*")) if p.is_file()}
     assert after == before
-    assert not list(root.glob(".perceptron-release-*"))
+    assert not list(root.glob(".course-grader-release-*"))
 
 
 def test_nbgraders_submissions_associated_refusal_is_explained():
@@ -384,7 +384,7 @@ def test_nbgraders_own_late_penalties_apply_the_terms_per_day_policy(tmp_path):
 
 @pytest.mark.slow
 def test_check_names_a_release_that_source_no_longer_generates(tmp_path):
-    from course_grader.trusted.course.course_check import check_release
+    from course_grader.trusted.course_check import check_release
 
     root = copy_course(tmp_path)
     course = Course.open(root)

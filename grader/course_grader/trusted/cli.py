@@ -14,11 +14,15 @@ import sys
 import time
 from pathlib import Path
 
+from ..selfcheck import invoked_as
 from .course.course import CONFIG_FILE, Course, CourseError
-from .outputs.safe_text import terminal_text
+from .course.safe_text import terminal_text
 from .course.selection import find_course_root, select_submissions
 
 DEMO_MARKER = ".perceptron-course-demo"
+#: The name this console script was invoked by (the course installs it as ``perceptron-course``, the grader's
+#: distribution as ``course-grader``): what its messages and ``--help`` call it.
+COMMAND = invoked_as("course-grader")
 ROOT_HELP = "course folder (holding nbgrader_config.py); default: this folder or the nearest one above it that holds one"
 
 
@@ -72,8 +76,8 @@ def run_summary(outcomes, seconds: float, *, skipped: int = 0) -> str:
 
 def interrupted_line(interrupted) -> str:
     """The one line Ctrl+C leaves: what was kept, what is left, how to go on."""
-    return (f"perceptron-course: interrupted: {interrupted.graded} graded and kept (grades.csv and the report are up to date), "
-            f"{interrupted.left} left; run `perceptron-course grade --resume` to grade exactly those "
+    return (f"{COMMAND}: interrupted: {interrupted.graded} graded and kept (grades.csv and the report are up to date), "
+            f"{interrupted.left} left; run `{COMMAND} grade --resume` to grade exactly those "
             f"(they are remembered in reports/grading_left.json)")
 
 
@@ -156,7 +160,7 @@ def command_refresh(args) -> int:
     course = open_course(args.root)
     from .refresh import refresh
     from .outputs.report import GRADES_BY_STUDENT
-    from .outputs.safe_text import quoted
+    from .course.safe_text import quoted
 
     start = time.perf_counter()
     done = refresh(course, assignments=args.assignment, students=args.student, everything=args.all)
@@ -173,7 +177,7 @@ def command_refresh(args) -> int:
 
 
 def command_explain(args) -> int:
-    from .gradebook.explain import check_submission, explain, report_lines
+    from .explain import check_submission, explain, report_lines
 
     course = open_course(args.root)
     check_submission(course, args.student, args.assignment)  # a typo is reported now, before anything slow
@@ -189,7 +193,7 @@ def prepare_demo_area(out: Path) -> None:
             raise CourseError(f"{out} exists and is not a demo work area; choose another --out")
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    (out / DEMO_MARKER).write_text("made by `perceptron-course demo`; safe to delete\n", encoding="utf-8")
+    (out / DEMO_MARKER).write_text(f"made by `{COMMAND} demo`; safe to delete\n", encoding="utf-8")
 
 
 def command_demo(args) -> int:
@@ -205,7 +209,7 @@ def command_demo(args) -> int:
     start = time.perf_counter()
     outcomes = grade(course, progress=not args.quiet, jobs=args.jobs, unsandboxed=args.unsandboxed)
     _print_summary(course, outcomes, time.perf_counter() - start)
-    print(f"open it in JupyterLab's formgrader: perceptron-course lab --root {_shown_path(out)}")
+    print(f"open it in JupyterLab's formgrader: {COMMAND} lab --root {_shown_path(out)}")
     return 0
 
 
@@ -218,7 +222,7 @@ def _shown_path(path: Path) -> str:
 
 
 def command_bundle(args) -> int:
-    from .course.bundle import build_bundle
+    from .bundle import build_bundle
 
     course = open_course(args.root)
     folder, archive = build_bundle(course, Path(args.out) if args.out else course.root / "dist")
@@ -229,7 +233,7 @@ def command_bundle(args) -> int:
 
 
 def command_check(args) -> int:
-    from .course.course_check import check_course
+    from .course_check import check_course
 
     course = open_course(args.root)
     problems = check_course(course)
@@ -281,7 +285,7 @@ def _add_sandbox_opt_out(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="perceptron-course", description="Release and grade the perceptron course (nbgrader).")
+    parser = argparse.ArgumentParser(prog=COMMAND, description="Release and grade an nbgrader course.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     release = commands.add_parser("release", help="regenerate release/ from source/ with nbgrader")
@@ -388,10 +392,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except CourseError as error:
-        print(terminal_text(f"perceptron-course: error: {error}"), file=sys.stderr)
+        print(terminal_text(f"{COMMAND}: error: {error}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("perceptron-course: interrupted", file=sys.stderr)
+        print(f"{COMMAND}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -23,7 +23,8 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from .course.course import Course, CourseError, head_revision, nbgrader_api
+from .course.course import Course, CourseError, nbgrader_api
+from .course.nbgrader_patches import head_revision
 
 #: The formgrader and the student-side extensions (assignment list, courses).
 NBGRADER_SERVER_EXTENSIONS = (
@@ -38,7 +39,7 @@ LOOPBACK = "127.0.0.1"
 #: Read by each terminal's shell after the TA's own start-up files: this environment's scripts first on PATH.
 TERMINAL_RC = Path(__file__).with_name("lab_terminal_rc.sh")
 #: The environment variable that tells ``TERMINAL_RC`` which folder to put first.
-SCRIPTS_VARIABLE = "PERCEPTRON_COURSE_SCRIPTS"
+SCRIPTS_VARIABLE = "COURSE_GRADER_SCRIPTS"
 
 
 def environment_scripts() -> Path:
@@ -50,7 +51,7 @@ def _alembic(db_url: str, *arguments: str) -> None:
     """Run this environment's ``alembic`` on nbgrader's migrations for ``db_url`` (by path, not from PATH)."""
     from nbgrader.dbutil import write_alembic_ini
 
-    with tempfile.TemporaryDirectory(prefix="perceptron-alembic-") as folder:
+    with tempfile.TemporaryDirectory(prefix="course-grader-alembic-") as folder:
         ini = Path(folder) / "alembic.ini"
         write_alembic_ini(str(ini), db_url)
         done = subprocess.run([str(environment_scripts() / "alembic"), "-c", str(ini), *arguments],

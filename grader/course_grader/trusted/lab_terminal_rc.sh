@@ -5,7 +5,7 @@ if [ -n "${BASH_VERSION:-}" ]; then
     [ -r /etc/bash.bashrc ] && . /etc/bash.bashrc
     [ -r "$HOME/.bashrc" ] && . "$HOME/.bashrc"
 fi
-if [ -n "${PERCEPTRON_COURSE_SCRIPTS:-}" ]; then
-    PATH="$PERCEPTRON_COURSE_SCRIPTS:$PATH"
+if [ -n "${COURSE_GRADER_SCRIPTS:-}" ]; then
+    PATH="$COURSE_GRADER_SCRIPTS:$PATH"
     export PATH
 fi

@@ -24,21 +24,21 @@ from dataclasses import dataclass
 from concurrent.futures import Executor, Future
 from pathlib import Path
 
-from .running.autograde import nbgrader_error_line, quiet_nbgrader_warnings
+from .running.autograde import quiet_nbgrader_warnings
 from .judging.check_registry import ready_to_grade
 from .running.batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding,
                     warm_pool)
-from .course.course import Course, CourseError, nbgrader_api
+from .course.course import Course, CourseError, nbgrader_api, nbgrader_error_line
 from .course.files import replace_text
 from .course.late_policy import apply_term
-from .running.nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
+from .course.nbgrader_patches import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from .gradebook.ledger import LEFT_FILE, Entry, Fingerprint, LedgerWriter, entry_for, fingerprint, read_ledger, read_left, write_left
 from .gradebook.outcome import FAILED, GRADED, Key, Outcome
 from .gradebook.records import GradingContext, keep_record
 from .gradebook.writer_lock import course_lock
 from .outputs.report import prepare_plotting, write_exports
 from .gradebook.reveal import Schedule, course_schedule, feedback_state
-from .outputs.safe_text import quoted
+from .course.safe_text import quoted
 from .running.sandbox import choose_isolation
 from .course.secret import load_or_create_secret
 from .course.selection import choose_assignments, select_submissions
@@ -81,7 +81,7 @@ def release(course: Course, assignments: list[str] | None = None) -> list[str]:
     chosen = choose_assignments(course, assignments)
     course.term()  # a broken term file is reported before anything is written
     normalise_files([path for path in course_notebooks(course.root, chosen) if course.source in path.parents])
-    with tempfile.TemporaryDirectory(prefix=".perceptron-release-", dir=course.root) as scratch:
+    with tempfile.TemporaryDirectory(prefix=".course-grader-release-", dir=course.root) as scratch:
         api = nbgrader_api(course, release_directory=scratch)
         for assignment in chosen:
             result = api.generate_assignment(assignment, force=True)
@@ -136,7 +136,7 @@ def record_source_cells(course: Course, assignments: list[str]) -> None:
     changed = [assignment for assignment in assignments if recorded.get(assignment) != _source_state(course, assignment)]
     if not changed:
         return
-    with tempfile.TemporaryDirectory(prefix="perceptron-release-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="course-grader-release-") as scratch:
         api = nbgrader_api(course, release_directory=scratch)
         for assignment in changed:
             result = api.generate_assignment(assignment, force=True)

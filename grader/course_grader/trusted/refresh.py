@@ -14,18 +14,17 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from .running.autograde import feedback_under_submitted_names, nbgrader_error_line, quiet_nbgrader_warnings
-from .course.course import Course, CourseError, nbgrader_api
+from .running.autograde import feedback_under_submitted_names, quiet_nbgrader_warnings
+from .course.course import Course, CourseError, nbgrader_api, nbgrader_error_line
 from .course.intake import take_in
 from .judging.kernel_imports import import_rules
 from .course.late_policy import apply_term
 from .gradebook.ledger import LedgerWriter, read_ledger
-from .gradebook.outcome import Key
+from .gradebook.outcome import Isolation, Key
 from .outputs.report import write_exports
 from .gradebook.reveal import course_schedule, feedback_state, schedule_config
 from .gradebook.writer_lock import course_lock
-from .outputs.safe_text import quoted
-from .running.sandbox import Isolation
+from .course.safe_text import quoted
 from .course.selection import choose_assignments
 
 

@@ -1,1 +1,1 @@
-"""The course on disk and its term: the course folder, the term file, intake of hand-ins, lateness, the student bundle and the release check."""
+"""The course on disk and its term: the course folder, the term file, intake of hand-ins and their digest, lateness, the release check, student text made safe for each reader, and nbgrader's configuration and patches."""

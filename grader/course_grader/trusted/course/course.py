@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .files import readable_name
+from .nbgrader_patches import stamp_new_gradebooks_in_process
 
 CONFIG_FILE = "nbgrader_config.py"
 
@@ -181,23 +183,6 @@ def load_config(course: Course, **overrides):
     return config
 
 
-def head_revision() -> str:
-    """The newest gradebook migration of the installed nbgrader."""
-    from alembic.script import ScriptDirectory
-    from nbgrader.dbutil import ALEMBIC_DIR
-
-    return ScriptDirectory(ALEMBIC_DIR).get_current_head()
-
-
-def _stamp_new_gradebooks_in_process() -> None:
-    """nbgrader stamps a new gradebook with the answer of ``alembic heads``, a program it starts
-    for that (3 s here, on every new gradebook): give it the same answer from this process."""
-    import nbgrader.api
-
-    if getattr(nbgrader.api, "get_alembic_version", None) is not None:
-        nbgrader.api.get_alembic_version = head_revision
-
-
 def _put_interpreter_on_path() -> None:
     """nbgrader runs the ``alembic`` executable from PATH: make this environment's scripts findable,
     so that ``.venv/bin/perceptron-course`` works without activating the environment."""
@@ -216,10 +201,23 @@ def nbgrader_api(course: Course, extra_config=None, **overrides):
     from nbgrader.coursedir import CourseDirectory
 
     _put_interpreter_on_path()
-    _stamp_new_gradebooks_in_process()
+    stamp_new_gradebooks_in_process()
     config = load_config(course, **overrides)
     if extra_config is not None:
         config.merge(extra_config)
     config.NbGraderAPI.log_level = "ERROR"
     coursedir = CourseDirectory(config=config)
     return NbGraderAPI(coursedir=coursedir, config=config)
+
+
+ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b")
+
+
+def nbgrader_error_line(result: dict) -> str:
+    """The most telling line of a failed nbgrader call: its last ``SomeError: message``."""
+    text = (result.get("error") or "") + "\n" + (result.get("log") or "")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if ERROR_LINE.match(line) and "Please see" not in line:
+            return line[:300]
+    return lines[-1][:300] if lines else "nbgrader failed without a message"

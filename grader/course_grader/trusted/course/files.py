@@ -15,7 +15,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from ..outputs.safe_text import terminal_text
+from .safe_text import terminal_text
 
 #: Largest notebook read from a submission.
 MAX_NOTEBOOK_BYTES = 5 * 1024 * 1024

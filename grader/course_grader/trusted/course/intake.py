@@ -18,8 +18,8 @@ from pathlib import Path
 from ...intake_rules import MAX_FILE_BYTES, Assignment, ImportRules, IntakeError, assignment_from_notebook, examine
 from .course import Course
 from .files import UnsafeFileError, folder_problems, name_problem, read_capped
-from ..judging.hand_in_digest import hand_in_digest
-from ..outputs.safe_text import quoted
+from .hand_in_digest import hand_in_digest
+from .safe_text import quoted
 
 #: Largest ``timestamp.txt`` and ``submission_secret.txt`` read (nbgrader writes one short line in each).
 MAX_TIMESTAMP_BYTES = 200

@@ -76,11 +76,10 @@ def stale_assignments(course: Course, assignments: list[str] | None = None) -> l
     CourseError
         If nbgrader cannot generate an assignment (the message names it).
     """
-    from ..running.autograde import nbgrader_error_line
-    from .course import nbgrader_api
+    from .course import nbgrader_api, nbgrader_error_line
 
     chosen = assignments or course.assignments()
-    with tempfile.TemporaryDirectory(prefix="perceptron-release-check-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="course-grader-release-check-") as scratch:
         copy = Path(scratch) / "course"
         copy.mkdir()
         copy_release_settings(course, copy)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .course import CONFIG_FILE, Course, CourseError
-from ..outputs.safe_text import terminal_text
+from .safe_text import terminal_text
 
 
 #: Folders of a course that hold what students handed in: a configuration file found in them is a student's.

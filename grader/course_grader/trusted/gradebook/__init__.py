@@ -1,1 +1,1 @@
-"""What the gradebook remembers: its rows, the ledger of graded hand-ins, the replay records, explain, the reveal schedule and a submission's outcome."""
+"""What the gradebook remembers: its rows, the ledger of graded hand-ins, the replay records, the reveal schedule and a submission's outcome."""

@@ -3,7 +3,7 @@
 nbgrader's preprocessors look up each cell's row on its own: ``Gradebook.find_grade`` and
 ``find_comment`` join five tables for one row, and ``SaveAutoGrades`` commits after every cell.
 A submission's rows all exist once autograde has created the submission, so ``SaveAutoGradesAtOnce``
-(``preprocessors.py``) and ``GetGradesAndWaiting`` (``feedback.py``) read them all at once here,
+(``running/preprocessors.py``) and ``GetGradesAndWaiting`` (``feedback.py``) read them all at once here,
 by the name of their cell, and fall back to nbgrader's lookup for a name not found (which
 raises ``MissingEntry`` as before). The grader's own readers of a submission's grades (its
 scores, the merge into the course's gradebook, the ledger's state, the replay record) do too.

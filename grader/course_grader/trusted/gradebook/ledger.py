@@ -34,8 +34,7 @@ from ..course.files import replace_text
 from ..judging.flags import Flag
 from ..course.intake import take_in
 from ..judging.kernel_imports import import_rules
-from .outcome import GRADED, Key, Outcome
-from ..running.sandbox import Isolation
+from .outcome import GRADED, Isolation, Key, Outcome
 
 LEDGER_FILE = "grading.json"
 #: Files of a submission folder whose content decides a grade, beside the assignment's notebooks.

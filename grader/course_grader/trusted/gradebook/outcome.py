@@ -1,4 +1,5 @@
-"""What grading gave: ``Outcome`` for one submission, ``ClassRecord`` for the whole class (merge, CSV, report read them)."""
+"""What grading gave: ``Outcome`` for one submission, ``ClassRecord`` for the whole class (merge, CSV, report read them),
+and ``Isolation``, how the kernels that graded them ran (the ledger and the report record it)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,12 @@ class ClassRecord:
         """A student's total score over every assignment, and how many assignments they did not submit."""
         rows = [self.submissions.get((student, a)) for a in self.assignments]
         return sum(row.final_score for row in rows if row is not None), sum(row is None for row in rows)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How grading kernels will run (``running/sandbox.choose_isolation`` decides it)."""
+
+    sandbox: bool
+    memory_mb: int
+    note: str  #: why there is no sandbox, or ""

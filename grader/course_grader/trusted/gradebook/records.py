@@ -40,10 +40,10 @@ from importlib import metadata
 from pathlib import Path
 
 from ..judging.case_sets import combined_case_set_id, recorded_case_sets, secret_id
+from ..judging.grading_metadata import GRADING_METADATA, limits_hit
 from ..course.course import Course
 from ..course.files import name_problem, real_folder
-from .outcome import Outcome
-from ..running.sandbox import Isolation
+from .outcome import Isolation, Outcome
 
 RECORDS_FOLDER = "records"
 RECORD_FORMAT = 1
@@ -158,7 +158,6 @@ def build_record(context: GradingContext, area: Path, outcome: Outcome, submitte
     from nbgrader.api import Gradebook
 
     from .gradebook_rows import grades_and_comments
-    from ..running.preprocessors import LIMITS_METADATA, limits_hit
 
     student, assignment = outcome.student, outcome.assignment
     graded = area / "autograded" / student / assignment
@@ -171,7 +170,7 @@ def build_record(context: GradingContext, area: Path, outcome: Outcome, submitte
         for notebook in sorted(submission.notebooks, key=lambda nb: nb.name):
             ran = _read_notebook(graded / f"{notebook.name}.ipynb")
             limits += limits_hit(ran)
-            recorded = recorded_case_sets(ran.get("metadata", {}).get(LIMITS_METADATA))
+            recorded = recorded_case_sets(ran.get("metadata", {}).get(GRADING_METADATA))
             case_sets.update({function: ids["case_set"] for function, ids in recorded.items()})
             declared = _declared_functions(ran)
             for name, grade in sorted(grades_and_comments(gradebook, notebook)[0].items()):
@@ -281,7 +280,7 @@ def keep_record(course: Course, context: GradingContext | None, area: Path, outc
                 isolation: Isolation) -> None:
     """Write (graded) or remove (failed) a submission's record; a problem is one warning line, never a failed batch."""
     from .outcome import GRADED
-    from ..outputs.safe_text import quoted
+    from ..course.safe_text import quoted
 
     try:
         if outcome.status == GRADED and context is not None:

@@ -1,7 +1,7 @@
 """The reveal schedule: when a student's feedback shows the details of a failed hidden case.
 
 A failed hidden case says, in the autograded notebook, what it called, what was expected and
-what was received (``checks.framework.case_failure``). The course chooses when the student's
+what was received (``checks.judge.case_failure``). The course chooses when the student's
 feedback page shows that (``c.RevealSchedule.show_details`` in ``nbgrader_config.py``):
 
 - ``"now"`` (the default): every page shows everything as soon as it is graded;
@@ -34,7 +34,7 @@ from traitlets import Bool, Enum, TraitError, Unicode
 
 from ..course.course import Course, CourseError, load_config
 from .ledger import gradebook_state
-from ..running.preprocessors import LIMITS_METADATA
+from ..judging.grading_metadata import GRADING_METADATA
 from ..judging.verdicts import FAILED_BEHAVIOURS, VERDICT_ERROR
 
 SCHEDULES = ("now", "after_due_date")
@@ -116,7 +116,7 @@ def concealed_note(due: dt.datetime) -> str:
 
 def recorded_behaviours(nb: NotebookNode) -> dict[str, list[str]]:
     """The behaviour message of each failed verdict, by test cell ``grade_id``, as ``ResilientExecute`` recorded them."""
-    recorded = nb.metadata.get(LIMITS_METADATA, {})
+    recorded = nb.metadata.get(GRADING_METADATA, {})
     by_cell = recorded.get(FAILED_BEHAVIOURS) if isinstance(recorded, dict) else None
     if not isinstance(by_cell, dict):
         return {}

@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from .checks.framework import Check, PreparedCases
+from .checks.cases import Check
+from .checks.judge import PreparedCases
 
-#: Where ``ResilientExecute`` records them, inside the notebook metadata ``preprocessors.LIMITS_METADATA``:
+#: Where ``ResilientExecute`` records them, inside the notebook metadata ``grading_metadata.GRADING_METADATA``:
 #: ``{function: {"case_set": case_set_id, "checker": checker_id}}`` of every check it judged.
 CASE_SETS_KEY = "case_sets"
 #: Hex digits kept of each id: 96 bits, plenty to tell two case sets apart, short enough to read.

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Mapping
 
-from .checks.framework import Check
+from .checks.cases import Check
 from ..course.course import CONFIG_FILE, CourseError
 from .solution_reference import SolutionFunction
 
@@ -308,7 +308,7 @@ def distinctive_lines(course_root: Path) -> set[str]:
     for path in sorted((Path(course_root) / "source").glob(f"*/{HIDDEN_CHECKS_FILE}")):
         lines |= {line for line in _long_lines(path) if not line.startswith(("from ", "import "))}
     from ..course.term import load_term
-    from .kernel_imports import library_folder
+    from ..course.library import library_folder
 
     library = library_folder(load_term(course_root).library.package) if (Path(course_root) / "term.toml").is_file() else None
     for module in library.glob("*.py") if library is not None else ():

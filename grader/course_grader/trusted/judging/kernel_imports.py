@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 from pathlib import Path
 
 from ...intake_rules import SELF_CHECK_FUNCTION, SELF_CHECK_MODULE, ImportRules
 from ..course.course import CourseError
+from ..course.library import library_modules
 from ..course.term import TermError, load_term
 from .check_registry import HIDDEN_CHECKS_FILE, _loaded_or_problem, course_assignments, load_assignment_checks
 
@@ -28,27 +28,6 @@ COMMON_IMPORTS = frozenset({
     "random", "warnings", "time",  # shuffling, silencing a warning, timing: nothing they reach runs code
     f"{SELF_CHECK_MODULE}.{SELF_CHECK_FUNCTION}",  # the self-check from the notebook: does nothing while grading
 })
-
-
-def library_folder(package: str) -> Path | None:
-    """Where the library ``package`` is installed (found without importing it), ``None`` if it is not."""
-    if not package:
-        return None
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0]).resolve()
-
-
-def library_modules(package: str) -> tuple[str, ...]:
-    """The public modules of the library ``package`` (its ``*.py`` files not starting with ``_``), sorted."""
-    folder = library_folder(package)
-    if folder is None:
-        return ()
-    return tuple(sorted(path.stem for path in folder.glob("*.py") if not path.name.startswith("_")))
 
 
 def granted_module(package: str, module: str, names: frozenset[str]) -> tuple[list[str], str]:

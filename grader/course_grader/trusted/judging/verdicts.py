@@ -27,7 +27,8 @@ from nbformat.v4 import new_output
 
 from ...in_sandbox import harness
 from ...in_sandbox.kernel import HARNESS_CELL_START
-from .checks.framework import Check, Verdict
+from .checks.cases import Check
+from .checks.judge import Verdict
 
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: ``ename`` of the error output that carries a failed verdict.

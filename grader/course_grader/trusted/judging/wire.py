@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...in_sandbox.harness import encode
-from ..outputs.safe_text import writable_data
+from ..course.safe_text import writable_data
 
 __all__ = ["MAX_REPLY_CHARS", "NOT_CALLED_AGAIN", "Reply", "Unsupported", "WireError", "decode_value", "encode", "harness_request", "new_marker",
            "parse_reply", "python_literal", "read_replies"]
@@ -304,8 +304,8 @@ def _scalar_literal(value: Any) -> str:
 def harness_request(target: str, cases: list, marker: str, again: list | None = None) -> dict:
     """The plain-data request for the harness: the student function's name, the marker and every case's arguments.
 
-    ``cases`` are ``checks.framework.Case`` objects (their ``args`` and ``kwargs``); ``again``, the second
-    call of each (``framework.witnessing_second_call``): an argument the second call takes from the first call's
+    ``cases`` are ``checks.cases.Case`` objects (their ``args`` and ``kwargs``); ``again``, the second
+    call of each (``checks.second_calls.witnessing_second_call``): an argument the second call takes from the first call's
     object multiplied in place (``Case.scaled``) is sent as ``["scaled", [position, factor]]`` (``[key, factor]``),
     one that is that very object as ``["same", position]`` (``["same", key]``), the others as values. Without it,
     each call is made again as it is.

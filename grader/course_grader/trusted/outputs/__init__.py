@@ -1,1 +1,1 @@
-"""What people read: feedback pages, the report, the exports, the item analysis, the similarity review, and the escaping of student text for each format."""
+"""What people read: feedback pages, the report, the exports, the item analysis and the similarity review."""

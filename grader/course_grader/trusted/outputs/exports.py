@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 from ..judging.flags import summary
 from ..course.lateness import hours_late
 from ..gradebook.outcome import ClassRecord, Outcome
-from .safe_text import from_spreadsheet_cell, spreadsheet_cell
+from ..course.safe_text import from_spreadsheet_cell, spreadsheet_cell
 
 CSV_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason", "flags", "hours_late", "late_penalty")
 

@@ -45,16 +45,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..judging.checks.framework import Verdict, first_line
+from ..judging.checks.judge import Verdict, first_line
+from ..judging.grading_metadata import GRADING_METADATA, PARTS_RECORDED
 from ..course.course import Course
 from .exports import write_csv
 from ..course.files import UnsafeFileError, read_capped
 from ..gradebook.outcome import GRADED, ClassRecord
-from .safe_text import markdown_table, markdown_text, plain_line, quoted
+from ..course.safe_text import markdown_table, markdown_text, plain_line, quoted
 
-#: The autograded notebook's metadata that ``ResilientExecute`` writes (``preprocessors.LIMITS_METADATA``),
-#: and its key for each part's results.
-GRADING_METADATA, PARTS_RECORDED = "course_grader_grading", "parts"
 #: Characters of a failure line kept at grading time (and shown).
 MAX_MESSAGE_CHARS = 200
 #: Largest autograded notebook read back for its metadata (the grader caps outputs at 16 MB).
@@ -113,7 +111,7 @@ def behaviour_name(text: str) -> str:
     return _CAP.sub("max_epochs = N", _CAP_AND_EPOCHS.sub(_cap_relation, text))
 
 
-#: How ``framework.lists_at_random`` (and the XOR check) mark a random case passed as Python lists.
+#: How ``checks.draws.lists_at_random`` (and the XOR check) mark a random case passed as Python lists.
 _AS_LISTS = re.compile(r"^(?P<base>.*),(?: with (?P<names>.+?))? passed as Python lists \(array_like\)$")
 
 

@@ -38,9 +38,8 @@ from .exports import (CANVAS_GRADES, CANVAS_ROSTER, name_students, roster_names,
                       write_grades_csv)
 from ..course.lateness import late_text, submission_lateness
 from ..gradebook.ledger import Entry, read_ledger
-from ..gradebook.outcome import FAILED, GRADED, ClassRecord, Key, Outcome
-from .safe_text import markdown_table, markdown_text
-from ..running.sandbox import Isolation
+from ..gradebook.outcome import FAILED, GRADED, ClassRecord, Isolation, Key, Outcome
+from ..course.safe_text import markdown_table, markdown_text
 
 GRADES_BY_STUDENT = "grades_by_student.csv"
 #: Why a report written after Ctrl+C has no comparison of code (it can take a minute for a large class).
@@ -301,7 +300,7 @@ def prepare_plotting() -> None:
     (``matplotlib.use`` switches a pyplot it finds in ``sys.modules``, were it half imported).
     """
     import matplotlib
-    import matplotlib.pyplot  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401 - imported whole before the backend is chosen (see above)
 
     matplotlib.use("Agg", force=False)
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..course.course import Course
-from .safe_text import markdown_text, quoted
+from ..course.safe_text import markdown_text, quoted
 
 #: Length of a fingerprint, in characters of tokenised code (copydetect's default noise threshold).
 NOISE = 25
@@ -374,7 +374,7 @@ def compare_part(assignment: str, part: str, students: list[Document], reference
 
 def _course_library(course: Course) -> Path | None:
     """The folder of the reference library the course's term file names, where it is installed."""
-    from ..judging.kernel_imports import library_folder
+    from ..course.library import library_folder
 
     try:
         return library_folder(course.term().library.package)

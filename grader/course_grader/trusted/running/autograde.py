@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 import os
-import re
 import stat
 import warnings
 from pathlib import Path
 from typing import Collection
 
-from ..course.course import Course
+from ..course.course import Course, nbgrader_error_line
 from ..course.files import write_new
 from ..judging.flags import Review, review_submission
+from ..judging.grading_metadata import limits_hit
 from ..gradebook.outcome import FAILED, GRADED, Outcome
-from ..outputs.safe_text import quoted
-
-ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b")
+from ..course.safe_text import quoted
 
 
-def nbgrader_error_line(result: dict) -> str:
-    """The most telling line of a failed nbgrader call: its last ``SomeError: message``."""
-    text = (result.get("error") or "") + "\n" + (result.get("log") or "")
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if ERROR_LINE.match(line) and "Please see" not in line:
-            return line[:300]
-    return lines[-1][:300] if lines else "nbgrader failed without a message"
 
 
 def read_scores(api, student: str, assignment: str) -> tuple[float, float, dict[str, float]]:
@@ -145,8 +135,6 @@ def mark_flagged(api, student: str, assignment: str, reviews: dict[str, Review])
 def _limits_reason(course: Course, student: str, assignment: str) -> str:
     """The grading limits a graded submission hit, for the report (``""`` when none)."""
     import nbformat
-
-    from .preprocessors import limits_hit
 
     found = []
     for path in sorted((course.root / "autograded" / student / assignment).glob("*.ipynb")):

@@ -1,6 +1,6 @@
 """Grading many submissions at once, in parallel, with one writer of the gradebook.
 
-nbgrader autogrades one notebook at a time (its issue #174) and SQLite promises
+nbgrader autogrades one notebook at a time (https://github.com/jupyter/nbgrader/issues/174) and SQLite promises
 no safe concurrent writers. So each submission is graded as a *job* in a private
 work area (a copy of its config, source and submission, and a copy of a gradebook
 that already knows the source cells), by any ``concurrent.futures.Executor`` whose
@@ -45,19 +45,18 @@ from ..course.intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FIL
 from ..judging.kernel_imports import import_rules
 from ..course.lateness import submission_lateness
 from ...intake_rules import IntakeError
-from ..gradebook.outcome import FAILED, GRADED, Outcome
-from .preprocessors import kernel_started_early
+from ..gradebook.outcome import FAILED, GRADED, Isolation, Outcome
+from .executor import kernel_started_early
 from .kernel_pool import (ZygoteError, grading_kernel, private_runtime_dir, remove_abandoned_zygotes, warm_kernels,
                           zygote_for_this_thread)
-from .nbgrader_tuning import release_scratch_gradebooks, tune_nbgrader
+from ..course.nbgrader_patches import release_scratch_gradebooks, tune_nbgrader
 from .resources import data_budget, kernel_usage, measured
-from .sandbox import Isolation
-from ..outputs.safe_text import quoted
+from ..course.safe_text import quoted
 from ..course.secret import SECRET_FILE, read_secret
 
 #: Fault injection for tests: ``kill-worker:<student>/<assignment>`` makes the worker grading
 #: that submission die, as an out-of-memory kill would.
-FAULT_VARIABLE = "PERCEPTRON_COURSE_FAULT"
+FAULT_VARIABLE = "COURSE_GRADER_FAULT"
 
 
 @dataclass(frozen=True)

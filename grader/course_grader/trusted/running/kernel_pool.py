@@ -38,9 +38,10 @@ from traitlets import Dict, Integer
 
 from ...in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
 from ...intake_rules import ImportRules
+from ..gradebook.outcome import Isolation
 from .sandbox import (abandoned, KERNEL_NAME, MAX_FILE_MB, MAX_PROCESSES, MAX_RESIDUAL_KERNEL_MEMORY_BYTES,
                       MAX_SANDBOX_KERNEL_MEMORY_BYTES,
-                      SCRATCH_MB, SOCKETS_FOLDER, Isolation, SandboxKernelManager, _PYTHON, build_student_view, bubblewrap_command, detached,
+                      SCRATCH_MB, SOCKETS_FOLDER, SandboxKernelManager, _PYTHON, build_student_view, bubblewrap_command, detached,
                       kernel_memory_reader, launcher_command, remove_abandoned_cgroups, view_binds,
                       sandbox_cgroups)
 
@@ -54,7 +55,7 @@ KERNEL_MEMORY_POLL_SECONDS = 0.05
 STOP_SECONDS = 10.0
 DEFAULT_VIEW = "any"
 #: A zygote's work folder (in the temporary folder) is named with this and its grading process's pid.
-WORK_PREFIX = "perceptron-zygote-"
+WORK_PREFIX = "course-grader-zygote-"
 #: How often a stopping kernel is polled (jupyter_client polls every 0.1 s, for processes of its own).
 POLL_SECONDS = 0.005
 
@@ -589,7 +590,7 @@ def private_runtime_dir(isolation: Isolation):
     ``/run/kernel``; otherwise a temporary folder.
     """
     zygote = zygote_for_a_submission() if warm_kernels(isolation) else None
-    runtime = zygote.kernel_folder() if zygote else Path(tempfile.mkdtemp(prefix="perceptron-runtime-"))
+    runtime = zygote.kernel_folder() if zygote else Path(tempfile.mkdtemp(prefix="course-grader-runtime-"))
     try:
         with environment_variable("JUPYTER_RUNTIME_DIR", str(runtime)):
             yield runtime
@@ -617,7 +618,7 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, rules: ImportRules):
     from traitlets.config import Config
 
     warm = warm_kernels(isolation)
-    with tempfile.TemporaryDirectory(prefix="perceptron-kernel-") as data_dir, ExitStack() as stack:
+    with tempfile.TemporaryDirectory(prefix="course-grader-kernel-") as data_dir, ExitStack() as stack:
         spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
         argv = launcher_command(isolation)

@@ -34,7 +34,6 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty
 
@@ -48,9 +47,11 @@ from traitlets import DottedObjectName, Dict, Type
 from ...in_sandbox.zygote import KERNELS_ROOT, OWN_FOLDER, VIEWS_ROOT
 from ...intake_rules import ImportRules
 from ..course.course import CourseError
-from ..judging.kernel_imports import granted_module, library_folder, library_modules
+from ..gradebook.outcome import Isolation
+from ..course.library import library_folder, library_modules
+from ..judging.kernel_imports import granted_module
 
-KERNEL_NAME = "perceptron-grading"
+KERNEL_NAME = "course-grader"
 #: Address-space cap of a grading kernel; numpy, scipy and scikit-learn need about 1 GiB.
 DEFAULT_MEMORY_MB = 3072
 #: Size of the scratch tmpfs (cwd, HOME, /tmp); it counts against host memory, not RLIMIT_AS.
@@ -59,7 +60,7 @@ SCRATCH_MB = 64
 MAX_FILE_MB = 16
 #: Processes and threads of the kernel (RLIMIT_NPROC); BLAS libraries are told to use one thread.
 MAX_PROCESSES = 64
-SANDBOX_VARIABLE = "PERCEPTRON_COURSE_SANDBOX"  # "off" disables the sandbox (grading then needs --unsafe-no-sandbox)
+SANDBOX_VARIABLE = "COURSE_GRADER_SANDBOX"  # "off" disables the sandbox (grading then needs --unsafe-no-sandbox)
 SANDBOX_UID = 1000
 #: Largest message the grader accepts from a kernel (outputs are cut far below this anyway).
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -78,15 +79,6 @@ SANDBOX_NEEDS = ("Grading needs bubblewrap and libseccomp2, run as root or as a 
                  "namespaces (a Kubernetes pod usually needs a securityContext that permits them): see docs/hosting.md")
 #: The one way to grade without a sandbox (``grade`` and ``explain``).
 UNSAFE_FLAG = "--unsafe-no-sandbox"
-
-
-@dataclass(frozen=True)
-class Isolation:
-    """How grading kernels will run."""
-
-    sandbox: bool
-    memory_mb: int
-    note: str  #: why there is no sandbox, or ""
 
 
 def _core_flags(*, warm: bool = False, user_namespace: int | None = None) -> list[str]:
@@ -408,7 +400,7 @@ MAX_CORES = 1
 CPU_PERIOD_US = 100_000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: A sandbox's cgroups are named with this and the pid of the grading process that made them.
-CGROUP_PREFIX = "perceptron-grading-"
+CGROUP_PREFIX = "course-grader-"
 #: What each sandbox's cgroups hold it to: controller -> file -> value, for cgroup v1 and v2.
 #: Memory of one sandbox in all (every process of a kernel, its scratch tmpfs, and the zygote that forked it):
 #: RLIMIT_AS caps each process at DEFAULT_MEMORY_MB, but 64 of them could hold 64 times that.

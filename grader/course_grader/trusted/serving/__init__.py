@@ -1,1 +1,1 @@
-"""``perceptron-course serve``: grading hand-ins as they arrive (DESIGN section 13)."""
+"""``perceptron-course serve``: grading hand-ins as they arrive (``docs/architecture.md``, ``docs/ta.md``)."""

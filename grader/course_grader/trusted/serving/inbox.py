@@ -40,7 +40,7 @@ from ..course.files import (UnsafeFileError, name_problem, open_folder, read_cap
                             tree_problems, write_new)
 from ..course.intake import _PLAIN_FILE_STEM, _PLAIN_SECRET, MAX_TIMESTAMP_BYTES, SECRET_FILE, TIMESTAMP_FILE
 from ..course.term import LMS_PATTERNS
-from ..outputs.safe_text import quoted
+from ..course.safe_text import quoted
 
 #: Where every hand-in the service took in is kept, one folder per hand-in (student data: git-ignored).
 ARCHIVE_FOLDER = "handins"

@@ -15,9 +15,8 @@ import os
 import stat
 from pathlib import Path
 
-from ..course.course import Course, nbgrader_api
+from ..course.course import Course, nbgrader_api, nbgrader_error_line
 from ..course.files import UnsafeFileError, write_new
-from ..running.autograde import nbgrader_error_line
 from .inbox import exchange_root, handed_in_notebooks, handed_in_secret, nbgrader_settings
 
 

@@ -35,7 +35,7 @@ from ..gradebook.reveal import course_schedule
 from ..gradebook.writer_lock import course_lock
 from ..judging.check_registry import ready_to_grade
 from ..outputs.report import write_exports
-from ..outputs.safe_text import quoted, terminal_text
+from ..course.safe_text import quoted, terminal_text
 from ..running.batch import FAULT_VARIABLE, default_workers
 from ..running.sandbox import choose_isolation
 from . import inbox
@@ -50,7 +50,7 @@ SCAN_SECONDS = 5.0
 
 
 def _fault(point: str) -> None:
-    """Fault injection for tests: ``serve-kill:<point>`` in ``PERCEPTRON_COURSE_FAULT`` SIGKILLs the service there."""
+    """Fault injection for tests: ``serve-kill:<point>`` in ``COURSE_GRADER_FAULT`` SIGKILLs the service there."""
     if os.environ.get(FAULT_VARIABLE) == f"serve-kill:{point}":
         sys.stdout.flush()
         os.kill(os.getpid(), signal.SIGKILL)
@@ -374,7 +374,9 @@ def _ledger_score(course: Course, handin: Handin) -> float | None:
 
 def _reread(course: Course, drop: Path | None, handin: Handin):
     """The arrival a journal entry came from, read again (``None`` when it is gone)."""
-    never_seen = lambda origin: False  # noqa: E731
+    def never_seen(origin: str) -> bool:
+        return False
+
     if handin.origin.startswith("exchange:"):
         name = inbox.exchange_folder_name(handin.origin)
         try:

@@ -12,7 +12,7 @@ import time
 
 from ..course.course import Course
 from ..gradebook.writer_lock import lock_holder
-from ..outputs.safe_text import terminal_text
+from ..course.safe_text import terminal_text
 from .journal import COLLECTED, GRADING, HELD, JOURNAL_FILE, LIMITED, REFUSED, RELEASED, Journal
 
 HOUR = 3600.0

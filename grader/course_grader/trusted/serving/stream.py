@@ -31,7 +31,7 @@ from ..pipeline import Merging, _unchanged_answers, merge_outcome
 from ..running.batch import (GradeJob, copy_gradebook, grade_job, manual_grades_to_keep, merge_result, stop_workers, warm_pool,
                              worker_failure)
 from ..running.kernel_pool import ZygoteError
-from ..running.nbgrader_tuning import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
+from ..course.nbgrader_patches import SCRATCH_PREFIX, release_scratch_gradebooks, tune_nbgrader
 from ..running.sandbox import Isolation
 
 

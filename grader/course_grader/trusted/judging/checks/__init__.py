@@ -1,11 +1,25 @@
 """The engine of the hidden tests, run on the trusted side; the checks themselves live beside their assignment.
 
-``framework`` holds what every check shares (``Check``, ``Case``, comparisons, the verdict's
-message). Each assignment's checks live in ``source/<assignment>/hidden_checks.py`` of the
-course, loaded by ``trusted/judging/check_registry.py``. A hidden-test region in ``source/`` only
-declares its check, e.g. ``check_augment(augment)``: the grader reads that declaration, runs
-``augment`` in the student's sandboxed kernel on the cases, and judges the returned data on the
-trusted side (``trusted/judging/verdicts.py``).
+What every check shares, a module per concern:
+
+- ``cases.py``: ``Check`` (the student's function, its cases, the reference, the comparison), ``Case``, and a case
+  written as a call a student can paste;
+- ``draws.py``: the random generator of one student's hand-in, and the random boundaries;
+- ``second_calls.py``: the second call of each case, which witnesses an argument changed in place;
+- ``compare.py``: the comparisons of a returned value with the reference's answer;
+- ``judge.py``: the cases prepared with the reference's answers, and the ``Verdict`` judged from the replies.
+
+Three rules hold for every check. Every behaviour a docstring states has a witness on every draw: a case built so
+that its common bugs answer otherwise (a dev set every cap gets wrong, data on which stopping early changes the
+answer), not one that catches them on lucky draws. Public cases never decide a behaviour alone: every boundary an
+exercise states (a score of exactly 0, a tie, integer input, Python lists for ``array_like``, the epoch cap) is drawn
+at random as well, with the helpers of ``draws.py``. And the judgement is total and bounded (``judge.py``).
+
+Each assignment's checks live in ``source/<assignment>/hidden_checks.py`` of the course, written against
+``course_grader.checks_api`` and loaded by ``trusted/judging/check_registry.py``. A hidden-test region in ``source/``
+only declares its check, e.g. ``check_augment(augment)``: the grader reads that declaration, runs ``augment`` in the
+student's sandboxed kernel on the cases, and judges the returned data on the trusted side
+(``trusted/judging/verdicts.py``).
 
 Run in an instructor's own kernel (a ``source/`` notebook under nbval, whose working folder is
 the notebook's own), ``from course_grader.checks_api import check_augment`` finds
@@ -21,7 +35,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..wire import harness_request, new_marker, read_replies
-from .framework import Check, PreparedCases, Verdict, case_generator, judge_replies, prepare_cases
+from .cases import Check
+from .draws import case_generator
+from .judge import PreparedCases, Verdict, judge_replies, prepare_cases
 
 #: The secret used when an instructor runs a check in their own kernel (no student, no course secret).
 INSTRUCTOR_SECRET = b"instructor's own run"

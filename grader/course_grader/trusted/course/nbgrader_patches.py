@@ -1,9 +1,20 @@
-"""Costs nbgrader pays on every submission that a grading worker need not pay; the results are the same.
+"""Every change this grader makes to nbgrader's own code, in one place, each checked against the nbgrader it names.
 
-- A job's gradebook is a scratch copy (``batch.py``): its scores are copied into the course's
+nbgrader is otherwise extended through its configuration (``nbgrader_config.py``) and subclasses (the
+preprocessors of ``running/``). What configuration cannot reach is replaced here, and only here; ``PATCHED`` names
+each replaced function with the hash of its source in the nbgrader version it was checked on
+(``CHECKED_ON``), and ``grader/pyproject.toml`` bounds nbgrader to that version. A test
+(``tests/test_nbgrader_patches.py``) fails when the installed nbgrader's source of a patched function differs:
+read the new source, check the replacement against it, then record the new hash and version here and in the bound.
+
+A new gradebook is stamped with the newest migration from this process (``stamp_new_gradebooks_in_process``):
+nbgrader runs the ``alembic`` program for it, 3 s a new gradebook. The rest are costs nbgrader pays on every
+submission that a grading worker need not pay; the results are the same (``tune_nbgrader``):
+
+- A job's gradebook is a scratch copy (``running/batch.py``): its scores are copied into the course's
   gradebook by the main process, which stays fully durable. SQLite's ``fsync`` on each of
   its commits (nbgrader commits per cell) only waits for the disk: turned off for scratch
-  gradebooks alone (``synchronous=OFF``, journal in memory).
+  gradebooks alone (``synchronous=OFF``, journal in memory; an SQLAlchemy event, not a patch).
 - nbgrader checks the metadata of every graded cell with ``jsonschema.validate``, which
   re-checks nbgrader's own schema each time (about 4 ms a cell): here the validator is
   built once per schema, and validates exactly as before.
@@ -27,6 +38,21 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+#: The nbgrader version every patch below was checked against (``grader/pyproject.toml`` bounds nbgrader to it).
+CHECKED_ON = "0.9.6"
+#: Each function of nbgrader replaced here (module, qualified name) -> the SHA-256 of its source in ``CHECKED_ON``.
+#: ``nbgrader.api.create_engine`` is SQLAlchemy's, called by ``Gradebook.__init__``: that call is what is checked.
+PATCHED = {
+    ("nbgrader.api", "get_alembic_version"):
+        "3db2e6b20b2de4c010e29c26d3279bb3c66bb607d085f8c4e92ce2df4e2cf807",
+    ("nbgrader.api", "Gradebook.__init__"):
+        "f71f7e30a6aa3b529b46ffc2abf49bb507e3999f9d2d0a53a36b86766044bdfc",
+    ("nbgrader.api", "Gradebook.close"):
+        "431ec0f62d1593c287fe36bbb41fe5db22548e63b0be8de6ff54b66a9ff00ac9",
+    ("nbgrader.nbgraderformat.common", "BaseMetadataValidator.validate_cell"):
+        "0bb8ecb80c7bb95fecc02fbdb25f179d3932635ce84f1cf82cd6f2726f340516",
+}
 
 #: The batch's scratch folders are made with this prefix (``pipeline._grade_batch``).
 SCRATCH_PREFIX = ".grading-"
@@ -121,7 +147,7 @@ def _scratch_gradebooks_open_without_creating_tables() -> None:
 
     original = nbgrader.api.Gradebook.__init__
 
-    def open_gradebook(self, db_url: str, course_id: str = "default_course", authenticator=None) -> None:  # noqa: ANN001
+    def open_gradebook(self, db_url: str, course_id: str = "default_course", authenticator=None) -> None:  # noqa: ANN001 - as nbgrader's own signature
         path = db_url.removeprefix("sqlite:///")
         if path == db_url or not is_scratch_gradebook(path):
             return original(self, db_url, course_id=course_id, authenticator=authenticator)
@@ -162,6 +188,47 @@ def release_scratch_gradebooks(folder: str | Path) -> None:
                     if inside in Path(url.removeprefix("sqlite:///")).resolve().parents]
     for kept in released:
         kept.engine.dispose()
+
+
+def head_revision() -> str:
+    """The newest gradebook migration of the installed nbgrader."""
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    return ScriptDirectory(ALEMBIC_DIR).get_current_head()
+
+
+def stamp_new_gradebooks_in_process() -> None:
+    """nbgrader stamps a new gradebook with the answer of ``alembic heads``, a program it starts
+    for that (3 s here, on every new gradebook): give it the same answer from this process."""
+    import nbgrader.api
+
+    if getattr(nbgrader.api, "get_alembic_version", None) is not None:
+        nbgrader.api.get_alembic_version = head_revision
+
+
+def original_source(module: str, qualname: str) -> str:
+    """The source of ``module``'s ``qualname`` as the installed file has it (whatever this process replaced since)."""
+    import ast
+    import importlib.util
+
+    origin = importlib.util.find_spec(module).origin
+    text = Path(origin).read_text(encoding="utf-8")
+    body = ast.parse(text).body
+    found = None
+    for part in qualname.split("."):
+        found = next((node for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == part), None)
+        if found is None:
+            raise LookupError(f"{module} has no {qualname}")
+        body = found.body
+    return ast.get_source_segment(text, found)
+
+
+def source_hash(module: str, qualname: str) -> str:
+    """The SHA-256 of ``original_source`` (what ``PATCHED`` records)."""
+    import hashlib
+
+    return hashlib.sha256(original_source(module, qualname).encode("utf-8")).hexdigest()
 
 
 def tune_nbgrader() -> None:

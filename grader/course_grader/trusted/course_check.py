@@ -19,7 +19,7 @@ import json
 import re
 from pathlib import Path
 
-from .course import Course, CourseError, load_config
+from .course.course import Course, CourseError, load_config
 
 #: ``(2 points)``, ``(1 point)``, ``(2 points, graded by hand)`` in a Markdown heading's first line.
 HEADING_POINTS = re.compile(r"^#+ .*\((\d+(?:\.\d+)?) points?\b")
@@ -43,8 +43,8 @@ def check_parts(course: Course, assignments: list[str]) -> list[str]:
     """Heading points that differ from their cells' metadata, then every inconsistency between ``source/`` and its
     hidden checks (``check_registry.registry_problems``: parts without a check, checks of no part, grants of imports
     to assignments the course does not have)."""
-    from ..judging.check_registry import registry_problems
-    from ..judging.kernel_imports import ungrantable_imports
+    from .judging.check_registry import registry_problems
+    from .judging.kernel_imports import ungrantable_imports
 
     problems = []
     for assignment in assignments:
@@ -83,7 +83,7 @@ def check_registrations(course: Course, term) -> list[str]:
             if folder.name not in in_term:
                 problems.append(f"release/{folder.name} is not an assignment of term.toml: delete it (git rm -r release/{folder.name})")
     if (course.root / "gradebook.db").is_file():
-        from .course import nbgrader_api
+        from .course.course import nbgrader_api
 
         with nbgrader_api(course).gradebook as gradebook:
             for assignment in gradebook.assignments:
@@ -119,7 +119,7 @@ def check_configuration(course: Course, term) -> list[str]:
 
 
 def check_release(course: Course, term) -> list[str]:
-    from .release_check import stale_assignments
+    from .course.release_check import stale_assignments
 
     present = [name for name in term.assignment_names if (course.release / name).is_dir()]
     problems = [f"release/{name} is missing: run `perceptron-course release`" for name in term.assignment_names

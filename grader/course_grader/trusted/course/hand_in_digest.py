@@ -1,7 +1,7 @@
 """The digest a hand-in's hidden cases are drawn from: everything it holds, encoded without ambiguity.
 
 A student's cases come from the course secret, the student, the function and this digest
-(``checks.framework.case_generator``). The digest covers every byte of every notebook the student
+(``checks.draws.case_generator``). The digest covers every byte of every notebook the student
 handed in, as handed in: every cell whatever its type, source, outputs, attachments, ids and
 metadata (a tag such as ``skip-execution`` decides which cells run), and the notebook's own
 metadata. So two hand-ins that differ in anything draw different cases, and the answers a failed

@@ -16,11 +16,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..course.course import Course, CourseError, copy_course_settings
-from .outcome import GRADED
-from .records import GradingContext, build_record, read_record, record_path
-from ..course.secret import SECRET_FILE, SecretError, read_secret
-from ..course.selection import choose_assignments, select_submissions
+from .course.course import Course, CourseError, copy_course_settings
+from .gradebook.outcome import GRADED
+from .gradebook.records import GradingContext, build_record, read_record, record_path
+from .course.secret import SECRET_FILE, SecretError, read_secret
+from .course.selection import choose_assignments, select_submissions
 
 #: Prefix of the scratch course made in the course root (the sandbox hides the course root from the kernel).
 SCRATCH_PREFIX = ".explain-"
@@ -99,11 +99,11 @@ def explain(course: Course, student: str, assignment: str, *, unsandboxed: bool 
         For an unknown student or assignment, a course never graded (no secret), or a course
         folder where no scratch copy can be made.
     """
-    from ..running.autograde import quiet_nbgrader_warnings
-    from ..running.batch import GradeJob, copy_gradebook, grade_job
-    from .ledger import fingerprint
-    from ..pipeline import record_source_cells
-    from ..running.sandbox import choose_isolation
+    from .running.autograde import quiet_nbgrader_warnings
+    from .running.batch import GradeJob, copy_gradebook, grade_job
+    from .gradebook.ledger import fingerprint
+    from .pipeline import record_source_cells
+    from .running.sandbox import choose_isolation
 
     check_submission(course, student, assignment)
     quiet_nbgrader_warnings()
@@ -146,7 +146,7 @@ def _scratch_course(course: Course, destination: Path, copy_gradebook) -> Course
 
 def _gradebook_scores(course: Course, student: str, assignment: str) -> dict | None:
     """The automatic scores the gradebook holds for a submission without a record, as a record's ``parts``; ``None`` if none."""
-    from ..course.course import nbgrader_api
+    from .course.course import nbgrader_api
 
     written = set(course.manually_graded_cells(assignment))
     if not (course.root / "gradebook.db").is_file():

@@ -41,12 +41,12 @@ import time
 import zipfile
 from pathlib import Path
 
-from ... import intake_rules
-from ...intake_rules import MANIFEST_FILE, manifest_json, released_assignments
-from ...selfcheck import SETTINGS_FILE
-from ..judging.check_registry import HIDDEN_CHECKS_FILE, hidden_checks_leaks
-from ..judging.kernel_imports import import_rules
-from .course import Course, CourseError
+from .. import intake_rules
+from ..intake_rules import MANIFEST_FILE, manifest_json, released_assignments
+from ..selfcheck import SETTINGS_FILE
+from .judging.check_registry import HIDDEN_CHECKS_FILE, hidden_checks_leaks
+from .judging.kernel_imports import import_rules
+from .course.course import Course, CourseError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -213,7 +213,7 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
         if not (root / needed).exists():
             raise CourseError(f"{root / needed} is missing; the student bundle is built from it")
     if check_release:
-        from .release_check import stale_assignments
+        from .course.release_check import stale_assignments
 
         stale = stale_assignments(course, course.term().assignment_names)
         stale += sorted(p.name for p in course.release.iterdir()  # a release without a source
@@ -230,8 +230,8 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
     clear_previous_bundle(folder)
     folder.mkdir(parents=True)
 
-    from .student_readme import render
-    from .term import student_settings
+    from .course.student_readme import render
+    from .course.term import student_settings
 
     (folder / "README.md").write_text(render(course, term), encoding="utf-8")
     released = [course.release / name for name in term.assignment_names]

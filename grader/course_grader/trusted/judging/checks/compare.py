@@ -1,0 +1,231 @@
+"""Comparisons of a returned value with the reference's answer: each a ``Compare``, giving a ``Difference`` or ``None``.
+
+Each is total: whatever value the wire accepts (``Unsupported`` included), it returns, and what it shows is cut.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..wire import Unsupported, python_literal
+from .cases import Compare, Difference
+
+
+#: NumPy kinds of numbers (signed, unsigned, float): text, bytes and objects are not numbers even when they read as one.
+NUMBER_KINDS = "iuf"
+
+#: Most entries ``holds_a_bool`` looks at (the wire caps a reply far below this).
+_MAX_WALKED = 300_000
+
+def holds_a_bool(value: Any) -> bool:
+    """Whether ``value`` is a bool or holds one anywhere: in a (nested) list or tuple, as a NumPy bool, in an array.
+
+    Judged on the value as it came (the wire keeps ``True`` in a list as a bool): ``np.asarray``
+    would turn ``[True, -1]`` into the integers ``[1, -1]`` and hide it (attack round 13, finding 3).
+    """
+    pending, seen = [value], 0
+    while pending and seen < _MAX_WALKED:
+        item, seen = pending.pop(), seen + 1
+        if isinstance(item, (bool, np.bool_)):
+            return True
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, np.ndarray):
+            if item.dtype.kind == "b":
+                return True
+            if item.dtype.kind == "O":
+                pending.extend(item.ravel()[: _MAX_WALKED - seen].tolist())
+    return False
+
+def as_float_array(value: Any, *, bools: bool = False) -> np.ndarray | None:
+    """``value`` as a float array, or ``None`` if it is not made of numbers.
+
+    Judged on what was returned, before any cast: text (``['1.25']``, an array of dtype ``<U``), a
+    string anywhere in a list, ragged lists and objects are not numbers (attack round 12: numbers
+    returned as text got full marks, since ``np.asarray(['1.25'], dtype=float)`` reads them); nor are
+    bools, even one among numbers (``[True, -1]``), unless ``bools`` (where a bool is a mistake with a
+    hint of its own, as for labels).
+    """
+    if isinstance(value, (Unsupported, str, bytes, dict)) or value is None:
+        return None
+    if not bools and holds_a_bool(value):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            returned = np.asarray(value)
+            if returned.dtype.kind not in NUMBER_KINDS + ("b" if bools else ""):
+                return None
+            array = returned.astype(float)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return array
+
+def kind_hint(received: Any) -> str:
+    """A hint when ``received`` holds text or bools where numbers are promised, else ``""``."""
+    try:
+        kind = np.asarray(received).dtype.kind if not isinstance(received, (Unsupported, dict)) else ""
+    except (TypeError, ValueError, OverflowError):
+        return ""
+    if kind == "b" or holds_a_bool(received):
+        return "return numbers, not True/False"
+    if kind in "USO" or isinstance(received, str):
+        return "return numbers (float or int), not text: '1.25' is a string, 1.25 is a number"
+    return ""
+
+def describe(value: Any) -> str:
+    """A received value for a message: pasteable Python, cut at 1,500 characters."""
+    if isinstance(value, Unsupported):
+        return f"an object of type {value.type_name}"
+    return python_literal(value, limit=1500)
+
+def holds_integers(value: Any) -> bool:
+    """Whether ``value`` is an array of integer or bool dtype, or a (nested) list or tuple holding an int or a bool."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "iub"
+    if isinstance(value, (list, tuple)):
+        pending, seen = list(value), 0
+        while pending and seen < 300_000:  # bounded: the wire caps a reply far below this
+            item, seen = pending.pop(), seen + 1
+            if isinstance(item, (list, tuple)):
+                pending.extend(item)
+            elif isinstance(item, (bool, int, np.integer, np.bool_)) or isinstance(item, np.ndarray) and item.dtype.kind in "iub":
+                return True
+        return False
+    return isinstance(value, (bool, int, np.integer, np.bool_))
+
+def _item_text(value: Any, index: tuple) -> str:
+    """The entry of ``value`` at ``index`` written in its own type (an int as ``2``, never ``2.0``)."""
+    try:
+        item = np.asarray(value)[index]
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return "?"
+    return python_literal(item.item() if isinstance(item, np.generic) else item, limit=100)
+
+def lower_precision(received: Any, expected: np.ndarray) -> str:
+    """The name of ``received``'s float dtype when it is narrower than float64 and explains the difference, else ``""``.
+
+    Explains it: the received values equal ``expected`` rounded to that precision (within a few of its units).
+    """
+    if not (isinstance(received, np.ndarray) and received.dtype.kind == "f" and received.dtype.itemsize < 8):
+        return ""
+    unit = float(np.finfo(received.dtype).eps)
+    with np.errstate(all="ignore"):
+        near = np.isclose(received.astype(float), expected, rtol=16 * unit, atol=16 * unit)
+    return received.dtype.name if bool(np.all(near)) else ""
+
+def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> Compare:
+    """Same shape and same values (exactly, or within ``rtol``/``atol``); ``what`` describes the expected return."""
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        want = np.asarray(expected, dtype=float)
+        shown = python_literal(np.asarray(expected), limit=1500)
+        got = as_float_array(received)
+        if got is None:
+            return Difference(f"something that is not {what}", shown, describe(received), hint=kind_hint(received))
+        if got.shape != want.shape:
+            return Difference(f"an array of the wrong shape {got.shape} (expected {want.shape}, {what})",
+                              shown, describe(received))
+        close = got == want if exact else np.isclose(got, want, rtol=rtol, atol=atol)
+        if np.all(close):
+            return None
+        first = tuple(int(i) for i in np.argwhere(~close)[0])
+        where = (f"first difference at index {first if len(first) != 1 else first[0]}: "
+                 f"expected {_item_text(expected, first)}, received {_item_text(received, first)}") if first else ""
+        precision = lower_precision(received, want)
+        if precision:
+            return Difference(f"{precision} values instead of float64", shown, describe(received),
+                              hint=f"compute in float64, NumPy's default float (no {precision} anywhere): the values are "
+                                   f"right to {precision} precision, and the grader compares float64 to {rtol:g}",
+                              detail=where)
+        return Difference("a wrong value", shown, describe(received), detail=where)
+
+    return compare
+
+def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a number") -> Compare:
+    """One number (a Python or NumPy scalar, or an array of size 1), within tolerance."""
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        got = as_float_array(received)
+        if got is None or got.size != 1:
+            shape = f" of shape {got.shape}" if got is not None else ""
+            return Difference(f"something{shape} that is not {what}", repr(float(expected)), describe(received),
+                              hint=kind_hint(received))
+        value = float(got.ravel()[0])
+        if np.isclose(value, float(expected), rtol=rtol, atol=atol):
+            return None
+        return Difference("a wrong value", repr(float(expected)), describe(received))
+
+    return compare
+
+def compare_count(what: str = "a count", *, noun: str = "count") -> Compare:
+    """A whole number (any integer type; a float only if it is whole); ``noun`` names it in messages ("a wrong cap")."""
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        got = as_float_array(received)
+        if got is None or got.size != 1 or isinstance(received, (bool, np.bool_)):
+            return Difference(f"something that is not {what}", repr(int(expected)), describe(received),
+                              hint=kind_hint(received))
+        if float(got.ravel()[0]) == int(expected):
+            return None
+        return Difference(f"a wrong {noun}", repr(int(expected)), describe(received))
+
+    return compare
+
+def compare_bool(what: str = "True or False") -> Compare:
+    """A Python or NumPy bool."""
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        if not isinstance(received, (bool, np.bool_)):
+            return Difference("something that is not a bool", repr(bool(expected)), describe(received),
+                              hint=f"return {what} (a bool), e.g. wrap the test in bool(...)")
+        if bool(received) == bool(expected):
+            return None
+        return Difference("the wrong truth value", repr(bool(expected)), repr(bool(received)))
+
+    return compare
+
+def _holds_bools(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "b"
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(item, (bool, np.bool_)) for item in value)
+
+def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
+    """Labels -1/+1, exactly; the received value is shown as it came (a bool array as bools)."""
+    values = compare_arrays(exact=True, what=what)
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        got = as_float_array(received, bools=True)
+        if got is not None and got.shape == np.shape(expected) and not np.all(np.isin(got, (-1, 1))):
+            if _holds_bools(received):
+                hint = "return the labels -1 and +1, not True and False (e.g. np.where(scores >= 0, 1, -1))"
+            elif np.any(got == 0):
+                hint = "a score of exactly 0 predicts +1 (np.sign(0) is 0, not a label)"
+            else:
+                hint = "return -1 and +1 (e.g. np.where(scores >= 0, 1, -1))"
+            return Difference("labels other than -1 and +1", python_literal(np.asarray(expected)), describe(received),
+                              hint=hint)
+        return values(received, expected)
+
+    return compare
+
+def compare_tuple(names: Sequence[str], parts: Sequence[Compare]) -> Compare:
+    """A tuple (or list) of ``len(names)`` values, each compared by its own ``Compare``."""
+    ordinals = ["1st", "2nd", "3rd", "4th", "5th", "6th"]
+
+    def compare(received: Any, expected: Any) -> Difference | None:
+        if not isinstance(received, (tuple, list)) or len(received) != len(names):
+            return Difference(f"something that is not a tuple ({', '.join(names)})", python_literal(tuple(expected), limit=1500),
+                              describe(received))
+        for position, (name, part, got, want) in enumerate(zip(names, parts, received, expected)):
+            difference = part(got, want)
+            if difference is not None:
+                what = (f"a wrong {name} (the {ordinals[position]} value returned)" if difference.what.startswith(("a wrong", "the wrong"))
+                        else f"{difference.what} as {name} (the {ordinals[position]} value returned)")
+                return Difference(what, difference.expected, difference.received, difference.hint, difference.detail)
+        return None
+
+    return compare

@@ -1,0 +1,349 @@
+"""The verdict on a student's function, judged on the trusted side from the replies of its calls.
+
+A failed case says what differed, expected against received, and on which call, written as Python a student can
+paste into a cell. The judgement is total and bounded: ``judge_replies`` judges each case through
+``safe_case_failure`` (and a ``judge`` through one boundary too), so any value the wire accepts gives a pass or a
+failed case, and every value shown in a message is cut before it is written in full. A case the reference cannot
+answer (a solver that gives up) is dropped by ``prepare_cases`` and named for the TA, never failed.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, encode
+from .cases import Case, Check, call_text, expected_answer
+from .compare import describe
+from .second_calls import SECOND_CALL, witnessing_second_call
+
+
+#: Failed cases shown in full in one verdict.
+MAX_SHOWN = 2
+
+@dataclass
+class Verdict:
+    """The outcome of one check on one student function."""
+
+    function: str
+    n_cases: int
+    failures: list[str]
+    #: Each failure by its behaviour alone (no call, expected or received value), in the order of
+    #: ``failures``: what the feedback shows before a due date (``trusted/gradebook/reveal.py``).
+    summaries: list[str] = field(default_factory=list)
+    #: Each behaviour its cases test (``Case.behaviour``, in order) with the first line of its first failed
+    #: case's message, ``""`` when every case of it passed; empty when no case was judged on its own
+    #: (not tested, or a ``judge`` failure that names no case). For the item analysis of the class.
+    behaviours: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def message(self) -> str:
+        """For the student: why the part failed, or that it passed."""
+        if self.passed:
+            return f"{self.function}: the hidden tests pass ({self.n_cases} cases)."
+        shown = self.failures[:MAX_SHOWN]
+        more = len(self.failures) - len(shown)
+        tail = f"\n\n(and {more} more failed case{'s' * (more > 1)} of {self.n_cases})" if more > 0 else ""
+        return "\n\n".join(shown) + tail
+
+    def behaviour_message(self) -> str:
+        """``message`` with each shown failure reduced to its behaviour: no call, expected or received value.
+
+        The same cases as ``message``, in the same order. A failure without a summary (a list of
+        ``summaries`` that does not match ``failures``) is named only as a failed hidden case.
+        """
+        if self.passed:
+            return self.message()
+        summaries = self.summaries if len(self.summaries) == len(self.failures) else []
+        shown = [summaries[k] if summaries else f"{self.function} failed a hidden case."
+                 for k in range(min(MAX_SHOWN, len(self.failures)))]
+        more = len(self.failures) - len(shown)
+        tail = f"\n\n(and {more} more failed case{'s' * (more > 1)} of {self.n_cases})" if more > 0 else ""
+        return "\n\n".join(dict.fromkeys(shown)) + tail
+
+@dataclass(frozen=True)
+class PreparedCases:
+    """A check's cases for one submission, with the reference's answer to each where it has one."""
+
+    cases: list[Case]
+    expected: list | None  #: ``None`` for a check judged without a single right answer (``judge``)
+    #: Each case drawn but dropped because the reference could not answer it: its behaviour and the error's type.
+    #: Never sent, never judged: a case without a right answer cannot fail a submission (the TA's record says so).
+    dropped: tuple[str, ...] = ()
+    #: The second call of each case (``witnessing_second_call``) and the reference's answer to it; ``None``: the same
+    #: call again, its answer not judged (a check with a ``judge``).
+    again: list[Case] | None = None
+    again_expected: list | None = None
+
+def prepare_cases(check: Check, rng: np.random.Generator) -> PreparedCases:
+    """Draw the cases and compute every expected answer (of each second call too): work that needs nothing from the student.
+
+    The grader runs it in a thread while the kernel starts and the student's cells run. A case
+    the reference raises on (a solver that gives up on a rare draw) is dropped, and named in
+    ``dropped``: the same secret, student and code drop the same cases, so a regrade is identical.
+    The second calls' factors are drawn from ``rng`` after the cases (``witnessing_second_call``).
+    """
+    cases = check.cases(rng)
+    if check.reference is None or check.judge is not None:
+        return PreparedCases(cases, None)
+    kept, expected, dropped = [], [], []
+    for case in cases:
+        try:
+            answer = expected_answer(check, case)
+        except Exception as error:  # noqa: BLE001 - the reference's failure is the grader's, never the student's
+            dropped.append(f"{case.behaviour} (the reference raised {type(error).__name__})")
+            continue
+        kept.append(case)
+        expected.append(answer)
+    again, again_expected = [], []
+    for index in range(len(kept)):
+        follow, answer = witnessing_second_call(check, kept, index, expected[index], rng)
+        again.append(follow)
+        again_expected.append(answer)
+    return PreparedCases(kept, expected, tuple(dropped), again, again_expected)
+
+def not_implemented_message(function: str) -> str:
+    return f"{function} is not implemented yet (it raises NotImplementedError): write it, then run its tests again."
+
+def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply | dict], stopped: str = "",
+                  expected: Sequence | None = None, again: Sequence[Case] | None = None,
+                  again_expected: Sequence | None = None) -> Verdict:
+    """The verdict on a student's function from its replies, in the order of ``cases``.
+
+    ``replies`` may be shorter than ``cases`` when the calls stopped early
+    (``stopped`` says why, e.g. a timeout on the next call), or be a single
+    ``{"missing": True}`` notice when the function does not exist. ``expected``, the
+    reference's answer to each case, is computed here when not given.
+    """
+    cases = list(cases)
+    if replies and isinstance(replies[0], dict):
+        found = replies[0].get("found", "")
+        what = "is not defined" if found in ("", "NoneType") else f"is not a function (it is a {found})"
+        message = f"{check.function} {what}: run the cell that defines it."
+        return Verdict(check.function, len(cases), [message], [message], _every_behaviour(cases, message))
+    for reply in replies:
+        if not reply.returned and reply.error[0] == "NotImplementedError":
+            message = not_implemented_message(check.function)
+            return Verdict(check.function, len(cases), [message], [message], _every_behaviour(cases, message))
+    if check.judge is not None:
+        failed = _judge_safely(check, cases, list(replies))
+        summaries = [f"{check.function} failed a hidden case."] * len(failed)  # a judge's messages follow no pattern
+    else:
+        compared = _compare_each(check, cases, replies, expected, again, again_expected)
+        failed = [(case, message) for case, message, _ in compared]
+        summaries = [summary for _, _, summary in compared]
+    if len(replies) < len(cases):  # every case must be answered: silence is never a pass
+        why = stopped or "gave no answer (its output was lost or rewritten)"
+        unanswered = f"{check.function} {why} on this call:\n    {call_text(check, cases[len(replies)])}"
+        failed.insert(0, (cases[len(replies)], unanswered))
+        # (what follows " (" may quote an error's message, which may quote the call)
+        summaries.insert(0, f"{check.function} {why.split(' (')[0].split(':')[0]} on {cases[len(replies)].behaviour}.")
+        # the later unanswered cases are said once, in that message, and their behaviours fail with it
+        return Verdict(check.function, len(cases), [message for _, message in failed], summaries,
+                       _behaviour_results(cases, failed + [(case, unanswered) for case in cases[len(replies) + 1:]]))
+    return Verdict(check.function, len(cases), [message for _, message in failed], summaries,
+                   _behaviour_results(cases, failed))
+
+def first_line(message: str) -> str:
+    """The first non-empty line of a failure message: what went wrong (and usually on which behaviour)."""
+    return next((line.strip() for line in message.splitlines() if line.strip()), "")
+
+def _every_behaviour(cases: Sequence[Case], message: str) -> dict[str, str]:
+    """Every behaviour of ``cases`` failed with ``message`` (the function is missing or not implemented)."""
+    return dict.fromkeys((case.behaviour for case in cases), first_line(message))
+
+def _behaviour_results(cases: Sequence[Case], failed: Sequence["tuple[Case | None, str]"]) -> dict[str, str]:
+    """Each behaviour of ``cases`` with the first line of its first failed case (``""`` when all passed).
+
+    Empty when a failure names no case: which behaviours passed is then unknown.
+    """
+    if any(case is None for case, _ in failed):
+        return {}
+    results = dict.fromkeys((case.behaviour for case in cases), "")
+    for case, message in failed:
+        assert case is not None
+        if not results.get(case.behaviour):
+            results[case.behaviour] = first_line(message) or "failed"
+    return results
+
+def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> "list[tuple[Case | None, str]]":
+    """``check.judge`` with one boundary around it: whatever the replies hold, a list of ``(case, failure)``
+    (``case`` is ``None`` for a failure that names none)."""
+    assert check.judge is not None
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = list(check.judge(cases, replies))
+            return [(item[0], str(item[1])) if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Case)
+                    else (None, str(item)) for item in found]
+    except Exception as error:  # noqa: BLE001 - any value the wire accepts must give a verdict, never a crash
+        return [(None, f"{check.function} returned values the grader could not judge ({type(error).__name__}): "
+                       "return data of the form its docstring says.")]
+
+def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], expected: Sequence | None,
+                  again: Sequence[Case] | None = None, again_expected: Sequence | None = None) -> list[tuple[Case, str, str]]:
+    """Each failed case with its failure message and its behaviour summary (``case_summary``), in the order to show."""
+    failed: list[tuple[Case, str, str, bool]] = []
+    for index, (case, reply) in enumerate(zip(cases, replies)):
+        first_expected = expected[index] if expected is not None else _NOT_COMPUTED
+        message, second = safe_case_failure(check, case, reply, first_expected), False
+        if not message and reply.returned:
+            follow = (again[index], again_expected[index]) if again is not None and again_expected is not None \
+                else (case, first_expected)
+            message = second = _safe_second_call_failure(check, *follow, reply)
+        if message:
+            failed.append((case, message, case_summary(check, case, reply), bool(second)))
+    # A first call's failure before a second call's; named edge cases say most about a bug; among random cases the
+    # smallest input reads best.
+    failed.sort(key=lambda item: (item[3], item[0].is_random, item[0].size() if item[0].is_random else 0))
+    return [item[:3] for item in failed]
+
+def case_summary(check: Check, case: Case, reply: Reply | None = None) -> str:
+    """A failed case by its behaviour alone: what kind of failure, on which behaviour; no call, no values.
+
+    Only the name of an exception the function raised is kept, never its message (it may quote the arguments).
+    """
+    if reply is not None and not reply.returned:
+        kind = str(reply.error[0])[:80]
+        return f"{check.function} raised {kind} on {case.behaviour}."
+    try:
+        changed = changed_arguments(check, case, reply.args_after) if reply is not None else ""
+    except Exception:  # noqa: BLE001 - the trusted side is total; the failure message itself says more
+        changed = ""
+    if changed:
+        return f"{check.function} changed its argument {changed} in place on {case.behaviour}."
+    return f"{check.function} gave a wrong answer on {case.behaviour}."
+
+_NOT_COMPUTED = object()
+
+def safe_case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_COMPUTED) -> str:
+    """``case_failure`` that never raises: a comparison that breaks on a reply is a failed case naming the case.
+
+    Every judgement of one case goes through here, so that any value the wire accepts
+    (ragged lists, strings, integers beyond int64, empty arrays of huge shapes, ...)
+    gives a pass or a readable failure. A check's own ``judge`` should use it too.
+    """
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return case_failure(check, case, reply, expected)
+    except Exception as error:  # noqa: BLE001 - the trusted side is total
+        return (f"{check.function} returned a value the grader could not compare ({type(error).__name__}) "
+                f"on {case.behaviour}:\n    {call_text(check, case)}\n  received: {describe(reply.result)}")
+
+def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_COMPUTED) -> str:
+    """Why the reply to one case is wrong, or ``""`` (``expected``: the reference's answer, if already known).
+
+    The call is written out only for a failed case (most cases pass, and writing arrays out is not free).
+    """
+    if not reply.returned:
+        kind, message = reply.error
+        detail = f"{kind}: {message}" if message else kind
+        return f"{check.function} raised {detail}\n  on {case.behaviour}:\n    {call_text(check, case)}"
+    changed = changed_arguments(check, case, reply.args_after)
+    if changed:
+        return (f"{check.function} changed its argument {changed} in place on {case.behaviour} (the caller's "
+                f"{changed} is different after the call, whichever function changed it):\n    {call_text(check, case)}\n"
+                f"  hint: work on copies; an in-place operation (+=, *=, a slice assignment, list.sort(), append) on "
+                f"{changed} or on a row of it changes the caller's {_kind_of(case, check, changed)}")
+    assert check.compare is not None
+    if expected is _NOT_COMPUTED:
+        expected = expected_answer(check, case)
+    difference = check.compare(reply.result, expected)
+    if difference is None:
+        return ""
+    lines = [f"{check.function} returned {difference.what} on {case.behaviour}:", f"    {call_text(check, case)}"]
+    lines += [f"  {label}: {text}" for label, text in (("expected", difference.expected), ("received", difference.received))
+              if text]  # a part with nothing to say is left out, never printed empty
+    if difference.detail:
+        lines.append(f"  {difference.detail}")
+    if difference.hint:
+        lines.append(f"  hint: {difference.hint}")
+    return "\n".join(lines)
+
+def _safe_second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) -> str:
+    """``_second_call_failure`` that never raises (the trusted side is total)."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if expected is _NOT_COMPUTED:
+                expected = expected_answer(check, case)
+            return _second_call_failure(check, case, expected, reply)
+    except Exception as error:  # noqa: BLE001 - any value the wire accepts gives a failed case, never an exception
+        return (f"{check.function} returned a value the grader could not compare ({type(error).__name__}) {SECOND_CALL}:"
+                f"\n    {call_text(check, case)}")
+
+def _second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) -> str:
+    """Why the second call (``second_call``, on the same array objects), ``case``, failed where the first passed; or ``""``.
+
+    It is a call of its own, with its own right answer: a function wrong on it fails it, and so does
+    one whose first call changed the arrays in place. This verdict rests on that answer, judged here,
+    never on the kernel's own report of the arguments (which student code that ran before the
+    harness can rewrite).
+    """
+    assert check.compare is not None
+    hint = ("hint: if your function gives the right answer to this call on its own, the call before it changed the "
+            "arrays in place: work on copies (an in-place operation, +=, *= or a slice assignment, on an argument "
+            "changes the caller's array)")
+    if reply.again_error is not None:
+        kind, message = reply.again_error
+        return (f"{check.function} raised {kind}{': ' + message if message else ''} {SECOND_CALL}:\n    "
+                f"{call_text(check, case)}\n  {hint}")
+    if reply.again is NOT_CALLED_AGAIN:
+        return ""
+    difference = check.compare(reply.again, expected)
+    if difference is None:
+        return ""
+    return (f"{check.function} returned {difference.what} {SECOND_CALL}:\n    {call_text(check, case)}\n"
+            f"  expected: {difference.expected}\n  received: {difference.received}\n  {hint}")
+
+def changed_arguments(check: Check, case: Case, args_after: list) -> str:
+    """The name of the first argument the call changed in place, or ``""``.
+
+    Every mutable argument counts: an array, a list (``caps.sort()`` reorders the caller's list:
+    attack round 13, finding 4), and arrays or lists inside a list, tuple or dict; judged by value
+    against what the grader sent.
+    """
+    sent = list(case.args) + [case.kwargs[key] for key in sorted(case.kwargs)]
+    names = list(check.parameters[: len(case.args)]) + sorted(case.kwargs)
+    for name, before, after in zip(names, sent, args_after):
+        if isinstance(before, (np.ndarray, list, tuple, dict)) and not _unchanged(before, after):
+            return name
+    return ""
+
+def _kind_of(case: Case, check: Check, name: str) -> str:
+    """``list`` when the argument ``name`` of ``case`` was sent as a Python list, else ``array``."""
+    sent = dict(zip(check.parameters, case.args), **case.kwargs).get(name)
+    return "list" if isinstance(sent, list) else "array"
+
+def _unchanged(before: Any, after: Any) -> bool:
+    """Whether ``after`` (anything the wire accepts) is still ``before`` (what the grader sent): same types and values.
+
+    An entry of a list is compared by its wire form (``np.int32`` and ``np.int64`` cross as the same
+    thing), a float NaN equal to itself.
+    """
+    if isinstance(before, np.ndarray):
+        return _same_array(before, after)
+    if isinstance(before, (list, tuple)):
+        return (type(after) is type(before) and len(after) == len(before)
+                and all(_unchanged(item, item_after) for item, item_after in zip(before, after)))
+    if isinstance(before, dict):
+        return (isinstance(after, dict) and set(after) == set(before)
+                and all(_unchanged(item, after[key]) for key, item in before.items()))
+    if isinstance(after, (np.ndarray, list, tuple, dict, Unsupported)):
+        return False
+    tag, value = encode(before)
+    tag_after, value_after = encode(after)
+    return tag == tag_after and (value == value_after or value != value and value_after != value_after)
+
+def _same_array(before: np.ndarray, after: Any) -> bool:
+    """Whether ``after`` (anything the wire accepts) is still the array ``before``: same dtype, shape and values."""
+    if not isinstance(after, np.ndarray) or after.dtype != before.dtype or after.shape != before.shape:
+        return False
+    return bool(np.array_equal(after, before, equal_nan=before.dtype.kind == "f"))

@@ -1,0 +1,239 @@
+"""Graded test cells in ``ResilientExecute``: the visible tests run in the kernel, the hidden checks are judged here.
+
+A test cell runs without its hidden-test region; each check that region declares calls the student's function on
+the cases through the harness (``in_sandbox/harness.py``), and the verdict, decided on the trusted side from the
+returned data, becomes the cell's last output. The visible tests' own errors are kept as text: hints, not the grade.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+
+from ..judging.case_sets import case_set_id, checker_id
+from ..judging.check_registry import ChecksError, course_checks
+from ..judging.checks.cases import Check
+from ..judging.checks.draws import case_generator
+from ..judging.checks.judge import PreparedCases, Verdict, judge_replies, prepare_cases
+from ..judging.grading_metadata import DIED, TIMEOUT
+from ..judging.verdicts import Declaration, DeclarationError, declarations, declared_in, harness_code, split_hidden, verdict_output
+from ..judging.wire import Reply, harness_request, new_marker, read_replies
+from ..outputs.item_analysis import part_record
+from .cells import cell_grade_id, error_output, is_test_cell
+
+
+class GradedCells:
+    """The hidden checks of ``ResilientExecute`` (a mixin of it: the kernel, the cells and the budget are its)."""
+
+    def _start_checks(self, assignment: str | None) -> None:
+        self._checks, self._checks_problem = self._load_checks(assignment)
+        self._behaviours: dict[str, list[str]] = {}  # grade_id -> each failed verdict by its behaviour (reveal.py)
+        self._case_sets: dict[str, dict] = {}  # per check judged: the ids of its cases and checker (case_sets.py)
+        self._parts: dict[str, dict] = {}  # grade_id -> what its checks found (item_analysis.part_record)
+
+    def _prepare_cases(self, nb, pool: ThreadPoolExecutor) -> None:
+        """Start computing, beside the kernel, the cases and the reference's answers of every check ``nb`` declares."""
+        self._prepared: dict[str, Future[PreparedCases]] = {
+            check.function: pool.submit(prepare_cases, check, self._case_generator(check.function))
+            for check in _declared_checks(nb, self._checks)
+        }
+
+    def _cancel_cases(self) -> None:
+        for future in self._prepared.values():
+            future.cancel()
+
+    def _load_checks(self, assignment: str | None) -> tuple[dict[str, Check], str]:
+        """The checks the assignment's hidden_checks.py defines (the whole course's when no assignment is named),
+        and why they could not be loaded (``""``). Loaded once per process and version of the file."""
+        root = Path(self.course_root or self.config.get("CourseDirectory", {}).get("root", "") or Path.cwd())
+        try:
+            registry = course_checks(root, None if not assignment else [assignment])
+        except (ChecksError, OSError) as error:
+            return {}, f"the grader could not load this assignment's hidden checks ({error}); tell your TA"
+        return (registry.of(assignment) if assignment else dict(registry)), ""
+
+    def _case_generator(self, function: str):
+        return case_generator(self._secret, function, self._student, self._submission)
+
+    def _grade_test_cell(self, cell, resources, index):
+        """Run the visible tests in the kernel, then judge every declared check here."""
+        source = cell.source
+        visible, hidden = split_hidden(source)
+        try:
+            declared = declarations(hidden, self._checks)
+        except DeclarationError as error:
+            declared, problem = [], self._checks_problem or f"the grader could not read this cell's hidden tests ({error}); tell your TA"
+        else:
+            problem = ""
+        cell.source = visible
+        try:
+            if visible.strip():
+                cell, resources = self._run(cell, resources, index)
+        finally:
+            cell.source = source
+        if not declared and not problem:
+            return cell, resources  # a cell without checks is graded by what ran (the course's tests forbid it)
+        outputs = [_as_hint(output) for output in cell.get("outputs", [])]
+        if problem:
+            outputs.append(error_output("GraderError", problem))
+        verdicts = [self._judge_in_kernel(declaration, index) for declaration in declared]
+        outputs += [verdict_output(verdict) for verdict in verdicts]
+        self._behaviours[str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))] = [
+            verdict.behaviour_message() for verdict in verdicts if not verdict.passed]
+        self._parts.setdefault(cell_grade_id(cell) or "", part_record(problem, verdicts))
+        cell.outputs = outputs
+        return cell, self.resources
+
+    def _judge_in_kernel(self, declaration: Declaration, index: int) -> Verdict:
+        """Call the student's function on the cases in the kernel; judge the replies here.
+
+        The harness's reply lines reach the grader a few messages at a time, and a kernel that
+        dies loses those of its last calls (even a flushed one may still be queued in its ZeroMQ
+        socket). So after a death the calls from the first unanswered one are made again in the
+        restarted kernel, one call per execution, until the call it dies on: a call whose
+        execution ended has surely delivered its reply. (If they all return that time, the first
+        run's replies stand: the kernel died on one of those calls, the first is named.)
+        """
+        check = declaration.check
+        prepared = self._prepared.get(check.function)
+        prepared = prepared.result() if prepared is not None else prepare_cases(check, self._case_generator(check.function))
+        cases = prepared.cases
+        self._case_sets[check.function] = {"case_set": case_set_id(self._secret, check.function, prepared),
+                                           "checker": checker_id(check)}
+        if prepared.dropped:  # cases the reference could not answer: left out of the grade, said here for the TA
+            self._case_sets[check.function]["dropped"] = list(prepared.dropped)
+        skipped = self._reason_to_skip()
+        if skipped:
+            untested = f"{check.function} was not tested: {skipped.removeprefix('this cell was not run: ')}"
+            return Verdict(check.function, len(cases), [untested], [untested])
+        replies, stopped = self._call_in_kernel(declaration.target, cases, index, again=prepared.again)
+        if _kernel_restarted(stopped) and len(replies) < len(cases):
+            replies, stopped = self._find_the_failing_call(declaration.target, cases, index, replies, stopped, prepared.again)
+        return judge_replies(check, cases, replies, stopped, prepared.expected, prepared.again, prepared.again_expected)
+
+    def _find_the_failing_call(self, target: str, cases: list, index: int, replies: list, stopped: str,
+                               again: list | None = None) -> tuple[list, str]:
+        """After the kernel died (or hung) on an unknown call: the calls again, one per execution, up to the one that fails.
+
+        The restarts this costs do not count against ``max_restarts``; the time budget bounds them.
+        """
+        again: list[Reply] = []
+        for position in range(len(replies), len(cases)):
+            if self._reason_to_skip():
+                break
+            one, why = self._call_in_kernel(target, cases[position:position + 1], index, counted=False,
+                                            again=None if again is None else again[position:position + 1])
+            if not (len(one) == 1 and isinstance(one[0], Reply)):  # this call failed (or the function is gone)
+                return replies + [dataclasses.replace(reply, index=k) for k, reply in enumerate(again, len(replies))], why or stopped
+            again.append(one[0])
+        return replies, stopped
+
+    def _call_in_kernel(self, target: str, cases: list, index: int, *, counted: bool = True,
+                        again: list | None = None) -> tuple[list, str]:
+        """Run the harness on ``cases`` after cell ``index``: the replies read back, and why they stop early (or ``""``).
+
+        A kernel that died or could not be interrupted is restarted and the cells before
+        ``index`` replayed (a restart ``counted`` against ``max_restarts``, or not).
+        """
+        marker = new_marker()
+        # Built as nbformat's new_code_cell builds it, without checking a 30 KB source against the schema: it never
+        # enters the notebook.
+        probe = NotebookNode(id=uuid.uuid4().hex[:8], cell_type="code", metadata=NotebookNode(), execution_count=None,
+                             source=harness_code(harness_request(target, cases, marker, again)), outputs=[])
+        original = self.nb.cells[index]
+        self._output_chars[index] = 0
+        self._cut_cells.discard(index)  # the probe's own cut says so in its own outputs
+        stopped = ""
+        self._probing = True
+        try:
+            probe = self.execute_cell(probe, index, store_history=False)
+        except DeadKernelError:
+            stopped = KILLED_KERNEL
+            if not self._stopped_at_deadline:
+                self._hit(DIED)
+        except CellTimeoutError:
+            stopped = f"did not return within {self.timeout} s {UNINTERRUPTIBLE}"
+            self._hit(TIMEOUT)
+        finally:
+            self._probing = False
+            self.nb.cells[index] = original  # execute_cell put the probe in its place
+        text = "".join(output.get("text", "") for output in probe.get("outputs", [])
+                       if output.get("output_type") == "stream" and output.get("name") == "stdout")
+        replies, problem = read_replies(text, marker, len(cases))
+        if not stopped:
+            stopped = _why_calls_stopped(probe, self.timeout) or problem
+        if _kernel_restarted(stopped):
+            self._note(f"cell {index}: a call of {target} {stopped.split(' (')[0]}")
+        if _kernel_restarted(stopped) and self._deadline.passed():  # stopped at the deadline: no restart, no search
+            self._gave_up = self._gave_up or self._budget_spent()
+            return replies, f"did not return before {BUDGET_CALLS}"
+        if _kernel_restarted(stopped):
+            self._restart_and_replay(index + 1, counted=counted)
+        return replies, stopped
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _as_hint(output):
+    """A visible test's output, kept so that it cannot decide the grade: the hidden tests' verdict does.
+
+    nbgrader scores a test cell by its first error, stderr text or ``execute_result`` (read as
+    partial credit): errors become text, stderr becomes stdout, and results become displays.
+    """
+    kind = output.get("output_type")
+    if kind == "execute_result":
+        return new_output("display_data", data=output.get("data", {}), metadata=output.get("metadata", {}))
+    if kind == "stream" and output.get("name") == "stderr":
+        return new_output("stream", name="stdout", text="[written to stderr] " + output.get("text", ""))
+    if kind != "error":
+        return output
+    if output.get("ename") == "NotImplementedError":
+        return new_output("stream", name="stdout", text=f"Not implemented yet: {output.get('evalue', '')}\n")
+    lines = [_ANSI.sub("", line) for line in output.get("traceback", [])] or [f"{output.get('ename')}: {output.get('evalue')}"]
+    text = "A visible test failed (the hidden tests below decide the grade):\n" + "\n".join(lines) + "\n"
+    return new_output("stream", name="stdout", text=text)
+
+
+def _declared_checks(nb, checks: dict[str, Check]) -> list[Check]:
+    """Every check of ``checks`` the notebook's test cells declare, once each (a region that does not parse declares none)."""
+    found = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not is_test_cell(cell):
+            continue
+        try:
+            found.update((declared.check.function, declared.check) for declared in declared_in(cell.source, checks))
+        except DeclarationError:
+            continue  # said in the cell's verdict when it is graded
+    return list(found.values())
+
+
+KILLED_KERNEL = "made the kernel die (os._exit, a crash, or too much memory)"
+#: How a check's calls stopped by the deadline are named (``did not return before ...``).
+BUDGET_CALLS = "the grader's time budget for the notebook ran out (the kernel was stopped)"
+UNINTERRUPTIBLE = "(and could not be interrupted)"
+
+
+def _kernel_restarted(stopped: str) -> bool:
+    """Whether calls that stopped for this reason (``_call_in_kernel``) left the kernel restarted."""
+    return stopped == KILLED_KERNEL or stopped.endswith(UNINTERRUPTIBLE)
+
+
+def _why_calls_stopped(probe, timeout) -> str:
+    """Why the harness ended before answering every case, from its error output (or ``""``)."""
+    for output in probe.get("outputs", []):
+        if "further output cut by the grader" in str(output.get("text", "")):
+            return "printed too much while being tested (its answers were cut off): remove the prints"
+        if output.get("output_type") != "error":
+            continue
+        if output.get("ename") in ("CellTimeoutError", "KeyboardInterrupt"):
+            return f"did not return within {timeout} s (an infinite loop?)"
+        return f"could not be called by the grader ({output.get('ename')}: {str(output.get('evalue', ''))[:200]})"
+    return ""

@@ -65,11 +65,14 @@ def test_multiclass_update_by_hand():
     model = train_multiclass(X, y, bias=False, rule="margin", max_epochs=1)
     W = np.zeros((3, 2))
     # row 0 (class 2): all tied at 0, rival = class 0 -> W[2] += x, W[0] -= x
-    W[2] += X[0]; W[0] -= X[0]
+    W[2] += X[0]
+    W[0] -= X[0]
     # row 1 (class 0): scores W x = (-1, 0, 1) -> rival 2 -> update
-    W[0] += X[1]; W[2] -= X[1]
+    W[0] += X[1]
+    W[2] -= X[1]
     # row 2 (class 1): scores (-3, 0, 3) -> rival 2 -> update
-    W[1] += X[2]; W[2] -= X[2]
+    W[1] += X[2]
+    W[2] -= X[2]
     assert np.array_equal(model.W, W) and model.n_mistakes == 3
 
 

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -348,3 +349,57 @@ def test_an_assignment_dropped_from_the_term_is_not_bundled_and_the_readme_follo
     assert dropped not in kept and sorted(p.name for p in (folder / "assignments").iterdir()) == sorted(kept)
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert dropped not in readme and f"the {len(kept)} assignments" in readme
+
+
+def _course_only_files(root: Path) -> list[Path]:
+    """Files of source/ that no student receives: every non-notebook file of an assignment's folder that nbgrader's
+    configuration keeps out of release/ (hidden checks, bug witnesses), and the checks' shared helpers (source/_*)."""
+    import fnmatch
+
+    from course_grader.trusted.course.course import load_config
+
+    ignored = load_config(Course.open(root)).CourseDirectory.ignore
+    found = [p for p in sorted((root / "source").glob("*/*")) if p.is_file() and p.suffix != ".ipynb"
+             and (p.parent.name.startswith("_") or any(fnmatch.fnmatch(p.name, pattern) for pattern in ignored))]
+    return found
+
+
+def _distinctive_lines(path: Path) -> set[str]:
+    """Lines of ``path`` long enough to say it leaked when found elsewhere (imports, and lines the library has, say nothing)."""
+    library = {line.strip() for module in (ROOT / LIBRARY).rglob("*.py") for line in module.read_text(encoding="utf-8").splitlines()}
+    return {line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+            if len(line.strip()) >= 40 and not line.strip().startswith(("from ", "import ", "#")) and line.strip() not in library}
+
+
+def test_nothing_of_the_bug_witnesses_or_the_shared_helpers_is_released_or_bundled(bundle):
+    folder, _ = bundle
+    course_only = _course_only_files(ROOT)
+    names = {p.name for p in course_only}
+    assert "bug_witnesses.py" in names and any(p.parent.name == "_shared" for p in course_only), names
+    for where in (ROOT / "release", folder):
+        shipped = [p for p in sorted(where.rglob("*")) if p.is_file()]
+        assert not [p for p in shipped if p.name in names], where
+        for path in course_only:
+            lines = _distinctive_lines(path)
+            quoted = [str(p) for p in shipped if lines & {line.strip() for line in p.read_text(encoding="utf-8", errors="replace")
+                                                          .replace("\\n", "\n").replace('\\"', '"').splitlines()}]
+            assert quoted == [], f"{path.relative_to(ROOT)} is quoted in {quoted}"
+
+
+def test_a_course_only_file_left_in_release_is_not_bundled_and_its_text_stops_the_build(tmp_path):
+    course = copy_course(tmp_path)
+    leftovers = [p for p in _course_only_files(course) if p.parent.name in (ASSIGNMENT, "_shared")]
+    assert any(p.name == "bug_witnesses.py" for p in leftovers) and any(p.parent.name == "_shared" for p in leftovers)
+    witnesses = next(p for p in leftovers if p.name == "bug_witnesses.py")
+    shutil.copyfile(witnesses, course / "release" / ASSIGNMENT / witnesses.name)  # left in release/ by hand
+
+    folder, _ = build_bundle(Course.open(course), tmp_path / "dist", check_release=False)
+    assert sorted(p.name for p in (folder / "assignments" / ASSIGNMENT).iterdir()) == sorted(
+        f"{name}.ipynb" for name in COURSE.notebook_names(ASSIGNMENT))
+
+    for number, path in enumerate(p for p in leftovers if p.name != "bug_witnesses.py" or p == witnesses):
+        (course / "release" / ASSIGNMENT / "notes.txt").write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+        named = re.escape(str(path.relative_to(course)))
+        with pytest.raises(CourseError, match=rf"notes.txt: quotes ({named}|a {re.escape(path.name)})"):
+            build_bundle(Course.open(course), tmp_path / f"dist{number}", check_release=False)
+        assert not (tmp_path / f"dist{number}" / COURSE.term().bundle_name).exists()

@@ -161,13 +161,28 @@ def test_changing_an_argument_in_place_is_caught_even_when_the_answer_is_right()
         checks.check_augment(scribbling_augment)
 
 
-def test_changing_a_list_argument_in_place_is_caught():
-    # Attack round 13 (finding 4): caps.sort() reordered the caller's list and scored 2/2 (only arrays were judged).
-    recipe = runpy.run_path(str(REPO / "tests" / "fixtures" / "attacks_round13" / "list_argument_sorted_in_place.py"))
-    sorting = solution_namespace("02_algorithm", {"choose_epoch_cap": recipe["CELLS"]["02_algorithm"]["choose_epoch_cap"]})
-    verdict = run_in_process(CHECKS["choose_epoch_cap"], sorting["choose_epoch_cap"])
-    assert "changed its argument caps in place" in verdict.message() and "the caller's list" in verdict.message()
-    assert run_in_process(CHECKS["choose_epoch_cap"], solution_namespace("02_algorithm")["choose_epoch_cap"]).passed
+#: choose_epoch_cap that sorts the caller's caps list in place (``caps.sort()``): the answer stays right.
+SORTS_CAPS_IN_PLACE = '''def choose_epoch_cap(X_train, y_train, X_dev, y_dev, caps):
+    X_dev = np.asarray(X_dev, dtype=float)
+    caps.sort()  # the caller's list, reordered in place
+    best_cap, best_accuracy = None, -1.0
+    for cap in caps:
+        w, b, _, _ = train_perceptron(X_train, y_train, cap)
+        accuracy = np.mean(np.where(X_dev @ w + b >= 0, 1, -1) == np.asarray(y_dev))
+        if accuracy > best_accuracy:
+            best_cap, best_accuracy = cap, accuracy
+    return int(best_cap)
+'''
+
+
+if "choose_epoch_cap" in CHECKS:  # a course that drops its assignment has no such check, and no such test
+    def test_changing_a_list_argument_in_place_is_caught():
+        # caps.sort() reordered the caller's list and once scored full marks (only arrays were judged).
+        assignment = next(a for a, f in PARTS if f == "choose_epoch_cap")
+        sorting = solution_namespace(assignment, {"choose_epoch_cap": SORTS_CAPS_IN_PLACE})
+        verdict = run_in_process(CHECKS["choose_epoch_cap"], sorting["choose_epoch_cap"])
+        assert "changed its argument caps in place" in verdict.message() and "the caller's list" in verdict.message()
+        assert run_in_process(CHECKS["choose_epoch_cap"], solution_namespace(assignment)["choose_epoch_cap"]).passed
 
 
 @pytest.mark.parametrize("sent, after, changed", [
@@ -781,16 +796,20 @@ def test_a_case_called_the_visible_test_is_a_call_the_visible_test_makes(assignm
         assert any(_same_arguments(arguments, call) for call in calls), case.behaviour
 
 
-def test_no_message_of_the_corpus_has_an_empty_part():
-    from bug_witnesses import CORPUS
-
-    for function, (bugs, _) in CORPUS.items():
-        for name, bug in bugs.items():
-            verdict = run_in_process(CHECKS[function], bug, secret=b"messages", student="m")
-            assert not verdict.passed, (function, name)
-            for message in verdict.failures:
-                for line in message.splitlines():
-                    assert line.strip() not in ("expected:", "received:", "hint:"), (function, name, message)
+def test_no_message_of_the_bug_witnesses_has_an_empty_part():
+    witnessed = 0
+    for assignment in COURSE.assignments():
+        path = COURSE.source / assignment / "bug_witnesses.py"  # optional, beside the part's check
+        for function, (bugs, _) in (runpy.run_path(str(path))["WITNESSES"] if path.is_file() else {}).items():
+            witnessed += 1
+            check_ = CHECKS.of(assignment)[function]
+            for name, bug in bugs.items():
+                verdict = run_in_process(check_, bug, secret=b"messages", student="m")
+                assert not verdict.passed, (function, name)
+                for message in verdict.failures:
+                    for line in message.splitlines():
+                        assert line.strip() not in ("expected:", "received:", "hint:"), (function, name, message)
+    assert witnessed or not any((COURSE.source / a / "bug_witnesses.py").is_file() for a in COURSE.assignments())
 
 
 def test_a_long_call_reads_short_then_whole_to_paste():
@@ -865,17 +884,17 @@ def test_a_comparison_requires_numbers_not_text_or_bools(compare, expected, form
     assert ("True" if "bool" in form else "text") in difference.hint, (form, difference)
 
 
-@pytest.mark.parametrize("received, expected", [
-    ([True, 7, True], np.array([1, 7, 1])), ([np.True_, 0], np.array([1, 0])), (np.array([True, False]), np.array([1, 0])),
-])
-def test_ovr_predict_refuses_bools_among_its_classes(received, expected):
-    from conftest import FIXTURE_COURSE  # the grader's own course: its 05_multiclass holds ovr_predict's comparison
+# A course that drops the assignment of ovr_predict has no such check, and no such test.
+if "ovr_predict" in CHECKS:
+    @pytest.mark.parametrize("received, expected", [
+        ([True, 7, True], np.array([1, 7, 1])), ([np.True_, 0], np.array([1, 0])), (np.array([True, False]), np.array([1, 0])),
+    ])
+    def test_ovr_predict_refuses_bools_among_its_classes(received, expected):
+        _compare_predicted = CHECKS["ovr_predict"].compare  # this course's check, from its hidden_checks.py
 
-    _compare_predicted = course_checks(FIXTURE_COURSE)["ovr_predict"].compare
-
-    assert _compare_predicted(np.asarray(received).astype(int), expected) is None  # the same values as numbers pass
-    difference = _compare_predicted(received, expected)
-    assert difference is not None and "not" in difference.what, difference
+        assert _compare_predicted(np.asarray(received).astype(int), expected) is None  # the same values as numbers pass
+        difference = _compare_predicted(received, expected)
+        assert difference is not None and "not" in difference.what, difference
 
 
 def test_bools_among_numbers_are_still_refused_after_the_wire():

@@ -8,6 +8,8 @@ course id, limits, assignments with their due dates, late rule and hand-in route
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from .course import Course
@@ -30,6 +32,33 @@ def late_rule(term: Term) -> str:
     return ""
 
 
+#: Where a lecture notebook sends students to an assignment: ``assignments/<name>/`` in its text.
+ASSIGNMENT_POINTER = re.compile(r"assignments/([^/`\s)\]]+)/")
+
+
+def lecture_pointers(course: Course) -> dict[str, list[str]]:
+    """The assignments each lecture notebook (``notebooks/*.ipynb``) sends students to, by file name, in order."""
+    pointers = {}
+    for path in sorted((course.root / "notebooks").glob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        except (OSError, ValueError, AttributeError):
+            cells = []
+        text = "\n".join("".join(cell.get("source", "")) for cell in cells if cell.get("cell_type") == "markdown")
+        pointers[path.name] = list(dict.fromkeys(ASSIGNMENT_POINTER.findall(text)))
+    return pointers
+
+
+def lecture_of(course: Course, assignment: str) -> str:
+    """The lecture notebook of ``assignment`` (a file name of ``notebooks/``), ``""`` if none: the lecture that sends
+    students to it, else the lecture of the same name."""
+    pointers = lecture_pointers(course)
+    pointing = [name for name, pointed in pointers.items() if assignment in pointed]
+    if pointing:
+        return pointing[0]
+    return f"{assignment}.ipynb" if f"{assignment}.ipynb" in pointers else ""
+
+
 def render(course: Course, term: Term, assignments: list[str] | None = None) -> str:
     """The README for the term's assignments (or only ``assignments``, those the bundle carries), as Markdown."""
     from jinja2 import Environment, StrictUndefined
@@ -41,8 +70,9 @@ def render(course: Course, term: Term, assignments: list[str] | None = None) -> 
     text = environment.from_string(TEMPLATE.read_text(encoding="utf-8")).render(
         title=term.course.title or term.course.id, term=term.course.term, instructor=term.course.instructor,
         bundle_name=term.bundle_name, timezone=term.course.timezone, late_rule=late_rule(term),
-        assignments=[{"name": a.name, "due": local_text(term, a.due) if a.due else ""} for a in chosen],
-        first=first, first_notebook=notebooks[0] if notebooks else first,
+        assignments=[{"name": a.name, "due": local_text(term, a.due) if a.due else "", "lecture": lecture_of(course, a.name)}
+                     for a in chosen],
+        first=first, first_notebook=notebooks[0] if notebooks else first, first_lecture=lecture_of(course, first),
         cell_seconds=term.limits.cell_seconds, notebook_seconds=term.limits.notebook_seconds,
         memory_mib=term.limits.memory_mib, course_id=term.course.id,
         exchange=term.handin.route in ("exchange", "both"), lms=term.handin.route in ("lms", "both"),

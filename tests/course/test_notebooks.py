@@ -7,7 +7,6 @@ the tag under the project's ``--nbval-lax``.
 """
 
 import ast
-import re
 import shutil
 import subprocess
 import sys

@@ -94,11 +94,31 @@ def set_assignment_key(root: Path, name: str, key: str, value: Any) -> None:
 
 
 def drop_assignment(root: Path, name: str) -> None:
-    """Delete the assignment's ``[[assignments]]`` block."""
+    """Delete the assignment's ``[[assignments]]`` block, and the students' extensions of it."""
     def drop(data):
         kept = [table for table in data["assignments"] if table["name"] != name]
         assert len(kept) == len(data["assignments"]) - 1, f"the term has no assignment {name}"
         data["assignments"] = kept
+        data["extensions"] = [table for table in data.get("extensions", []) if table.get("assignment") != name]
+    edit_term(root, drop)
+
+
+def rename_assignment(root: Path, old: str, new: str) -> None:
+    """Rename the assignment ``old`` in its ``[[assignments]]`` block and in the students' extensions of it."""
+    def rename(data):
+        assignment(data, old)["name"] = new
+        for table in data.get("extensions", []):
+            if table.get("assignment") == old:
+                table["assignment"] = new
+    edit_term(root, rename)
+
+
+def drop_due_dates(root: Path) -> None:
+    """No due date for any assignment, and so no extension (an extension is of a due date)."""
+    def drop(data):
+        for table in data["assignments"]:
+            table.pop("due", None)
+        data.pop("extensions", None)
     edit_term(root, drop)
 
 

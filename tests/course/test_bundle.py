@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import copy_course_to, solutions_by_test_cell
-from term_edits import add_extension, drop_assignment, edit_term, read_term, set_assignment_key, set_key
+from term_edits import add_extension, drop_assignment, drop_due_dates, read_term, set_assignment_key, set_key
 
 from course_grader.intake_rules import MANIFEST_FILE
 from course_grader.selfcheck import SETTINGS_FILE
@@ -285,7 +285,7 @@ def test_release_says_which_assignments_changed_and_which_were_up_to_date(tmp_pa
 @pytest.mark.slow
 def test_a_fresh_clone_bundles_the_term_files_due_dates_and_the_self_check_shows_them(tmp_path):
     root = copy_course(tmp_path)  # no gradebook: the due dates come from term.toml
-    edit_term(root, lambda data: [table.pop("due", None) for table in data["assignments"]])  # only the one below
+    drop_due_dates(root)  # only the one below
     set_key(root, "course.timezone", "Europe/Paris")
     set_assignment_key(root, ASSIGNMENT, "due", "2026-11-27 17:00")
     add_extension(root, student="ada", assignment=ASSIGNMENT, hours=48)
@@ -329,7 +329,7 @@ def test_a_term_without_due_dates_bundles_none_and_the_bundle_takes_its_name_fro
     root = copy_course(tmp_path)
     name = "ml-2027-student" if read_term(root)["bundle"]["name"] != "ml-2027-student" else "ml-2028-student"
     set_key(root, "bundle.name", name)
-    edit_term(root, lambda data: [table.pop("due", None) for table in data["assignments"]])
+    drop_due_dates(root)
 
     folder, archive = build_bundle(Course.open(root), tmp_path / "dist", check_release=False)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, copy_course_to
-from term_edits import set_assignment_key
+from term_edits import rename_assignment as rename_in_term
 
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.course import Course
@@ -29,7 +29,7 @@ def scratch_course(tmp_path: Path) -> Path:
 
 def rename_assignment(root: Path, old: str, new: str) -> None:
     """Rename an assignment in the term and its folders, and nothing else (no lecture, no recipe edited)."""
-    set_assignment_key(root, old, "name", new)
+    rename_in_term(root, old, new)
     for folder in ("source", "release"):
         (root / folder / old).rename(root / folder / new)
 

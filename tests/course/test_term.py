@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from term_edits import add_extension, drop_assignment, set_assignment_key, set_key, set_text
+from term_edits import add_extension, drop_assignment, edit_term, set_assignment_key, set_key, set_text
 
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.course import Course, CourseError, load_config, nbgrader_api
@@ -78,6 +78,7 @@ def test_the_serve_table_defaults_to_grades_behaviour_and_reads_each_key(tmp_pat
     from course_grader.trusted.course.term import ServePolicy
 
     course = copy_course(tmp_path)
+    edit_term(course, lambda data: data.pop("serve", None))  # no [serve] table
     default = load_term(course).serve
     assert (default.attempts, default.attempts_per_day, default.cooldown_minutes) == (0, 0, 0)  # no limit
     assert (default.counts, default.late, default.drop_path(course)) == ("latest", "grade", None)
@@ -207,6 +208,7 @@ def test_the_student_readme_follows_a_term_edit(tmp_path):
     shipped = load_term(root)
     new_id = "ml101-2027" if shipped.course.id != "ml101-2027" else "ml102-2027"
     set_key(root, "course.id", new_id)
+    set_key(root, "handin.route", "both")  # the README names the course id where students hand in on a hub
     seconds = shipped.limits.cell_seconds
     set_key(root, "limits.cell_seconds", seconds + 10)
     *_, dropped, last = shipped.assignment_names
@@ -263,13 +265,14 @@ def test_check_names_a_dropped_assignment_still_registered(tmp_path):
 
 def test_check_names_a_limit_set_again_in_nbgraders_configuration_and_a_relative_header(tmp_path):
     root = copy_course(tmp_path)
+    other = load_term(root).limits.cell_seconds + 7  # not the term's
     with (root / "nbgrader_config.py").open("a", encoding="utf-8") as config:
-        config.write("\nc.Execute.timeout = 30\nc.IncludeHeaderFooter.header = 'source/header.ipynb'\n")
+        config.write(f"\nc.Execute.timeout = {other}\nc.IncludeHeaderFooter.header = 'source/header.ipynb'\n")
     course = Course.open(root)
 
     problems = check_configuration(course, course.term())
 
-    assert any("c.Execute.timeout = 30" in p and "limits.cell_seconds" in p for p in problems), problems
+    assert any(f"c.Execute.timeout = {other}" in p and "limits.cell_seconds" in p for p in problems), problems
     assert any("relative path" in p for p in problems), problems
 
 

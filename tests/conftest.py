@@ -23,7 +23,7 @@ def this_course():
 
 @dataclass(frozen=True)
 class TermSettings:
-    """What an instructor changes each term, as the grader reads it (DESIGN section 12)."""
+    """What an instructor changes each term, as the grader reads it."""
 
     course_id: str
     late_policy: str  # "none" | "zero" | "per_day"

@@ -156,9 +156,8 @@ def _extension(root: Path, seed: float) -> None:
     extension.update({"hours": rng.choice([24, 48])} if rng.random() < 0.5 else {"due": "2027-06-30 12:00"})
 
     def extend(data):
-        if "hours" in extension:  # hours past the assignment's due date: it needs one (docs/term-file.md)
-            table = next(t for t in data["assignments"] if t["name"] == assignment)
-            table.setdefault("due", "2027-05-14 17:00")
+        # an extension is of the assignment's due date: it needs one (docs/term-file.md)
+        next(t for t in data["assignments"] if t["name"] == assignment).setdefault("due", "2027-05-14 17:00")
         data.setdefault("extensions", []).append(extension)
     edit_term(root, extend)
 

@@ -4,7 +4,6 @@ student README and `perceptron-course check`; `release` never loses work."""
 import datetime as dt
 import json
 import re
-import shutil
 import warnings
 from pathlib import Path
 
@@ -24,13 +23,10 @@ FIRST, SECOND = load_term(ROOT).assignment_names[:2]
 
 
 def copy_course(tmp_path: Path) -> Path:
-    """A course copy with what configuration, release and check read (no gradebook)."""
-    course = tmp_path / "course"
-    for name in ("source", "release"):
-        shutil.copytree(ROOT / name, course / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    for name in ("nbgrader_config.py", TERM_FILE):
-        shutil.copyfile(ROOT / name, course / name)
-    return course
+    """A course copy with what configuration, release and check read (no gradebook): the header notebook too."""
+    from conftest import copy_course_to
+
+    return copy_course_to(tmp_path / "course", ROOT)
 
 
 # ------------------------------------------------------------------------------------------- the file

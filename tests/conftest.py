@@ -88,8 +88,8 @@ __all__ = ["REPO", "ExpectedGrade", "TermSettings", "copy_course_to", "course_fi
 
 
 #: How a test of tests/course/test_checks.py names the checks it is about: ``checks.check_<name>(``,
-#: ``CHECKS["<name>"]``, ``assignment_of("<name>")``.
-_NAMED_CHECK = __import__("re").compile(r'\bchecks\.check_(\w+)\(|\bCHECKS\["(\w+)"\]|\bassignment_of\("(\w+)"\)')
+#: ``CHECKS["<name>"]``, ``assignment_of("<name>")``, ``failed_behaviours("<name>"``.
+_NAMED_CHECK = __import__("re").compile(r'\bchecks\.check_(\w+)\(|\bCHECKS\["(\w+)"\]|\b(?:assignment_of|failed_behaviours)\("(\w+)"')
 
 
 def pytest_collection_modifyitems(config, items):

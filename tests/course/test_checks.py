@@ -387,9 +387,11 @@ def test_a_feature_map_may_not_change_width_between_samples():
 # ----------------------------------------------------------------------------- proof_squeeze, hinge_sgd, mlp_forward
 
 NEW_BUGS = {  # cy_buggy's bug in each new part, and the boundary (drawn afresh per student) that must catch it
-    "proof_squeeze": "a separator w_star far from unit length",
-    "hinge_sgd": "exactly 1 (the kink: the step is taken)",
-    "mlp_forward": "scores of exactly 0",
+    name: boundary for name, boundary in {
+        "proof_squeeze": "a separator w_star far from unit length",
+        "hinge_sgd": "exactly 1 (the kink: the step is taken)",
+        "mlp_forward": "scores of exactly 0",
+    }.items() if name in CHECKS  # the parts of a dropped assignment are not checked here
 }
 
 
@@ -637,11 +639,12 @@ def test_every_stated_boundary_is_drawn_at_random():
         "averaged_perceptron": "integer",
     }
     for name, word in boundary.items():
-        assert any(word in behaviour for behaviour in behaviours[name]), (name, word)
+        if name in behaviours:  # a part of a dropped assignment is not checked here
+            assert any(word in behaviour for behaviour in behaviours[name]), (name, word)
     array_like = ["augment", "predict", "signed_distance", "set_margin", "train_perceptron", "choose_epoch_cap",
                   "perceptron_trace", "radius", "mistake_bound", "ovr_train", "ovr_predict", "multiclass_train",
                   "xor_features", "kernel_perceptron", "averaged_perceptron"]
-    for name in array_like:
+    for name in (name for name in array_like if name in behaviours):
         assert any("Python lists" in behaviour for behaviour in behaviours[name]), name
 
 

@@ -347,28 +347,30 @@ def test_nbgraders_own_late_penalties_apply_the_terms_per_day_policy(tmp_path):
     from nbgrader.preprocessors import AssignLatePenalties
 
     root = copy_course(tmp_path)
+    # an assignment of two graded cells or more: one fails, the other keeps points to take a penalty from
+    assignment = next(a for a in load_term(root).assignment_names if len(Course.open(root).graded_cells(a)) >= 2)
     set_key(root, "late.policy", "per_day")
     set_key(root, "course.timezone", "UTC")
-    set_assignment_key(root, FIRST, "due", "2026-12-04 17:00")
+    set_assignment_key(root, assignment, "due", "2026-12-04 17:00")
     course = Course.open(root)
     handed_in = dt.datetime(2026, 12, 6, 12, 0)  # 1 d 19 h late: two started days
-    _late_submission(course, FIRST, "ada", handed_in)
+    _late_submission(course, assignment, "ada", handed_in)
     with nbgrader_api(course).gradebook as gradebook:
         follow_term(gradebook, Course.open(root).term())
-    notebook = course.notebook_names(FIRST)[0]
-    full = sum(course.graded_cells(FIRST).values())
+    notebook = course.notebook_names(assignment)[0]
+    full = sum(course.graded_cells(assignment).values())
 
     with nbgrader_api(course).gradebook as gradebook:  # one part failed; then what nbgrader's autograde does
-        submitted = gradebook.find_submission_notebook(notebook, FIRST, "ada")
+        submitted = gradebook.find_submission_notebook(notebook, assignment, "ada")
         submitted.grades[0].auto_score = 0
         submitted.late_submission_penalty = None
         gradebook.db.commit()
     preprocessor = AssignLatePenalties(config=load_config(course))
-    resources = {"nbgrader": {"notebook": notebook, "assignment": FIRST, "student": "ada",
+    resources = {"nbgrader": {"notebook": notebook, "assignment": assignment, "student": "ada",
                               "db_url": f"sqlite:///{root / 'gradebook.db'}"}}
-    preprocessor.preprocess(nbformat.read(root / "source" / FIRST / f"{notebook}.ipynb", as_version=4), resources)
+    preprocessor.preprocess(nbformat.read(root / "source" / assignment / f"{notebook}.ipynb", as_version=4), resources)
 
-    penalty, _, score = _penalty_and_extension(course, FIRST, "ada")
+    penalty, _, score = _penalty_and_extension(course, assignment, "ada")
     seconds = (handed_in - dt.datetime(2026, 12, 4, 17, 0)).total_seconds()
     assert score < full  # a percentage of the points possible, not of the score
     assert penalty == pytest.approx(course.term().late.penalty(score, full, seconds)) and 0 < penalty < score

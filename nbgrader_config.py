@@ -17,12 +17,12 @@ c.CourseDirectory.course_id = term.course.id
 if term.header_path() is not None:  # an absolute path: nbgrader reads it from wherever it runs
     c.IncludeHeaderFooter.header = str(term.header_path())
 
-# An assignment's hidden checks (source/<assignment>/hidden_checks.py, read by the grader on the TA's side) are
-# never copied into release/: nbgrader copies every other file of source/<assignment>/. nbgrader's own defaults
-# stay in the list.
+# An assignment's hidden checks (source/<assignment>/hidden_checks.py, read by the grader on the TA's side) and its
+# bug witnesses (source/<assignment>/bug_witnesses.py, read by the course's tests) are never copied into release/:
+# nbgrader copies every other file of source/<assignment>/. nbgrader's own defaults stay in the list.
 from nbgrader.coursedir import CourseDirectory  # noqa: E402 - the defaults of the installed nbgrader
 
-c.CourseDirectory.ignore = [*CourseDirectory.class_traits()["ignore"].default(), "hidden_checks.py"]
+c.CourseDirectory.ignore = [*CourseDirectory.class_traits()["ignore"].default(), "hidden_checks.py", "bug_witnesses.py"]
 
 # What students see in place of a solution: a stub that names its function (NamedStubs fills {function}).
 c.ClearSolutions.code_stub = {"python": '# YOUR CODE HERE\nraise NotImplementedError("write {function}: see its docstring")'}

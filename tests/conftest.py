@@ -23,7 +23,7 @@ def this_course():
 
 @dataclass(frozen=True)
 class TermSettings:
-    """What an instructor changes each term, as the grader reads it: one truth per setting, in term.toml."""
+    """What an instructor changes each term, as the grader reads it."""
 
     course_id: str
     late_policy: str  # "none" | "zero" | "per_day"
@@ -85,3 +85,29 @@ def expected_example_grades(course, recipes_folder: Path = REPO / "example_class
 
 __all__ = ["REPO", "ExpectedGrade", "TermSettings", "copy_course_to", "course_files", "expected_example_grades",
            "solutions_by_test_cell", "term_settings", "this_course"]
+
+
+#: How a test of tests/course/test_checks.py names the checks it is about: ``checks.check_<name>(``,
+#: ``CHECKS["<name>"]``, ``assignment_of("<name>")``, ``failed_behaviours("<name>"``.
+_NAMED_CHECK = __import__("re").compile(r'\bchecks\.check_(\w+)\(|\bCHECKS\["(\w+)"\]|\b(?:assignment_of|failed_behaviours)\("(\w+)"')
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test of a check the course no longer has (its assignment dropped) is no test of this course: deselected,
+    like a test never written. Only the tests that name their checks (``_NAMED_CHECK``) are concerned."""
+    import inspect
+
+    from course_grader.trusted.judging.check_registry import course_checks
+
+    concerned = [item for item in items if item.path.name == "test_checks.py" and getattr(item, "function", None)]
+    if not concerned:
+        return
+    known = set(course_checks(REPO))
+    dropped = []
+    for item in concerned:
+        named = {name for match in _NAMED_CHECK.finditer(inspect.getsource(item.function)) for name in match.groups() if name}
+        if named - known:
+            dropped.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]

@@ -159,8 +159,11 @@ def test_no_file_besides_notebooks_in_source_but_what_nbgrader_ignores():
     from course_grader.trusted.course.course import load_config
 
     ignored = list(load_config(COURSE).CourseDirectory.ignore)
+    # source/_<folder>/ (helpers the hidden checks share) is no assignment: nothing releases it
     extra = [p for p in COURSE.source.rglob("*") if p.is_file() and p.suffix != ".ipynb"
+             and not p.relative_to(COURSE.source).parts[0].startswith("_")
              and not any(fnmatch.fnmatch(part, pattern) for part in p.relative_to(COURSE.source).parts for pattern in ignored)]
     assert extra == []
+    assert not [p for p in COURSE.release.iterdir() if p.name.startswith("_")]
     assert all(any(fnmatch.fnmatch(path.name, pattern) for pattern in ignored)
                for path in COURSE.source.glob("*/hidden_checks.py")) and list(COURSE.source.glob("*/hidden_checks.py"))

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -13,19 +14,32 @@ from pathlib import Path
 
 import pytest
 from conftest import copy_course_to, solutions_by_test_cell
+from term_edits import add_extension, drop_assignment, drop_due_dates, read_term, set_assignment_key, set_key
 
-from course_grader.trusted.bundle import build_bundle
-from course_grader.trusted.course.student_readme import render
+from course_grader.intake_rules import MANIFEST_FILE
 from course_grader.selfcheck import SETTINGS_FILE
 from course_grader.trusted.cli import main
+from course_grader.trusted.bundle import GRADER, SELF_CHECK_FILES, build_bundle
 from course_grader.trusted.course.course import Course, CourseError
+from course_grader.trusted.course.student_readme import render
+from course_grader.trusted.judging.check_registry import HIDDEN_CHECKS_FILE
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
-SECRET_PATHS = ("source/", "tests/", "example_class/", "grader/course_grader/", "gradebook")
-SECRET_TEXT = (b"BEGIN SOLUTION", b"BEGIN HIDDEN TESTS")
 COURSE = Course.open(ROOT)
-# Any assignment serves; its first notebook, and the number of visible (autograded) tests in it, come from source/.
-ASSIGNMENT, OTHER = COURSE.assignments()[0], COURSE.assignments()[-1]
+LIBRARY = COURSE.term().library.package  # term.toml's [library]: the package students install
+STUDENT_SIDE = GRADER.name  # the grader's student side (the self-check and its intake rules), bundled beside it
+#: Folders of the course and of the grader no student receives.
+SECRET_PATHS = ("source/", "tests/", "example_class/", "_shared/", "trusted/", "in_sandbox/", "gradebook")
+SECRET_TEXT = (b"BEGIN SOLUTION", b"BEGIN HIDDEN TESTS")
+# Any assignment of the term with hidden checks serves; its first notebook, and the number of visible (autograded)
+# tests in it, come from source/.
+ASSIGNMENT = next(a for a in COURSE.term().assignment_names if (COURSE.source / a / HIDDEN_CHECKS_FILE).is_file())
+OTHER = next(a for a in reversed(COURSE.term().assignment_names) if a != ASSIGNMENT)
 NOTEBOOK = f"{COURSE.notebook_names(ASSIGNMENT)[0]}.ipynb"
 N_VISIBLE = len(solutions_by_test_cell(COURSE, ASSIGNMENT))
 
@@ -44,26 +58,30 @@ def test_bundle_holds_the_release_the_lectures_and_the_student_package(bundle):
     folder, _ = bundle
     files = files_under(folder)
 
-    release = {f"assignments/{p.relative_to(ROOT / 'release')}": p.read_bytes() for p in (ROOT / "release").glob("*/*.ipynb")}
+    term = COURSE.term()
+    release = {f"assignments/{p.relative_to(ROOT / 'release')}": p.read_bytes()
+               for a in term.assignment_names for p in (ROOT / "release" / a).glob("*.ipynb")}
     lectures = {f"notebooks/{p.name}": p.read_bytes() for p in (ROOT / "notebooks").glob("*.ipynb")}
-    assert sorted(release) == sorted(f"assignments/{a}/{n}.ipynb" for a in COURSE.assignments() for n in COURSE.notebook_names(a))
+    assert sorted(release) == sorted(f"assignments/{a}/{n}.ipynb" for a in term.assignment_names for n in COURSE.notebook_names(a))
     assert lectures
     assert {name: files[name] for name in release} == release
     assert {name: files[name] for name in lectures} == lectures
-    assert "package/pyproject.toml" in files and "package/grader/course_grader/selfcheck.py" in files
-    assert "package/perceptron_course/geometry.py" in files
-    course = Course.open(ROOT)
-    assert files["README.md"] == render(course, course.term()).encode("utf-8")
-    others = set(files) - set(release) - set(lectures) - {"README.md", "package/pyproject.toml",
-                                                           f"package/perceptron_course/{SETTINGS_FILE}"}
-    assert all(name.startswith("package/perceptron_course/") and name.endswith(".py") for name in others), others
+    library = {f"package/{LIBRARY}/{p.relative_to(ROOT / LIBRARY)}": p.read_bytes() for p in (ROOT / LIBRARY).rglob("*.py")
+               if "__pycache__" not in p.parts}
+    assert library and {name: files.get(name) for name in library} == library  # the whole library, as it is
+    student_side = {f"package/{STUDENT_SIDE}/{name}": (GRADER / name).read_bytes() for name in SELF_CHECK_FILES}
+    assert {name: files.get(name) for name in student_side} == student_side
+    assert files["README.md"] == render(COURSE, term).encode("utf-8")
+    others = set(files) - set(release) - set(lectures) - set(library) - set(student_side) - {"README.md"}
+    assert others == {"package/pyproject.toml", f"package/{STUDENT_SIDE}/{SETTINGS_FILE}",
+                      f"package/{STUDENT_SIDE}/{MANIFEST_FILE}"}, others
 
 
 def test_no_file_of_the_folder_or_the_zip_holds_solutions_tests_or_grading_code(bundle):
     folder, archive = bundle
     with zipfile.ZipFile(archive) as bundle_zip:
         zipped = {info.filename: bundle_zip.read(info) for info in bundle_zip.infolist() if not info.is_dir()}
-    on_disk = {f"perceptron-course-student/{name}": content for name, content in files_under(folder).items()}
+    on_disk = {f"{COURSE.term().bundle_name}/{name}": content for name, content in files_under(folder).items()}
 
     assert zipped == on_disk
     for name, content in zipped.items():
@@ -92,22 +110,25 @@ def test_a_hidden_checks_file_left_in_release_is_not_bundled_and_its_text_stops_
     (course / "release" / ASSIGNMENT / "notes.txt").write_text(checks, encoding="utf-8")  # its text, renamed
     with pytest.raises(CourseError, match="notes.txt: quotes a hidden_checks.py"):
         build_bundle(Course.open(course), tmp_path / "dist2", check_release=False)
-    assert not (tmp_path / "dist2" / "perceptron-course-student").exists()
+    assert not (tmp_path / "dist2" / COURSE.term().bundle_name).exists()
 
 
 def test_student_package_depends_on_the_student_libraries_only(bundle):
     folder, _ = bundle
-    pyproject = (folder / "package" / "pyproject.toml").read_text(encoding="utf-8")
+    student = tomllib.loads((folder / "package" / "pyproject.toml").read_text(encoding="utf-8"))
+    course = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
-    for needed in ("numpy", "scipy", "scikit-learn", "matplotlib", "jupyterlab", "ipykernel"):
-        assert f'"{needed}>=' in pyproject, needed
-    assert "nbgrader" not in pyproject and "grading" not in pyproject
-    assert 'perceptron-selfcheck = "course_grader.selfcheck:main"' in pyproject
+    wanted = [*course["dependencies"], *course["optional-dependencies"]["student"]]
+    assert wanted and student["project"]["dependencies"] == wanted
+    assert not any("nbgrader" in requirement or "grader" in requirement for requirement in student["project"]["dependencies"])
+    assert f"{STUDENT_SIDE}.selfcheck:main" in student["project"]["scripts"].values()
+    assert not any(".trusted" in target for target in student["project"]["scripts"].values())  # no grading command
+    assert student["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [LIBRARY, STUDENT_SIDE]
 
 
 def copy_course(tmp_path: Path) -> Path:
     course = copy_course_to(tmp_path / "course", ROOT)  # configuration, term, source, release, header
-    for name in ("notebooks", "perceptron_course"):
+    for name in ("notebooks", LIBRARY):
         shutil.copytree(ROOT / name, course / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copyfile(ROOT / name, course / name)
@@ -119,13 +140,13 @@ def test_a_solution_left_in_release_stops_the_build_and_leaves_no_bundle(tmp_pat
     notebook = course / "release" / ASSIGNMENT / NOTEBOOK
     cells = json.loads(notebook.read_text(encoding="utf-8"))
     stub = next(cell for cell in cells["cells"] if cell["metadata"].get("nbgrader", {}).get("solution"))
-    stub["source"] = ["### BEGIN SOLUTION\n", "def augment(X): ...\n", "### END SOLUTION\n"]
+    stub["source"] = ["### BEGIN SOLUTION\n", "def answer(X): ...\n", "### END SOLUTION\n"]
     notebook.write_text(json.dumps(cells), encoding="utf-8")
 
     with pytest.raises(CourseError, match=f"{NOTEBOOK}: contains 'BEGIN SOLUTION'"):
         build_bundle(Course.open(course), tmp_path / "dist", check_release=False)  # the scan, behind the release check
-    assert not (tmp_path / "dist" / "perceptron-course-student").exists()
-    assert not (tmp_path / "dist" / "perceptron-course-student.zip").exists()
+    assert not (tmp_path / "dist" / COURSE.term().bundle_name).exists()
+    assert not (tmp_path / "dist" / f"{COURSE.term().bundle_name}.zip").exists()
 
 
 def test_editor_leftovers_are_not_copied(tmp_path):
@@ -141,7 +162,7 @@ def test_editor_leftovers_are_not_copied(tmp_path):
 
 
 def test_bundle_never_deletes_a_folder_it_did_not_make(tmp_path, capsys):
-    precious = tmp_path / "perceptron-course-student"
+    precious = tmp_path / COURSE.term().bundle_name
     precious.mkdir()
     (precious / "thesis.tex").write_text("years of work", encoding="utf-8")
 
@@ -153,7 +174,7 @@ def test_bundle_never_deletes_a_folder_it_did_not_make(tmp_path, capsys):
 @pytest.mark.slow
 def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_path):
     folder, _ = bundle
-    student_folder, fresh = tmp_path / "perceptron-course-student", tmp_path / "fresh"
+    student_folder, fresh = tmp_path / COURSE.term().bundle_name, tmp_path / "fresh"
     shutil.copytree(folder, student_folder)
     before = sorted(str(p.relative_to(student_folder)) for p in student_folder.rglob("*"))
     venv.EnvBuilder(with_pip=True).create(fresh)
@@ -172,14 +193,15 @@ def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_p
         "import nbformat, sys\n"
         "from nbclient import NotebookClient\n"
         f"nb = nbformat.read({str(lecture)!r}, as_version=4)\n"
-        "nb.cells.append(nbformat.v4.new_code_cell('import perceptron_course; print(perceptron_course.__file__)'))\n"
+        f"nb.cells.append(nbformat.v4.new_code_cell('import {LIBRARY}; print({LIBRARY}.__file__)'))\n"
         "NotebookClient(nb, timeout=60, kernel_name='python3').execute()\n"
         "print(nb.cells[-1].outputs[0]['text'].strip())\n"
     )
     imported_from = subprocess.run([str(python), "-c", script], capture_output=True, text=True, check=True, cwd=tmp_path)
-    assert Path(imported_from.stdout.strip().splitlines()[-1]).is_relative_to(fresh_site / "perceptron_course")
+    assert Path(imported_from.stdout.strip().splitlines()[-1]).is_relative_to(fresh_site / LIBRARY)
 
-    no_grading = subprocess.run([str(python), "-c", "import course_grader"], capture_output=True, text=True, cwd=tmp_path)
+    no_grading = subprocess.run([str(python), "-c", f"import {STUDENT_SIDE}.trusted"], capture_output=True, text=True,
+                                cwd=tmp_path)
     assert "ModuleNotFoundError" in no_grading.stderr
 
     selfcheck = subprocess.run(
@@ -189,7 +211,7 @@ def test_package_installs_in_a_fresh_venv_and_a_lecture_imports_it(bundle, tmp_p
     assert selfcheck.returncode == 1, selfcheck.stderr
     assert f"0 of {N_VISIBLE} visible tests pass; 0 fail; {N_VISIBLE} not implemented yet." in selfcheck.stdout
     # its per-cell limit is the term's, from the installed package's settings
-    installed = json.loads((fresh_site / "perceptron_course" / SETTINGS_FILE).read_text(encoding="utf-8"))
+    installed = json.loads((fresh_site / STUDENT_SIDE / SETTINGS_FILE).read_text(encoding="utf-8"))
     assert installed["cell_seconds"] == Course.open(ROOT).term().limits.cell_seconds
 
 
@@ -263,27 +285,28 @@ def test_release_says_which_assignments_changed_and_which_were_up_to_date(tmp_pa
 @pytest.mark.slow
 def test_a_fresh_clone_bundles_the_term_files_due_dates_and_the_self_check_shows_them(tmp_path):
     root = copy_course(tmp_path)  # no gradebook: the due dates come from term.toml
-    term = (root / "term.toml").read_text(encoding="utf-8")
-    (root / "term.toml").write_text(term.replace('timezone = "UTC"', 'timezone = "Europe/Paris"').replace(
-        f'name = "{ASSIGNMENT}"', f'name = "{ASSIGNMENT}"\ndue = "2026-11-27 17:00"') + EXTENSION, encoding="utf-8")
+    drop_due_dates(root)  # only the one below
+    set_key(root, "course.timezone", "Europe/Paris")
+    set_assignment_key(root, ASSIGNMENT, "due", "2026-11-27 17:00")
+    add_extension(root, student="ada", assignment=ASSIGNMENT, hours=48)
     course = Course.open(root)
 
     folder, archive = build_bundle(course, tmp_path / "dist", check_release=False)
 
-    settings = folder / "package" / "perceptron_course" / SETTINGS_FILE
+    settings = folder / "package" / STUDENT_SIDE / SETTINGS_FILE
     carried = json.loads(settings.read_text(encoding="utf-8"))
     assert carried["due_dates"] == {ASSIGNMENT: "2026-11-27T16:00:00+00:00"}
     assert carried["cell_seconds"] == course.term().limits.cell_seconds and carried["course_id"] == course.term().course.id
     assert "ada" not in settings.read_text(encoding="utf-8")  # never a student's extension
     with zipfile.ZipFile(archive) as bundle_zip:
-        assert bundle_zip.read(f"perceptron-course-student/package/perceptron_course/{SETTINGS_FILE}") == settings.read_bytes()
+        assert bundle_zip.read(f"{course.term().bundle_name}/package/{STUDENT_SIDE}/{SETTINGS_FILE}") == settings.read_bytes()
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert "2026-11-27 17:00 Europe/Paris" in readme
     # The bundled self-check (the student package on the path, not this repository's) on the bundled notebook.
     script = (
         "import datetime as dt, sys\n"
         "from pathlib import Path\n"
-        "from perceptron_course import selfcheck\n"
+        f"from {STUDENT_SIDE} import selfcheck\n"
         "print(selfcheck.__file__)\n"
         "utc = dt.timezone.utc\n"
         f"print(selfcheck.due_date_notice({ASSIGNMENT!r}, dt.datetime(2026, 11, 27, 15, 0, tzinfo=utc)))\n"
@@ -302,27 +325,23 @@ def test_a_fresh_clone_bundles_the_term_files_due_dates_and_the_self_check_shows
     assert f"0 of {N_VISIBLE} visible tests pass; 0 fail; {N_VISIBLE} not implemented yet." in result.stdout
 
 
-EXTENSION = f'\n[[extensions]]\nstudent = "ada"\nassignment = "{ASSIGNMENT}"\nhours = 48\n'
-
-
 def test_a_term_without_due_dates_bundles_none_and_the_bundle_takes_its_name_from_the_term(tmp_path):
     root = copy_course(tmp_path)
-    term = (root / "term.toml").read_text(encoding="utf-8")
-    (root / "term.toml").write_text(term.replace('name = "perceptron-course-student"', 'name = "ml-2027-student"'),
-                                    encoding="utf-8")
+    name = "ml-2027-student" if read_term(root)["bundle"]["name"] != "ml-2027-student" else "ml-2028-student"
+    set_key(root, "bundle.name", name)
+    drop_due_dates(root)
 
     folder, archive = build_bundle(Course.open(root), tmp_path / "dist", check_release=False)
 
-    assert folder.name == "ml-2027-student" and archive.name == "ml-2027-student.zip"
-    assert json.loads((folder / "package" / "perceptron_course" / SETTINGS_FILE).read_text())["due_dates"] == {}
+    assert folder.name == name and archive.name == f"{name}.zip"
+    assert json.loads((folder / "package" / STUDENT_SIDE / SETTINGS_FILE).read_text())["due_dates"] == {}
 
 
 def test_an_assignment_dropped_from_the_term_is_not_bundled_and_the_readme_follows(tmp_path):
     root = copy_course(tmp_path)
     course = Course.open(root)
     dropped = course.term().assignment_names[-2]
-    term = (root / "term.toml").read_text(encoding="utf-8")
-    (root / "term.toml").write_text(term.replace(f'[[assignments]]\nname = "{dropped}"\n\n', ""), encoding="utf-8")
+    drop_assignment(root, dropped)
 
     folder, _ = build_bundle(Course.open(root), tmp_path / "dist", check_release=False)
 
@@ -330,3 +349,62 @@ def test_an_assignment_dropped_from_the_term_is_not_bundled_and_the_readme_follo
     assert dropped not in kept and sorted(p.name for p in (folder / "assignments").iterdir()) == sorted(kept)
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert dropped not in readme and f"the {len(kept)} assignments" in readme
+
+
+def _course_only_files(root: Path) -> list[Path]:
+    """Files of source/ that no student receives: every non-notebook file of an assignment's folder that nbgrader's
+    configuration keeps out of release/ (hidden checks, bug witnesses), and the checks' shared helpers (source/_*)."""
+    import fnmatch
+
+    from course_grader.trusted.course.course import load_config
+
+    ignored = load_config(Course.open(root)).CourseDirectory.ignore
+    found = [p for p in sorted((root / "source").glob("*/*")) if p.is_file() and p.suffix != ".ipynb"
+             and (p.parent.name.startswith("_") or any(fnmatch.fnmatch(p.name, pattern) for pattern in ignored))]
+    return found
+
+
+def _distinctive_lines(path: Path) -> set[str]:
+    """Lines of ``path`` long enough to say it leaked when found elsewhere (imports, and lines the library has, say nothing)."""
+    library = {line.strip() for module in (ROOT / LIBRARY).rglob("*.py") for line in module.read_text(encoding="utf-8").splitlines()}
+    return {line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+            if len(line.strip()) >= 40 and not line.strip().startswith(("from ", "import ", "#")) and line.strip() not in library}
+
+
+def test_nothing_of_the_bug_witnesses_or_the_shared_helpers_is_released_or_bundled(bundle):
+    folder, _ = bundle
+    course_only = _course_only_files(ROOT)
+    names = {p.name for p in course_only}
+    assert "bug_witnesses.py" in names and any(p.parent.name == "_shared" for p in course_only), names
+    for where in (ROOT / "release", folder):
+        shipped = [p for p in sorted(where.rglob("*")) if p.is_file()]
+        assert not [p for p in shipped if p.name in names], where
+        for path in course_only:
+            lines = _distinctive_lines(path)
+            quoted = [str(p) for p in shipped if lines & {line.strip() for line in p.read_text(encoding="utf-8", errors="replace")
+                                                          .replace("\\n", "\n").replace('\\"', '"').splitlines()}]
+            assert quoted == [], f"{path.relative_to(ROOT)} is quoted in {quoted}"
+
+
+def test_a_course_only_file_left_in_release_is_not_bundled_and_its_text_stops_the_build(tmp_path):
+    course = copy_course(tmp_path)
+    # an assignment of the term with course-only files beside its notebook (its hidden checks at least)
+    assignment = max(COURSE.term().assignment_names, key=lambda a: len([p for p in _course_only_files(course) if p.parent.name == a]))
+    leftovers = [p for p in _course_only_files(course) if p.parent.name in (assignment, "_shared")]
+    assert [p for p in leftovers if p.parent.name == assignment]
+    ignored = [p.name for p in leftovers if p.parent.name == assignment]  # what nbgrader's configuration never releases
+    for path in leftovers:
+        if path.name in ignored:  # left in release/ by hand, under its own name: left out of the bundle
+            shutil.copyfile(path, course / "release" / assignment / path.name)
+
+    folder, _ = build_bundle(Course.open(course), tmp_path / "dist", check_release=False)
+    assert not set(ignored) & {p.name for p in (folder / "assignments" / assignment).iterdir()}
+
+    for path in ignored:
+        (course / "release" / assignment / path).unlink()
+    for number, path in enumerate(leftovers):  # or its text under another name: the build stops
+        (course / "release" / assignment / "notes.txt").write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+        named = re.escape(str(path.relative_to(course)))
+        with pytest.raises(CourseError, match=rf"notes.txt: quotes ({named}|a {re.escape(path.name)})"):
+            build_bundle(Course.open(course), tmp_path / f"dist{number}", check_release=False)
+        assert not (tmp_path / f"dist{number}" / COURSE.term().bundle_name).exists()

@@ -7,7 +7,6 @@ the tag under the project's ``--nbval-lax``.
 """
 
 import ast
-import re
 import shutil
 import subprocess
 import sys
@@ -37,21 +36,13 @@ def problems(notebook) -> list[str]:
 
 
 def test_lectures_and_assignments_point_to_each_other_where_they_exist():
-    """A lecture's closing pointer names an assignment of the course, and an assignment's intro names a lecture."""
+    """A lecture's pointer names an assignment of the term, and an assignment's notebook names lectures that exist
+    (``perceptron-course check`` says the same, with what to do)."""
+    from course_grader.trusted.course_check import check_lectures
+
     course = this_course()
     assert NOTEBOOKS, "no lecture notebook in notebooks/"
-    for path in NOTEBOOKS:
-        pointed = re.findall(r"assignments/([^/`\s]+)/", nbformat.read(path, as_version=4).cells[-1].source)
-        for assignment in pointed:
-            assert assignment in course.assignments(), (
-                f"notebooks/{path.name} sends students to assignments/{assignment}/, which source/ no longer has: "
-                f"edit the lecture's last cell (or restore source/{assignment})")
-    for assignment in course.assignments():
-        for name in course.notebook_names(assignment):
-            intro = nbformat.read(course.source / assignment / f"{name}.ipynb", as_version=4).cells[0].source
-            for lecture in re.findall(r"notebooks/([^`\s]+\.ipynb)", intro):
-                assert (REPOSITORY / "notebooks" / lecture).is_file(), (
-                    f"source/{assignment}/{name}.ipynb names the lecture notebooks/{lecture}, which does not exist")
+    assert check_lectures(course, course.term()) == []
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

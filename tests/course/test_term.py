@@ -4,11 +4,11 @@ student README and `perceptron-course check`; `release` never loses work."""
 import datetime as dt
 import json
 import re
-import shutil
 import warnings
 from pathlib import Path
 
 import pytest
+from term_edits import add_extension, drop_assignment, edit_term, set_assignment_key, set_key, set_text
 
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.course import Course, CourseError, load_config, nbgrader_api
@@ -18,35 +18,15 @@ from course_grader.trusted.course.student_readme import DOCS_PAGE, render
 from course_grader.trusted.course.term import TERM_FILE, LatePolicy, TermError, load_term
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Any two assignments of the term serve: the first two, whatever their names.
+FIRST, SECOND = load_term(ROOT).assignment_names[:2]
 
 
 def copy_course(tmp_path: Path) -> Path:
-    """A course copy with what configuration, release and check read (no gradebook)."""
-    course = tmp_path / "course"
-    for name in ("source", "release"):
-        shutil.copytree(ROOT / name, course / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    for name in ("nbgrader_config.py", TERM_FILE):
-        shutil.copyfile(ROOT / name, course / name)
-    return course
+    """A course copy with what configuration, release and check read (no gradebook): the header notebook too."""
+    from conftest import copy_course_to
 
-
-def edit_term(course: Path, old: str, new: str) -> None:
-    text = (course / TERM_FILE).read_text(encoding="utf-8")
-    assert old in text, old
-    (course / TERM_FILE).write_text(text.replace(old, new, 1), encoding="utf-8")
-
-
-def drop_from_term(course: Path, assignment: str) -> None:
-    """Delete the assignment's [[assignments]] block from the term file."""
-    text = (course / TERM_FILE).read_text(encoding="utf-8")
-    kept, removed = re.subn(rf'\[\[assignments\]\]\nname = "{re.escape(assignment)}"\n(due = [^\n]*\n)?\n?', "", text)
-    assert removed == 1, assignment
-    (course / TERM_FILE).write_text(kept, encoding="utf-8")
-
-
-def add_to_term(course: Path, text: str) -> None:
-    with (course / TERM_FILE).open("a", encoding="utf-8") as file:
-        file.write(text)
+    return copy_course_to(tmp_path / "course", ROOT)
 
 
 # ------------------------------------------------------------------------------------------- the file
@@ -66,23 +46,23 @@ def test_the_shipped_term_names_the_folders_of_source_and_nbgrader_reads_it():
     assert config.RevealSchedule.show_details == term.show_details
 
 
-@pytest.mark.parametrize("old, new, key", [
-    ("[limits]\n", "[limits]\ncell_second = 20\n", "limits.cell_second"),  # a typo is not silently ignored
-    ('timezone = "UTC"', 'timezone = "Europe/Pariss"', "course.timezone"),
-    ('name = "01_geometry"', 'name = "01_geometri"', "assignments[1].name"),
-    ('name = "01_geometry"', 'name = "01_geometry"\ndue = "next friday"', "assignments[1].due"),
-    ("cell_seconds = ", 'cell_seconds = "15" # ', "limits.cell_seconds"),
-    ('policy = "none"', 'policy = "half"', "late.policy"),
-    ('header = ""', 'header = "header.ipynb"', "course.header"),
-    ("[bundle]\n", '[serve]\ncounts = "worst"\n\n[bundle]\n', "serve.counts"),
-    ("[bundle]\n", '[serve]\nlate = "later"\n\n[bundle]\n', "serve.late"),
-    ("[bundle]\n", "[serve]\nattempts = -1\n\n[bundle]\n", "serve.attempts"),
-    ("[bundle]\n", "[serve]\ncooldown = 5\n\n[bundle]\n", "serve.cooldown"),
-    ("[bundle]\n", "[serve]\nrefresh_seconds = 0\n\n[bundle]\n", "serve.refresh_seconds"),
-])
-def test_a_wrong_key_is_an_error_naming_the_file_and_the_key(tmp_path, old, new, key):
+@pytest.mark.parametrize("edit, key", [
+    (lambda root: set_key(root, "limits.cell_second", 20), "limits.cell_second"),  # a typo is not silently ignored
+    (lambda root: set_key(root, "course.timezone", "Europe/Pariss"), "course.timezone"),
+    (lambda root: set_assignment_key(root, FIRST, "name", f"{FIRST}_not_in_source"), "assignments[1].name"),
+    (lambda root: set_assignment_key(root, FIRST, "due", "next friday"), "assignments[1].due"),
+    (lambda root: set_text(root, "limits.cell_seconds", '"15"'), "limits.cell_seconds"),
+    (lambda root: set_key(root, "late.policy", "half"), "late.policy"),
+    (lambda root: set_key(root, "course.header", "no-such-header.ipynb"), "course.header"),
+    (lambda root: set_key(root, "serve.counts", "worst"), "serve.counts"),
+    (lambda root: set_key(root, "serve.late", "later"), "serve.late"),
+    (lambda root: set_key(root, "serve.attempts", -1), "serve.attempts"),
+    (lambda root: set_key(root, "serve.cooldown", 5), "serve.cooldown"),
+    (lambda root: set_key(root, "serve.refresh_seconds", 0), "serve.refresh_seconds"),
+], ids=lambda value: value if isinstance(value, str) else "")
+def test_a_wrong_key_is_an_error_naming_the_file_and_the_key(tmp_path, edit, key):
     course = copy_course(tmp_path)
-    edit_term(course, old, new)
+    edit(course)
 
     with pytest.raises(TermError) as raised:
         load_term(course)
@@ -94,11 +74,13 @@ def test_the_serve_table_defaults_to_grades_behaviour_and_reads_each_key(tmp_pat
     from course_grader.trusted.course.term import ServePolicy
 
     course = copy_course(tmp_path)
+    edit_term(course, lambda data: data.pop("serve", None))  # no [serve] table
     default = load_term(course).serve
     assert (default.attempts, default.attempts_per_day, default.cooldown_minutes) == (0, 0, 0)  # no limit
     assert (default.counts, default.late, default.drop_path(course)) == ("latest", "grade", None)
-    edit_term(course, "[bundle]\n", '[serve]\nattempts = 3\nattempts_per_day = 2\ncooldown_minutes = 7.5\ncounts = "best"\n'
-                                    'late = "hold"\ndrop_folder = "lms-drop"\nrefresh_seconds = 30\nqueue_size = 9\n\n[bundle]\n')
+    for key, value in dict(attempts=3, attempts_per_day=2, cooldown_minutes=7.5, counts="best", late="hold",
+                           drop_folder="lms-drop", refresh_seconds=30, queue_size=9).items():
+        set_key(course, f"serve.{key}", value)
     policy = load_term(course).serve
     assert policy == ServePolicy(3, 2, 7.5, "best", "hold", "lms-drop", 30, 9)
     assert policy.drop_path(course) == (course / "lms-drop").resolve()
@@ -106,20 +88,20 @@ def test_the_serve_table_defaults_to_grades_behaviour_and_reads_each_key(tmp_pat
 
 def test_dates_take_the_course_zone_or_their_own_offset_and_extensions_follow(tmp_path):
     course = copy_course(tmp_path)
-    edit_term(course, 'timezone = "UTC"', 'timezone = "Europe/Paris"')
-    edit_term(course, 'name = "01_geometry"', 'name = "01_geometry"\ndue = "2026-12-04 17:00"')
-    edit_term(course, 'name = "02_algorithm"', 'name = "02_algorithm"\ndue = "2026-12-11T17:00-05:00"')
-    add_to_term(course, '[[extensions]]\nstudent = "ada"\nassignment = "01_geometry"\nhours = 48\n'
-                        '[[extensions]]\nstudent = "bob"\nassignment = "02_algorithm"\ndue = "2026-12-12 09:00"\n')
+    set_key(course, "course.timezone", "Europe/Paris")
+    set_assignment_key(course, FIRST, "due", "2026-12-04 17:00")
+    set_assignment_key(course, SECOND, "due", "2026-12-11T17:00-05:00")
+    add_extension(course, student="ada", assignment=FIRST, hours=48)
+    add_extension(course, student="bob", assignment=SECOND, due="2026-12-12 09:00")
 
     term = load_term(course)
 
     utc = dt.timezone.utc
-    assert term.due("01_geometry").astimezone(utc) == dt.datetime(2026, 12, 4, 16, 0, tzinfo=utc)
-    assert term.due("02_algorithm").astimezone(utc) == dt.datetime(2026, 12, 11, 22, 0, tzinfo=utc)
-    assert term.extension_of("ada", "01_geometry") == dt.timedelta(hours=48)
-    assert term.extension_of("bob", "02_algorithm") == dt.timedelta(hours=10)  # 09:00 Paris is 08:00 UTC
-    assert term.extension_of("ada", "02_algorithm") is None
+    assert term.due(FIRST).astimezone(utc) == dt.datetime(2026, 12, 4, 16, 0, tzinfo=utc)
+    assert term.due(SECOND).astimezone(utc) == dt.datetime(2026, 12, 11, 22, 0, tzinfo=utc)
+    assert term.extension_of("ada", FIRST) == dt.timedelta(hours=48)
+    assert term.extension_of("bob", SECOND) == dt.timedelta(hours=10)  # 09:00 Paris is 08:00 UTC
+    assert term.extension_of("ada", SECOND) is None
 
 
 def test_the_per_day_policy_takes_a_percentage_of_the_points_per_started_day_capped():
@@ -162,48 +144,50 @@ def _penalty_and_extension(course: Course, assignment: str, student: str):
 
 def test_an_extension_added_to_the_term_after_grading_lifts_the_zero_policys_penalty(tmp_path):
     root = copy_course(tmp_path)
-    edit_term(root, 'policy = "none"', 'policy = "zero"')
-    edit_term(root, 'name = "01_geometry"', 'name = "01_geometry"\ndue = "2026-12-04 17:00"')
+    set_key(root, "late.policy", "zero")
+    set_key(root, "course.timezone", "UTC")
+    set_assignment_key(root, FIRST, "due", "2026-12-04 17:00")
     course = Course.open(root)
-    _late_submission(course, "01_geometry", "ada", dt.datetime(2026, 12, 5, 12, 0))
+    _late_submission(course, FIRST, "ada", dt.datetime(2026, 12, 5, 12, 0))
 
     with nbgrader_api(course).gradebook as gradebook:
         first = follow_term(gradebook, course.term())
-    penalty, extension, score = _penalty_and_extension(course, "01_geometry", "ada")
+    penalty, extension, score = _penalty_and_extension(course, FIRST, "ada")
     assert first.differences == [] and extension is None
-    assert score == sum(course.graded_cells("01_geometry").values()) and penalty == score  # late: zero
+    assert score == sum(course.graded_cells(FIRST).values()) and penalty == score  # late: zero
 
-    add_to_term(root, '[[extensions]]\nstudent = "ada"\nassignment = "01_geometry"\nhours = 48\n')
+    add_extension(root, student="ada", assignment=FIRST, hours=48)
     with nbgrader_api(course).gradebook as gradebook:
         follow_term(gradebook, course.term())
-    penalty, extension, _ = _penalty_and_extension(course, "01_geometry", "ada")
+    penalty, extension, _ = _penalty_and_extension(course, FIRST, "ada")
     assert extension == dt.timedelta(hours=48) and penalty == 0
 
 
 def test_a_due_date_set_in_the_formgrader_is_reported_with_the_line_that_keeps_it(tmp_path):
     root = copy_course(tmp_path)
-    edit_term(root, 'name = "01_geometry"', 'name = "01_geometry"\ndue = "2026-12-04 17:00"')
+    set_key(root, "course.timezone", "UTC")
+    set_assignment_key(root, FIRST, "due", "2026-12-04 17:00")
     course = Course.open(root)
     with nbgrader_api(course).gradebook as gradebook, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gradebook.update_or_create_assignment("01_geometry", duedate="2026-12-06 17:00:00 UTC")  # as the formgrader would
+        gradebook.update_or_create_assignment(FIRST, duedate="2026-12-06 17:00:00 UTC")  # as the formgrader would
 
         followed = follow_term(gradebook, course.term())
-        assert gradebook.find_assignment("01_geometry").duedate == dt.datetime(2026, 12, 4, 17, 0)
+        assert gradebook.find_assignment(FIRST).duedate == dt.datetime(2026, 12, 4, 17, 0)
 
     (difference,) = followed.differences
-    assert "01_geometry" in difference and 'due = "2026-12-06 17:00"' in difference
+    assert FIRST in difference and 'due = "2026-12-06 17:00"' in difference
 
 
 def test_following_the_term_creates_no_submission_row(tmp_path):
     root = copy_course(tmp_path)
-    edit_term(root, 'name = "01_geometry"', 'name = "01_geometry"\ndue = "2026-12-04 17:00"')
-    add_to_term(root, '[[extensions]]\nstudent = "ada"\nassignment = "01_geometry"\nhours = 48\n')
+    set_assignment_key(root, FIRST, "due", "2026-12-04 17:00")
+    add_extension(root, student="ada", assignment=FIRST, hours=48)
     course = Course.open(root)
 
     with nbgrader_api(course).gradebook as gradebook:
         follow_term(gradebook, course.term())
-        assert gradebook.assignment_submissions("01_geometry") == []  # a later release can still change cells
+        assert gradebook.assignment_submissions(FIRST) == []  # a later release can still change cells
 
 
 # ------------------------------------------------------------------------------------------- the student README
@@ -217,20 +201,23 @@ def test_the_committed_students_page_is_the_rendering_of_the_term():
 
 def test_the_student_readme_follows_a_term_edit(tmp_path):
     root = copy_course(tmp_path)
-    edit_term(root, 'id = "perceptron"', 'id = "ml101-2027"')
-    seconds = load_term(root).limits.cell_seconds
-    edit_term(root, f"cell_seconds = {seconds}", f"cell_seconds = {seconds + 10}")
-    *_, dropped, last = load_term(root).assignment_names
-    edit_term(root, f'name = "{last}"\n', f'name = "{last}"\ndue = "2027-03-01 12:00"\n')
-    drop_from_term(root, dropped)
+    shipped = load_term(root)
+    new_id = "ml101-2027" if shipped.course.id != "ml101-2027" else "ml102-2027"
+    set_key(root, "course.id", new_id)
+    set_key(root, "handin.route", "both")  # the README names the course id where students hand in on a hub
+    seconds = shipped.limits.cell_seconds
+    set_key(root, "limits.cell_seconds", seconds + 10)
+    *_, dropped, last = shipped.assignment_names
+    set_assignment_key(root, last, "due", "2027-03-01 12:00")
+    drop_assignment(root, dropped)
     course = Course.open(root)
 
     readme = render(course, course.term())
 
-    assert "--course ml101-2027" in readme and "--course perceptron" not in readme
+    assert f"--course {new_id}" in readme and not re.search(rf"--course {re.escape(shipped.course.id)}(?![\w-])", readme)
     assert f"same {seconds + 10} s per cell" in readme and f" {seconds} s" not in readme
     assert f"the {len(course.term().assignments)} assignments" in readme and dropped not in readme
-    assert "2027-03-01 12:00 UTC" in readme
+    assert f"2027-03-01 12:00 {shipped.course.timezone}" in readme
 
 
 # ------------------------------------------------------------------------------------------- perceptron-course check
@@ -238,9 +225,10 @@ def test_the_student_readme_follows_a_term_edit(tmp_path):
 
 def test_check_names_a_heading_whose_points_differ_and_a_part_without_a_check(tmp_path):
     root = copy_course(tmp_path)
-    notebook = root / "source" / "01_geometry" / "geometry.ipynb"
+    notebook = next((root / "source" / FIRST).glob("*.ipynb"))
     cells = json.loads(notebook.read_text(encoding="utf-8"))
-    heading = next(c for c in cells["cells"] if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## 1."))
+    heading = next(c for c in cells["cells"] if c["cell_type"] == "markdown"
+                   and re.match(r"#+ .*\(\d+ points?", "".join(c["source"])))
     stated = int(re.search(r"\((\d+) points?", "".join(heading["source"])).group(1))
     heading["source"] = [re.sub(r"\(\d+ points?", f"({stated + 7} points", "".join(heading["source"]), count=1)]
     test_cell = next(c for c in cells["cells"] if "BEGIN HIDDEN TESTS" in "".join(c["source"]))
@@ -251,15 +239,15 @@ def test_check_names_a_heading_whose_points_differ_and_a_part_without_a_check(tm
 
     problems = check_parts(course, course.term().assignment_names)
 
-    assert any(f"says {stated + 7} points" in p and "01_geometry" in p for p in problems), problems
+    assert any(f"says {stated + 7} points" in p and FIRST in p for p in problems), problems
     assert any("without a hidden check" in p and test_cell["metadata"]["nbgrader"]["grade_id"] in p for p in problems), problems
     assert any("is declared by no graded test cell" in p for p in problems), problems  # its check is now of no part
 
 
 def test_check_names_a_dropped_assignment_still_registered(tmp_path):
     root = copy_course(tmp_path)
-    dropped = load_term(root).assignment_names[2]
-    drop_from_term(root, dropped)
+    dropped = load_term(root).assignment_names[-1]
+    drop_assignment(root, dropped)
     course = Course.open(root)
     with nbgrader_api(course).gradebook as gradebook:
         gradebook.update_or_create_assignment(dropped)  # released last term
@@ -273,19 +261,20 @@ def test_check_names_a_dropped_assignment_still_registered(tmp_path):
 
 def test_check_names_a_limit_set_again_in_nbgraders_configuration_and_a_relative_header(tmp_path):
     root = copy_course(tmp_path)
+    other = load_term(root).limits.cell_seconds + 7  # not the term's
     with (root / "nbgrader_config.py").open("a", encoding="utf-8") as config:
-        config.write("\nc.Execute.timeout = 30\nc.IncludeHeaderFooter.header = 'source/header.ipynb'\n")
+        config.write(f"\nc.Execute.timeout = {other}\nc.IncludeHeaderFooter.header = 'source/header.ipynb'\n")
     course = Course.open(root)
 
     problems = check_configuration(course, course.term())
 
-    assert any("c.Execute.timeout = 30" in p and "limits.cell_seconds" in p for p in problems), problems
+    assert any(f"c.Execute.timeout = {other}" in p and "limits.cell_seconds" in p for p in problems), problems
     assert any("relative path" in p for p in problems), problems
 
 
 def test_check_reports_a_bad_term_file_and_exits_1(tmp_path, capsys):
     root = copy_course(tmp_path)
-    edit_term(root, "[late]\n", "[late]\npolicy_typo = 1\n")
+    set_key(root, "late.policy_typo", 1)
 
     assert main(["check", "--root", str(root)]) == 1
     assert "late.policy_typo: unknown key" in capsys.readouterr().out
@@ -302,7 +291,10 @@ def test_the_shipped_course_is_consistent(capsys):
 @pytest.mark.slow
 def test_a_failed_release_leaves_release_as_it_was(tmp_path):
     root = copy_course(tmp_path)
-    notebook = root / "source" / "02_algorithm" / "algorithm.ipynb"
+    notebook = next(path for assignment in load_term(root).assignment_names
+                    for path in sorted((root / "source" / assignment).glob("*.ipynb"))
+                    if len([c for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                            if c["metadata"].get("nbgrader", {}).get("grade")]) >= 2)
     cells = json.loads(notebook.read_text(encoding="utf-8"))
     graded = [c for c in cells["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
     graded[1]["metadata"]["nbgrader"]["grade_id"] = graded[0]["metadata"]["nbgrader"]["grade_id"]  # nbgrader refuses this
@@ -321,8 +313,8 @@ def test_a_failed_release_leaves_release_as_it_was(tmp_path):
 def test_nbgraders_submissions_associated_refusal_is_explained():
     from course_grader.trusted.pipeline import release_failure
 
-    message = release_failure("01_geometry", "Cannot add or remove cells from 01_geometry: there are submissions associated with it")
-    assert "release/ is unchanged" in message and "nbgrader db assignment remove 01_geometry" in message
+    message = release_failure(FIRST, f"Cannot add or remove cells from {FIRST}: there are submissions associated with it")
+    assert "release/ is unchanged" in message and f"nbgrader db assignment remove {FIRST}" in message
     assert "put the cell back" in message
 
 
@@ -337,7 +329,7 @@ def test_a_header_in_the_term_tops_every_released_notebook_and_the_release_check
     header = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("**ML 101, Spring 2027**, Dr. Lovelace")])
     (root / "headers").mkdir()
     nbformat.write(header, root / "headers" / "term.ipynb")
-    edit_term(root, 'header = ""', 'header = "headers/term.ipynb"')
+    set_key(root, "course.header", "headers/term.ipynb")
     course = Course.open(root)
     assignment = course.term().assignment_names[0]
 
@@ -355,27 +347,30 @@ def test_nbgraders_own_late_penalties_apply_the_terms_per_day_policy(tmp_path):
     from nbgrader.preprocessors import AssignLatePenalties
 
     root = copy_course(tmp_path)
-    edit_term(root, 'policy = "none"', 'policy = "per_day"')
-    edit_term(root, 'name = "01_geometry"', 'name = "01_geometry"\ndue = "2026-12-04 17:00"')
+    # an assignment of two graded cells or more: one fails, the other keeps points to take a penalty from
+    assignment = next(a for a in load_term(root).assignment_names if len(Course.open(root).graded_cells(a)) >= 2)
+    set_key(root, "late.policy", "per_day")
+    set_key(root, "course.timezone", "UTC")
+    set_assignment_key(root, assignment, "due", "2026-12-04 17:00")
     course = Course.open(root)
     handed_in = dt.datetime(2026, 12, 6, 12, 0)  # 1 d 19 h late: two started days
-    _late_submission(course, "01_geometry", "ada", handed_in)
+    _late_submission(course, assignment, "ada", handed_in)
     with nbgrader_api(course).gradebook as gradebook:
         follow_term(gradebook, Course.open(root).term())
-    notebook = course.notebook_names("01_geometry")[0]
-    full = sum(course.graded_cells("01_geometry").values())
+    notebook = course.notebook_names(assignment)[0]
+    full = sum(course.graded_cells(assignment).values())
 
     with nbgrader_api(course).gradebook as gradebook:  # one part failed; then what nbgrader's autograde does
-        submitted = gradebook.find_submission_notebook(notebook, "01_geometry", "ada")
+        submitted = gradebook.find_submission_notebook(notebook, assignment, "ada")
         submitted.grades[0].auto_score = 0
         submitted.late_submission_penalty = None
         gradebook.db.commit()
     preprocessor = AssignLatePenalties(config=load_config(course))
-    resources = {"nbgrader": {"notebook": notebook, "assignment": "01_geometry", "student": "ada",
+    resources = {"nbgrader": {"notebook": notebook, "assignment": assignment, "student": "ada",
                               "db_url": f"sqlite:///{root / 'gradebook.db'}"}}
-    preprocessor.preprocess(nbformat.read(root / "source" / "01_geometry" / f"{notebook}.ipynb", as_version=4), resources)
+    preprocessor.preprocess(nbformat.read(root / "source" / assignment / f"{notebook}.ipynb", as_version=4), resources)
 
-    penalty, _, score = _penalty_and_extension(course, "01_geometry", "ada")
+    penalty, _, score = _penalty_and_extension(course, assignment, "ada")
     seconds = (handed_in - dt.datetime(2026, 12, 4, 17, 0)).total_seconds()
     assert score < full  # a percentage of the points possible, not of the score
     assert penalty == pytest.approx(course.term().late.penalty(score, full, seconds)) and 0 < penalty < score
@@ -401,7 +396,7 @@ def test_check_names_a_release_that_source_no_longer_generates(tmp_path):
 
 def test_a_command_on_a_course_with_a_wrong_term_names_the_key(tmp_path, capsys):
     root = copy_course(tmp_path)
-    edit_term(root, 'show_details = "now"', 'show_details = "tomorrow"')
+    set_key(root, "reveal.show_details", "tomorrow")
     (root / "submitted" / "ada" / load_term(ROOT).assignment_names[0]).mkdir(parents=True)
 
     assert main(["grade", "--root", str(root)]) == 2

@@ -196,7 +196,7 @@ def test_when_nnls_gives_no_usable_answer_a_linear_programme_decides(monkeypatch
 
 
 def test_the_set_on_which_nnls_stopped_short_is_separable_with_margin_2():
-    # Drawn for a proof_terms case of a hidden check: scipy's NNLS returned a point with min y v·x = 0.66 < 1,
+    # Drawn for a proof_terms case: scipy's NNLS returned a point with min y v·x = 0.66 < 1,
     # and max_margin said "not separable"; the grader failed the submission with no feedback.
     X = np.array([[2, 1], [-2, -3], [4, -3], [3, -2], [3, 0], [2, -2], [-2, 1], [3, 0]])
     y = np.array([-1, 1, -1, -1, -1, -1, 1, -1])

@@ -32,6 +32,7 @@ shows a due date.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
@@ -73,14 +74,17 @@ def is_distributable(path: Path) -> bool:
             and path.name != HIDDEN_CHECKS_FILE)
 
 
-def copy_files(source: Path, target: Path, skip_top: frozenset[str] = frozenset()) -> None:
+def copy_files(source: Path, target: Path, skip_top: frozenset[str] = frozenset(), ignore: tuple[str, ...] = ()) -> None:
     """Copy the distributable regular files under ``source`` into ``target``, never following links.
 
-    ``skip_top`` names entries directly under ``source`` to leave out.
+    ``skip_top`` names entries directly under ``source`` to leave out; ``ignore`` holds file-name patterns
+    (``fnmatch``) to leave out wherever they are.
     """
     for path in sorted(source.rglob("*")):
         relative = path.relative_to(source)
         if relative.parts[0] in skip_top or not is_distributable(relative) or path.is_symlink() or not path.is_file():
+            continue
+        if any(fnmatch.fnmatch(part, pattern) for part in relative.parts for pattern in ignore):
             continue
         destination = target / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -135,6 +139,57 @@ def find_leaks(folder: Path) -> list[str]:
         elif path.is_file():
             text = path.read_bytes().decode("utf-8", errors="replace")
             leaks.extend(f"{relative}: contains {marker!r}" for marker in FORBIDDEN_TEXT if marker in text)
+    return leaks
+
+
+#: A line this long or longer of a course-only file is looked for in what students receive.
+DISTINCTIVE_CHARS = 40
+
+
+def course_only_files(course: Course, ignore: tuple[str, ...]) -> list[Path]:
+    """Files of ``source/`` no student receives: the non-notebook files of an assignment's folder that nbgrader keeps
+    out of ``release/`` (``ignore``: hidden checks, and whatever else the course lists) and the checks' shared helpers
+    (``source/_<folder>/``)."""
+    found = []
+    for path in sorted(course.source.glob("*/**/*")) if course.source.is_dir() else ():
+        relative = path.relative_to(course.source)
+        if not path.is_file() or path.suffix == ".ipynb" or not is_distributable(relative):
+            continue
+        if relative.parts[0].startswith("_") or any(fnmatch.fnmatch(part, pattern) for part in relative.parts[1:] for pattern in ignore):
+            found.append(path)
+    return found
+
+
+def course_only_leaks(course: Course, folder: Path, ignore: tuple[str, ...], library: str) -> list[str]:
+    """Every file under ``folder`` named like a course-only file of ``source/``, or quoting one of its long lines
+    (imports, comments and lines the library holds too say nothing)."""
+    def lines(path: Path) -> set[str]:
+        return {line.strip() for line in path.read_bytes().decode("utf-8", errors="replace").splitlines()}
+
+    shared = {line for module in (course.root / library).rglob("*.py") for line in lines(module)}
+    wanted: dict[str, Path] = {}
+    for path in course_only_files(course, ignore):
+        for line in lines(path):
+            if len(line) >= DISTINCTIVE_CHARS and not line.startswith(("from ", "import ", "#")) and line not in shared:
+                wanted.setdefault(line, path)
+    names = {path.name for path in course_only_files(course, ignore) if path.suffix == ".py"}
+    leaks = []
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        relative = path.relative_to(folder)
+        if path.name in names and relative.parts[0] == "assignments":
+            leaks.append(f"{relative}: a course-only file of source/ (never released)")
+            continue
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        if path.suffix == ".ipynb":
+            try:
+                text = "\n".join("".join(cell.get("source", "")) for cell in json.loads(text).get("cells", []))
+            except (ValueError, AttributeError, TypeError):
+                pass
+        quoted = sorted(line for line in {line.strip() for line in text.splitlines()} if line in wanted)
+        if quoted:
+            leaks.append(f"{relative}: quotes {wanted[quoted[0]].relative_to(course.root)} ({quoted[0][:60]!r})")
     return leaks
 
 
@@ -235,8 +290,13 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
 
     (folder / "README.md").write_text(render(course, term), encoding="utf-8")
     released = [course.release / name for name in term.assignment_names]
+    # What nbgrader never releases (the course's CourseDirectory.ignore: hidden checks, other course-only files) is
+    # never bundled either, even when a copy was left in release/ by hand.
+    from .course.course import load_config
+
+    never_released = tuple(load_config(course).CourseDirectory.get("ignore", ()))
     for assignment in released:
-        copy_files(assignment, folder / "assignments" / assignment.name)
+        copy_files(assignment, folder / "assignments" / assignment.name, ignore=never_released)
     for lecture in sorted((root / "notebooks").glob("*.ipynb")):
         (folder / "notebooks").mkdir(exist_ok=True)
         shutil.copyfile(lecture, folder / "notebooks" / lecture.name)
@@ -252,7 +312,7 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
         course.release, lambda name: import_rules(root, name)).items() if name in term.assignment_names}
     (grader / MANIFEST_FILE).write_text(manifest_json(chosen), encoding="utf-8")
 
-    leaks = find_leaks(folder) + hidden_checks_leaks(root, folder)
+    leaks = find_leaks(folder) + hidden_checks_leaks(root, folder) + course_only_leaks(course, folder, never_released, library)
     if leaks:
         shutil.rmtree(folder)
         raise CourseError("the student bundle would leak course-only material:\n  " + "\n  ".join(leaks))

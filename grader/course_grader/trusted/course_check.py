@@ -10,7 +10,12 @@ Each finding is a sentence an instructor understands, with what to do:
   ``release/``, a grant of imports to it, an assignment of the gradebook;
 - ``release/`` not what ``source/`` generates now (``release_check.stale_assignments``);
 - limits in nbgrader's configuration that disagree with the term file;
-- a header nbgrader's release cannot find.
+- a header nbgrader's release cannot find;
+- a lecture notebook (``notebooks/*.ipynb``) that sends students to ``assignments/<name>/`` of no assignment of the
+  term, and an assignment's notebook naming a lecture ``notebooks/<file>.ipynb`` that does not exist;
+- the students' README naming a file or folder the student bundle will not hold;
+- a stale recipe of the example class (``example_class/<student>.py``): one naming an assignment the term no longer
+  has, or a cell its assignment no longer has.
 """
 
 from __future__ import annotations
@@ -145,5 +150,114 @@ def check_course(course: Course) -> list[str]:
         problems = [str(error)]
     problems += check_registrations(course, term)
     problems += check_parts(course, [name for name in term.assignment_names])
+    problems += check_lectures(course, term)
+    problems += check_student_readme(course, term)
+    problems += check_example_class(course, term)
     problems += check_release(course, term)
+    return problems
+
+
+#: A lecture named in an assignment's notebook or in the students' README: ``notebooks/<file>.ipynb``.
+LECTURE_PATH = re.compile(r"notebooks/([^`\s)\]*]+\.ipynb)")
+
+
+def check_lectures(course: Course, term) -> list[str]:
+    """Lectures that send students to an assignment the term does not have; assignments that name a missing lecture."""
+    from .course.student_readme import lecture_pointers
+
+    in_term = set(term.assignment_names)
+    problems = []
+    for lecture, pointed in lecture_pointers(course).items():
+        for name in pointed:
+            if name not in in_term:
+                problems.append(f"notebooks/{lecture} sends students to assignments/{name}/, which is not an assignment of "
+                                f"term.toml: point it at the assignment's new name, or take out that paragraph if the "
+                                f"assignment was dropped (then run the lecture again: docs/instructors.md)")
+    for assignment in term.assignment_names:
+        if not (course.source / assignment).is_dir():
+            continue  # the term's own check names it
+        for notebook, cell in _cells(course, assignment):
+            if cell.get("cell_type") != "markdown":
+                continue
+            for lecture in LECTURE_PATH.findall(_text(cell)):
+                if not (course.root / "notebooks" / lecture).is_file():
+                    problems.append(f"source/{assignment}/{notebook}.ipynb names the lecture notebooks/{lecture}, which "
+                                    f"does not exist: name the lecture as it is now in notebooks/ (then run "
+                                    f"`perceptron-course release`)")
+    return list(dict.fromkeys(problems))
+
+
+def bundled_paths(course: Course, term) -> set[str]:
+    """The paths a student bundle of ``course`` holds, as a student names them (``notebooks/<file>.ipynb``,
+    ``assignments/<name>/`` and ``assignments/<name>/<file>``)."""
+    paths = {"notebooks/", "assignments/", "package/", "README.md"}
+    paths |= {f"notebooks/{p.name}" for p in (course.root / "notebooks").glob("*.ipynb")}
+    for name in term.assignment_names:
+        if (course.release / name).is_dir():
+            paths.add(f"assignments/{name}/")
+            paths |= {f"assignments/{name}/{p.name}" for p in (course.release / name).iterdir() if p.is_file()}
+    return paths
+
+
+#: A path of the bundle the students' README names: under ``notebooks/`` or ``assignments/``.
+README_PATH = re.compile(r"(?<![\w/.])((?:notebooks|assignments)/[^`\s)\]*\\]*)")
+
+
+def check_student_readme(course: Course, term) -> list[str]:
+    """Files and folders the students' README names that the bundle will not hold."""
+    from .course.student_readme import TEMPLATE, render
+
+    try:
+        readme = render(course, term)
+    except Exception as error:  # noqa: BLE001 - any failure to render is the instructor's to see
+        return [f"the students' README cannot be written ({type(error).__name__}: {error}): {TEMPLATE.name} needs every "
+                f"assignment of term.toml to have its folder in source/"]
+    held = bundled_paths(course, term)
+    missing = sorted({path.rstrip(".,;:") for path in README_PATH.findall(readme)} - held)
+    return [f"the students' README names {path}, which the student bundle will not hold: "
+            + ("add that lecture to notebooks/, or send students to the lecture an assignment's notebook names"
+               if path.startswith("notebooks/") else "run `perceptron-course release`, or fix [[assignments]] in term.toml")
+            for path in missing]
+
+
+#: The keys of a recipe that name assignments (see ``example_class.py``).
+RECIPE_KEYS = ("CELLS", "FILES", "EDITS", "LOSES", "FAILS")
+
+
+def check_example_class(course: Course, term, folder: Path | None = None) -> list[str]:
+    """Stale recipes of the example class: naming an assignment the term no longer has, or a cell that no longer is."""
+    from .course.example_class import load_recipes
+
+    folder = course.root / "example_class" if folder is None else folder
+    if not folder.is_dir():
+        return []
+    try:
+        recipes = load_recipes(folder)
+    except Exception as error:  # noqa: BLE001 - a recipe that does not run is the instructor's to fix
+        return [f"{folder.name}/: a recipe does not run ({type(error).__name__}: {error})"]
+    in_term = set(term.assignment_names)
+    problems = []
+    for student, recipe in recipes.items():
+        where = f"{folder.name}/{student}.py"
+        named = [(key, name) for key in RECIPE_KEYS for name in (recipe.get(key) or {})]
+        named += [("ASSIGNMENTS", name) for name in recipe.get("ASSIGNMENTS", ())]
+        for key, name in named:
+            if name not in in_term:
+                problems.append(f"{where}: {key} names {name}, which is not an assignment of term.toml: rename it there "
+                                f"if the assignment was renamed, or delete its entry if it was dropped")
+        for assignment in sorted(in_term & set(recipe.get("CELLS") or {})):
+            if not (course.source / assignment).is_dir():
+                continue
+            cells = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for _, cell in _cells(course, assignment)}
+            stale = sorted(set(recipe["CELLS"][assignment]) - cells)
+            if stale:
+                problems.append(f"{where}: CELLS of {assignment} names {', '.join(stale)}, which source/{assignment} has no "
+                                f"cell of: use the cell's grade_id as it is now, or delete the entry")
+        for assignment in sorted(in_term & set(recipe.get("LOSES") or {})):
+            if not (course.source / assignment).is_dir():
+                continue
+            stale = sorted(set(recipe["LOSES"][assignment]) - set(course.graded_cells(assignment)))
+            if stale:
+                problems.append(f"{where}: LOSES of {assignment} names {', '.join(stale)}, which source/{assignment} has no "
+                                f"graded cell of: use the test cell's grade_id as it is now, or delete the entry")
     return problems

@@ -32,32 +32,31 @@ def late_rule(term: Term) -> str:
     return ""
 
 
-#: How an assignment's first cell names the lectures it follows: ``notebooks/<file>.ipynb``.
-LECTURE_MENTION = re.compile(r"notebooks/([^`\s/]+\.ipynb)")
+#: Where a lecture notebook sends students to an assignment: ``assignments/<name>/`` in its text.
+ASSIGNMENT_POINTER = re.compile(r"assignments/([^/`\s)\]]+)/")
 
 
-def lectures_of(course: Course, assignment: str) -> list[str]:
-    """The lecture notebooks (``notebooks/<file>.ipynb``) that the first cell of ``assignment``'s notebook names, in
-    order, those that exist; ``[]`` when it names none."""
-    names = course.notebook_names(assignment)
-    if not names:
-        return []
-    try:
-        cells = json.loads((course.source / assignment / f"{names[0]}.ipynb").read_text(encoding="utf-8"))["cells"]
-        first = cells[0]["source"] if cells else ""
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        return []
-    text = "".join(first) if isinstance(first, list) else str(first)
-    named = dict.fromkeys(LECTURE_MENTION.findall(text))
-    return [name for name in named if (course.root / "notebooks" / name).is_file()]
+def lecture_pointers(course: Course) -> dict[str, list[str]]:
+    """The assignments each lecture notebook (``notebooks/*.ipynb``) sends students to, by file name, in order."""
+    pointers = {}
+    for path in sorted((course.root / "notebooks").glob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        except (OSError, ValueError, AttributeError):
+            cells = []
+        text = "\n".join("".join(cell.get("source", "")) for cell in cells if cell.get("cell_type") == "markdown")
+        pointers[path.name] = list(dict.fromkeys(ASSIGNMENT_POINTER.findall(text)))
+    return pointers
 
 
-def _begin_with(lectures: list[str]) -> str:
-    """``the lecture `notebooks/a.ipynb``` (or two, or ``the lectures``), for the first step of the README."""
-    if not lectures:
-        return "the lectures"
-    named = " and ".join(f"`notebooks/{name}`" for name in lectures)
-    return f"the lecture{'s' if len(lectures) > 1 else ''} {named}"
+def lecture_of(course: Course, assignment: str) -> str:
+    """The lecture notebook of ``assignment`` (a file name of ``notebooks/``), ``""`` if none: the lecture that sends
+    students to it, else the lecture of the same name."""
+    pointers = lecture_pointers(course)
+    pointing = [name for name, pointed in pointers.items() if assignment in pointed]
+    if pointing:
+        return pointing[0]
+    return f"{assignment}.ipynb" if f"{assignment}.ipynb" in pointers else ""
 
 
 def render(course: Course, term: Term, assignments: list[str] | None = None) -> str:
@@ -67,14 +66,13 @@ def render(course: Course, term: Term, assignments: list[str] | None = None) -> 
     chosen = [a for a in term.assignments if assignments is None or a.name in assignments]
     first = chosen[0].name
     notebooks = course.notebook_names(first)
-    lectures = {a.name: lectures_of(course, a.name) for a in chosen}
     environment = Environment(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     text = environment.from_string(TEMPLATE.read_text(encoding="utf-8")).render(
         title=term.course.title or term.course.id, term=term.course.term, instructor=term.course.instructor,
         bundle_name=term.bundle_name, timezone=term.course.timezone, late_rule=late_rule(term),
-        assignments=[{"name": a.name, "due": local_text(term, a.due) if a.due else "", "lectures": lectures[a.name]}
+        assignments=[{"name": a.name, "due": local_text(term, a.due) if a.due else "", "lecture": lecture_of(course, a.name)}
                      for a in chosen],
-        first=first, begin_with=_begin_with(lectures[first]), first_notebook=notebooks[0] if notebooks else first,
+        first=first, first_notebook=notebooks[0] if notebooks else first, first_lecture=lecture_of(course, first),
         cell_seconds=term.limits.cell_seconds, notebook_seconds=term.limits.notebook_seconds,
         memory_mib=term.limits.memory_mib, course_id=term.course.id,
         exchange=term.handin.route in ("exchange", "both"), lms=term.handin.route in ("lms", "both"),

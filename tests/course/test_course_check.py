@@ -1,0 +1,128 @@
+"""`perceptron-course check` finds what only the tests found before, on a scratch copy of this course: a lecture that
+sends students to an assignment the term no longer has, an assignment naming a lecture that does not exist, the
+students' README naming a file the bundle lacks, and stale recipes of the example class."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import REPO, copy_course_to
+from term_edits import rename_assignment as rename_in_term
+
+from course_grader.trusted.cli import main
+from course_grader.trusted.course.course import Course
+from course_grader.trusted.course_check import check_example_class, check_lectures, check_student_readme
+from course_grader.trusted.course.example_class import load_recipes
+from course_grader.trusted.course.student_readme import lecture_pointers, render
+
+COURSE = Course.open(REPO)
+
+
+def scratch_course(tmp_path: Path) -> Path:
+    root = copy_course_to(tmp_path / "course", REPO)  # configuration, term, source, release, header
+    for name in ("notebooks", "example_class"):
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    return root
+
+
+def rename_assignment(root: Path, old: str, new: str) -> None:
+    """Rename an assignment in the term and its folders, and nothing else (no lecture, no recipe edited)."""
+    rename_in_term(root, old, new)
+    for folder in ("source", "release"):
+        (root / folder / old).rename(root / folder / new)
+
+
+def pointed_assignment() -> tuple[str, str]:
+    """(lecture file, assignment of the term) for a lecture that sends students to an assignment."""
+    return next((lecture, name) for lecture, names in lecture_pointers(COURSE).items() for name in names
+                if name in COURSE.term().assignment_names)
+
+
+def test_the_shipped_course_has_none_of_these_problems():
+    term = COURSE.term()
+    assert check_lectures(COURSE, term) == []
+    assert check_student_readme(COURSE, term) == []
+    assert check_example_class(COURSE, term) == []
+
+
+def test_a_lecture_pointing_at_a_renamed_assignment_is_named(tmp_path):
+    lecture, old = pointed_assignment()
+    root = scratch_course(tmp_path)
+    rename_assignment(root, old, f"{old}_renamed")
+    course = Course.open(root)
+
+    problems = check_lectures(course, course.term())
+
+    assert any(p.startswith(f"notebooks/{lecture} sends students to assignments/{old}/, which is not an assignment of term.toml")
+               for p in problems), problems
+    readme = render(course, course.term())  # the README never sends students to a lecture the bundle lacks
+    assert check_student_readme(course, course.term()) == [], readme
+
+
+def test_an_assignment_naming_a_lecture_that_does_not_exist_is_named(tmp_path):
+    root = scratch_course(tmp_path)
+    assignment = COURSE.term().assignment_names[0]
+    notebook = root / "source" / assignment / f"{COURSE.notebook_names(assignment)[0]}.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))
+    intro = next(cell for cell in cells["cells"] if cell["cell_type"] == "markdown")
+    intro["source"] = "".join(intro["source"]) + "\n\nRead `notebooks/00_no_such_lecture.ipynb` first."
+    notebook.write_text(json.dumps(cells), encoding="utf-8")
+    course = Course.open(root)
+
+    problems = check_lectures(course, course.term())
+
+    assert problems == [f"source/{assignment}/{notebook.name} names the lecture notebooks/00_no_such_lecture.ipynb, which "
+                        f"does not exist: name the lecture as it is now in notebooks/ (then run `perceptron-course release`)"]
+
+
+def test_the_students_readme_naming_a_file_the_bundle_lacks_is_named(tmp_path):
+    root = scratch_course(tmp_path)
+    course = Course.open(root)
+    readme = render(course, course.term())
+    named = sorted(set(re.findall(r"assignments/[^/`\s]+/[^`\s]+\.ipynb", readme)))
+    assert named, "the README names an assignment's notebook"
+    (root / "release" / named[0].removeprefix("assignments/")).unlink()  # the bundle copies release/
+
+    problems = check_student_readme(course, course.term())
+
+    assert any(p.startswith(f"the students' README names {named[0]}, which the student bundle will not hold") for p in problems), problems
+
+
+def test_recipes_naming_a_renamed_assignment_or_a_renamed_cell_are_stale(tmp_path):
+    recipes = load_recipes(REPO / "example_class")
+    student, assignment = next((s, a) for s, r in recipes.items() for a in (r.get("CELLS") or {}) if a in COURSE.term().assignment_names)
+    cell = sorted(recipes[student]["CELLS"][assignment])[0]
+    root = scratch_course(tmp_path)
+    notebook = next(p for p in (root / "source" / assignment).glob("*.ipynb") if f'"grade_id": "{cell}"' in p.read_text(encoding="utf-8"))
+    cells = json.loads(notebook.read_text(encoding="utf-8"))
+    for c in cells["cells"]:
+        if c["metadata"].get("nbgrader", {}).get("grade_id") == cell:
+            c["metadata"]["nbgrader"]["grade_id"] = f"{cell}_v2"
+    notebook.write_text(json.dumps(cells), encoding="utf-8")
+    course = Course.open(root)
+
+    problems = check_example_class(course, course.term())
+    assert any(p.startswith(f"example_class/{student}.py: CELLS of {assignment} names {cell}") for p in problems), problems
+
+    renamed = next(a for a in COURSE.term().assignment_names if a != assignment)
+    named_by = sorted(s for s, r in recipes.items() if any(renamed in (r.get(k) or {}) for k in ("CELLS", "LOSES", "FILES", "FAILS", "EDITS"))
+                      or renamed in r.get("ASSIGNMENTS", ()))
+    rename_assignment(root, renamed, f"{renamed}_renamed")
+    course = Course.open(root)
+    problems = check_example_class(course, course.term())
+    for named in named_by:
+        assert any(p.startswith(f"example_class/{named}.py: ") and f"names {renamed}, which is not an assignment of term.toml" in p
+                   for p in problems), (named, problems)
+
+
+@pytest.mark.slow
+def test_check_exits_1_and_prints_each_problem(tmp_path, capsys):
+    lecture, old = pointed_assignment()
+    root = scratch_course(tmp_path)
+    rename_assignment(root, old, f"{old}_renamed")
+
+    assert main(["check", "--root", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert f"notebooks/{lecture} sends students to assignments/{old}/" in out

@@ -56,8 +56,9 @@ def users():
     return {name: pwd.getpwnam(name).pw_uid for name in STUDENTS}
 
 
-#: A course released and its exchange with the assignment released, made once for the module (``released``) and
-#: copied for each test: releasing is the same work in every test.
+#: A course released, its exchange with the assignment released, and every student's home with the assignment
+#: fetched (the real ``nbgrader fetch_assignment``), made once for the module (``released``) and copied for each
+#: test: releasing and fetching are the same work in every test (each a program start of a few seconds).
 RELEASED_TEMPLATE: list[Path] = []
 
 
@@ -71,6 +72,12 @@ def released(tmp_path_factory):
     Hub.point_at_exchange(course, exchange)
     run(str(BIN / "perceptron-course"), "release", "--root", str(course.root), "--assignment", ASSIGNMENT, cwd=course.root)
     run(str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
+    for student in STUDENTS:
+        home = template / "homes" / student
+        home.mkdir(parents=True)
+        run(str(BIN / "nbgrader"), "fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}",
+            f"--Exchange.cache={template / ('cache-' + student)}", cwd=home)
+        assert (home / ASSIGNMENT / "geometry.ipynb").is_file()
     RELEASED_TEMPLATE[:] = [template]
     yield template
     RELEASED_TEMPLATE.clear()
@@ -86,6 +93,8 @@ class Hub:
         self.exchange = root / "exchange"
         shutil.copytree(template / "exchange", self.exchange, symlinks=True)
         shutil.copytree(template / "course", root / "course", symlinks=True)
+        for student in STUDENTS:  # each home as ``nbgrader fetch_assignment`` left it
+            shutil.copytree(template / "homes" / student, root / student, symlinks=True)
         self.course = Course.open(root / "course")
         self.point_at_exchange(self.course, self.exchange)
         for old, new in (term_edits or {}).items():
@@ -108,23 +117,28 @@ class Hub:
     def flags(self, student: str) -> list[str]:
         return [f"--course={COURSE_ID}", f"--Exchange.root={self.exchange}", f"--Exchange.cache={self.root / ('cache-' + student)}"]
 
-    def submit(self, student: str, notebook=None, *, owner: int | None = None) -> Path:
-        """``nbgrader submit`` of ``notebook`` (default: the solved one) by ``student``; returns the inbound folder."""
+    def submit(self, student: str, notebook=None, *, owner: int | None = None, times: int = 1) -> Path:
+        """``nbgrader submit`` of ``notebook`` (default: the solved one) by ``student``, ``times`` times over (in one
+        program: nbgrader's own submit app, run again and again); returns the inbound folder of the last."""
         home = self.root / student
-        if not (home / ASSIGNMENT).is_dir():
-            home.mkdir(exist_ok=True)
-            run(str(BIN / "nbgrader"), "fetch_assignment", ASSIGNMENT, *self.flags(student), cwd=home)
+        assert (home / ASSIGNMENT).is_dir(), "every student's home holds the fetched assignment (``released``)"
         nbformat.write(notebook if notebook is not None else solved_notebook(self.course, ASSIGNMENT, "geometry"),
                        home / ASSIGNMENT / "geometry.ipynb")
         inbound = self.exchange / COURSE_ID / "inbound"
         before = set(inbound.iterdir()) if inbound.is_dir() else set()
-        run(str(BIN / "nbgrader"), "submit", ASSIGNMENT, *self.flags(student), f"--student={student}", cwd=home)
-        (folder,) = set(inbound.iterdir()) - before
+        arguments = ["submit", ASSIGNMENT, *self.flags(student), f"--student={student}"]
+        if times == 1:
+            run(str(BIN / "nbgrader"), *arguments, cwd=home)
+        else:
+            run(sys.executable, "-c", SUBMIT_AGAIN_AND_AGAIN, str(times), *arguments, cwd=home)
+        folders = sorted(set(inbound.iterdir()) - before)  # nbgrader names each by student, assignment and time
+        assert len(folders) == times, folders
         uid = self.users[student] if owner is None else owner
-        for path in [folder, *folder.rglob("*")]:
-            os.lchown(path, uid, -1)
-        self.handed_in += 1
-        return folder
+        for folder in folders:
+            for path in [folder, *folder.rglob("*")]:
+                os.lchown(path, uid, -1)
+        self.handed_in += times
+        return folders[-1]
 
     def fetch_feedback(self, student: str) -> list[str]:
         """The feedback pages ``nbgrader fetch_feedback`` brings ``student``, newest hand-in last."""
@@ -153,6 +167,22 @@ class Hub:
             return [handin for _, _, handin, _, _ in journal.events(GRADED)]
         finally:
             journal.close()
+
+
+#: ``nbgrader submit`` (``sys.argv[2:]``) run ``sys.argv[1]`` times in one process, as the ``nbgrader`` program runs
+#: it (its application, launched again, each time a new instance); the same hand-ins as that many programs, without
+#: a program's start (seconds) each time.
+SUBMIT_AGAIN_AND_AGAIN = """
+import sys
+from nbgrader.apps.nbgraderapp import NbGraderApp
+from nbgrader.apps.submitapp import SubmitApp
+
+times, arguments = int(sys.argv[1]), sys.argv[2:]
+for _ in range(times):
+    for app in (SubmitApp, NbGraderApp):
+        app.clear_instance()
+    NbGraderApp.launch_instance(argv=arguments)
+"""
 
 
 def notebook_with(course: Course, replace: str, by: str):
@@ -303,8 +333,7 @@ def test_forged_linked_and_special_inbound_folders_are_refused_with_a_reason(tmp
 @pytest.mark.slow
 def test_a_flooding_student_delays_nobody_and_only_their_latest_hand_in_is_graded(tmp_path, users):
     hub = Hub(tmp_path, users)
-    for _ in range(20):
-        hub.submit("srv_flood")
+    hub.submit("srv_flood", times=20)
     hub.submit("srv_bob")
     result = hub.serve()
     states = hub.states()

@@ -29,6 +29,9 @@ from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
 from course_grader.trusted.serving.journal import (GRADED, HELD, LIMITED, REFUSED, RELEASED, SUPERSEDED,
                                                                Journal)
 
+#: One of the longest files: its unit of work (``conftest.FileOrGroupScheduling``) starts first.
+pytestmark = pytest.mark.xdist_group("test_serve")
+
 BIN = Path(sys.executable).parent
 COURSE_ID = "fixture"  # tests/fixtures/course/term.toml
 ASSIGNMENT = "01_geometry"
@@ -49,11 +52,22 @@ def users():
     if os.geteuid() != 0:
         pytest.fail("these tests run as root, as CI does: they give each student's hand-in that student's owner")
     for name in STUDENTS:
-        try:
-            pwd.getpwnam(name)
-        except KeyError:
-            subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
+        made = None
+        for _ in range(USERADD_TRIES):  # the file's tests run on two workers: the other may be making the same user
+            try:
+                pwd.getpwnam(name)
+                break
+            except KeyError:
+                made = subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                                      capture_output=True, text=True)
+                if made.returncode != 0:  # it exists by now, or another useradd holds /etc/passwd's lock: look again
+                    time.sleep(1)
+        else:
+            pytest.fail(f"useradd {name} failed {USERADD_TRIES} times: {made.stderr if made else ''}")
     return {name: pwd.getpwnam(name).pw_uid for name in STUDENTS}
+
+
+USERADD_TRIES = 60
 
 
 #: A course released, its exchange with the assignment released, and every student's home with the assignment
@@ -202,6 +216,11 @@ def grades(course: Course) -> dict[str, str]:
         return {row["student"]: row["score"] for row in csv.DictReader(handle) if row["assignment"] == ASSIGNMENT}
 
 
+#: The group of this file's tests (``xdist_group``) that start, kill and restart the service: on a worker of its own
+#: beside the rest of the file (``conftest.py``), each worker making ``released`` once.
+RESTARTS = "test_serve-restarts"
+
+
 # ---------------------------------------------------------------------------- hand in, graded, feedback fetched
 
 
@@ -240,6 +259,7 @@ def wait_for_lock(course: Course, command: str, process: subprocess.Popen) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(RESTARTS)
 def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
     from course_grader.trusted.gradebook.writer_lock import course_lock
 
@@ -267,6 +287,7 @@ def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(RESTARTS)
 @pytest.mark.parametrize("point", ["after-intake", "while-grading", "after-grading", "during-exports"])
 def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_path, users, point):
     hub = Hub(tmp_path, users)
@@ -299,8 +320,8 @@ def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_
 @pytest.mark.slow
 def test_forged_linked_and_special_inbound_folders_are_refused_with_a_reason(tmp_path, users):
     hub = Hub(tmp_path, users)
-    forged = hub.submit("srv_bob", owner=users["srv_ada"])  # ada hands in as bob
-    unknown = hub.submit("srv_cy", owner=54321)  # owned by a uid no user has
+    hub.submit("srv_bob", owner=users["srv_ada"])  # ada hands in as bob
+    hub.submit("srv_cy", owner=54321)  # owned by a uid no user has
     inbound = hub.exchange / COURSE_ID / "inbound"
     secret_outside = tmp_path / "outside.ipynb"
     secret_outside.write_text("the TA's file")
@@ -447,6 +468,7 @@ def test_an_honest_hand_in_is_released_while_a_hostile_one_still_runs(tmp_path, 
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(RESTARTS)
 def test_an_lms_download_dropped_in_the_drop_folder_is_graded_and_a_link_there_refused(tmp_path, users):
     hub = Hub(tmp_path, users, {SERVE_TABLE: f'[serve]\ndrop_folder = "lms-drop"\n\n{SERVE_TABLE}'})
     drop = hub.course.root / "lms-drop" / ASSIGNMENT
@@ -470,6 +492,7 @@ def test_an_lms_download_dropped_in_the_drop_folder_is_graded_and_a_link_there_r
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(RESTARTS)
 def test_a_worker_dying_twice_on_a_hand_in_fails_it_with_the_reason_and_grades_the_others(tmp_path, users):
     hub = Hub(tmp_path, users)
     hub.submit("srv_cy")

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Set up .venv from nothing if needed, then run every test: the linter, the course's consistency check, the
 # course's tests (library, notebooks, assignments: tests/ and notebooks/), and the grader's own (grader/tests/, on
-# fixture courses of its own). --dist loadfile keeps each file on one worker: a notebook's cells share a kernel.
+# fixture courses of its own). --dist loadgroup keeps each file on one worker (a notebook's cells share a kernel) unless its
+# tests declare groups (tests/xdist_units.py, grader/tests/xdist_units.py).
+# `--course` first: the course's part only (ruff, check, the course's tests: what an instructor runs after an edit;
+# further arguments go to pytest, e.g. `bash scripts/test.sh --course notebooks/01_geometry.ipynb`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+grader=yes
+if [ "${1:-}" = "--course" ]; then grader=no; shift; fi
 bash scripts/setup.sh
 export MPLBACKEND=Agg PYTHONHASHSEED=0
 # A fresh temporary folder for every run (pytest's own, /tmp/pytest-of-$USER, is shared, and its recursive
@@ -14,6 +19,6 @@ status=0
 # The course is consistent (term file, checks and parts, points, registrations, release/, limits): one screen if not.
 [ "$status" -eq 0 ] && { .venv/bin/perceptron-course check || status=$?; }
 [ "$status" -eq 0 ] && { .venv/bin/python -m pytest -n 2 --basetemp "$basetemp/course" "$@" || status=$?; }
-[ "$status" -eq 0 ] && { (cd grader && ../.venv/bin/python -m pytest -n 2 --basetemp "$basetemp/grader" "$@") || status=$?; }
+[ "$status" -eq 0 ] && [ "$grader" = yes ] && { (cd grader && ../.venv/bin/python -m pytest -n 2 --basetemp "$basetemp/grader" "$@") || status=$?; }
 if [ "$status" -eq 0 ]; then rm -rf -- "$basetemp"; else echo "test files kept in $basetemp" >&2; fi
 exit "$status"

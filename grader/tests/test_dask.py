@@ -24,9 +24,14 @@ ALLOWED_FAILURES = 1
 
 
 def start_cluster() -> LocalCluster:
-    """Two worker processes of one thread each, on loopback, without the dashboard."""
+    """Two worker processes of one thread each, on loopback, the scheduler's HTTP server on a free port.
+
+    ``dashboard_address=None`` would not do: the scheduler's HTTP server (health and metrics routes, the dashboard's
+    too) still listens, on 8787, and when another Dask holds that port its "Port 8787 is already in use" warning is an
+    error here (``filterwarnings = error``). Port 0 is a free one, whatever else runs on the machine.
+    """
     return LocalCluster(processes=True, n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                        dashboard_address=None, worker_dashboard_address=None)
+                        dashboard_address="127.0.0.1:0", worker_dashboard_address=None)
 
 
 def without(submission: tuple[str, str], result: dict) -> dict:

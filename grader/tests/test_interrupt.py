@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,9 +23,20 @@ ASSIGNMENTS = ["02_algorithm", "03_worked_example"]  # 5 students: 10 submission
 WAIT_LIMIT_SECONDS = 600  # a cap on waiting for the first result, not a measurement
 
 
+#: Runs its arguments as a program with SIGINT back at its default. A process started with SIGINT ignored (the
+#: suite run as a background job of a script: the shell ignores SIGINT there, and children inherit that) would
+#: start ``grade`` with it ignored too; ``grade`` then rightly leaves it ignored (as Python does, it keeps a
+#: SIGINT its parent ignored, as ``nohup`` and ``&`` ask) and the Ctrl+C these tests send would do nothing.
+#: A terminal's ``grade`` starts with the default, so that is what the tests give it, whatever started pytest.
+#: (A wrapper that execs, not ``preexec_fn``: no Python runs between fork and exec in this threaded process.)
+WITH_DEFAULT_SIGINT = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                       "os.execv(sys.argv[1], sys.argv[1:])"]
+
+
 def start_grading(course, *arguments: str) -> subprocess.Popen:
-    """``perceptron-course grade`` started from a subfolder of the course (it finds the course), in its own process group."""
-    command = [str(SCRIPTS / "perceptron-course"), "grade", "--quiet", *arguments]
+    """``perceptron-course grade`` started from a subfolder of the course (it finds the course), in its own process
+    group, with SIGINT at its default as in a terminal (``WITH_DEFAULT_SIGINT``)."""
+    command = [*WITH_DEFAULT_SIGINT, str(SCRIPTS / "perceptron-course"), "grade", "--quiet", *arguments]
     for assignment in ASSIGNMENTS:
         command += ["--assignment", assignment]
     return subprocess.Popen(command, cwd=course.submitted, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -20,6 +20,9 @@ from course_grader.trusted.course.example_class import build_example_class, copy
 from course_grader.trusted.pipeline import grade
 from course_grader.trusted.running.sandbox import sandbox_problem
 
+#: One of the longest files: its unit of work (``conftest.FileOrGroupScheduling``) starts first.
+pytestmark = pytest.mark.xdist_group("test_robustness")
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bad_class"
 ALL = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}

@@ -40,6 +40,9 @@ from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
 from course_grader.trusted.gradebook.outcome import Isolation
 from course_grader.trusted.course.secret import load_or_create_secret
 
+#: One of the longest files: its unit of work (``conftest.FileOrGroupScheduling``) starts first.
+pytestmark = pytest.mark.xdist_group("test_sandbox")
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox_class"
 #: The twelfth attack round's hand-ins (a README there says what each attempts), graded in the same batch.
@@ -379,7 +382,9 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-def _wait_until_gone(marker: str, patience: float = 10.0) -> list[int]:
+def _wait_until_gone(marker: str, patience: float = 120.0) -> list[int]:
+    """The processes with ``marker`` left once they are gone, or once ``patience`` seconds have passed (a cap on
+    waiting, not a measurement: on a loaded machine a sandbox's processes take seconds to be reaped)."""
     deadline = time.monotonic() + patience
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -684,6 +689,11 @@ def _make_name_attacks(course) -> None:
         (course.submitted / name / "01_geometry" / "geometry.ipynb").write_bytes(honest.read_bytes())
 
 
+#: The group (``xdist_group``) of the tests on the one hostile batch: graded once, on a worker of its own, while the
+#: other worker runs the rest of this file (``conftest.py``).
+HOSTILE_BATCH = "test_sandbox-hostile_batch"
+
+
 @pytest.fixture(scope="module")
 def hostile_batch(tmp_path_factory):
     course = copy_course(fixture_course(), tmp_path_factory.mktemp("hostile"))
@@ -716,6 +726,7 @@ def hostile_batch(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_honest_student_keeps_full_marks_and_attacks_are_refused(hostile_batch):
     outcomes = hostile_batch["outcomes"]
     assert outcomes["honest"].status == "graded" and outcomes["honest"].score == outcomes["honest"].max_score == 8
@@ -727,6 +738,7 @@ def test_hostile_batch_honest_student_keeps_full_marks_and_attacks_are_refused(h
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_every_escape_is_blocked(hostile_batch):
     page = html.unescape((hostile_batch["course"].feedback / "escaper" / "01_geometry" / "geometry.html").read_text(encoding="utf-8"))
     attempts = ["unmount /usr", "remount / read-write", "mount a tmpfs", "chroot", "a new user namespace", "ptrace",
@@ -738,6 +750,7 @@ def test_hostile_batch_every_escape_is_blocked(hostile_batch):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_leaves_no_process_and_no_secret(hostile_batch):
     assert hostile_batch["daemons_left"] == [] and hostile_batch["sandboxes_left"] == []
     course = hostile_batch["course"]
@@ -748,6 +761,7 @@ def test_hostile_batch_leaves_no_process_and_no_secret(hostile_batch):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     course = hostile_batch["course"]
     assert tree_state(course.root, exclude=GRADER_OUTPUT) == hostile_batch["before"]
@@ -774,6 +788,7 @@ def _machine_state() -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_fifth_round_changes_nothing_on_the_machine_and_gains_nothing(hostile_batch):
     assert hostile_batch["machine_after"] == hostile_batch["machine_before"]
     assert not hostile_batch["machine_after"]["loot"]
@@ -794,6 +809,7 @@ FIRST_ROUND = {
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_first_round_attacks_gain_nothing_and_stop_nothing(hostile_batch):
     outcomes = hostile_batch["outcomes"]
     for student, kept in FIRST_ROUND.items():
@@ -808,6 +824,7 @@ def test_hostile_batch_first_round_attacks_gain_nothing_and_stop_nothing(hostile
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_a_fork_bomb_is_capped(hostile_batch):
     page = html.unescape((hostile_batch["course"].feedback / "fork_bomb" / "01_geometry" / "geometry.html").read_text())
     assert "BLOCKED fork bomb" in page and "LEAKED fork bomb" not in page
@@ -901,6 +918,7 @@ SECOND_ROUND_REFUSED = {
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_second_round_attacks_gain_nothing_and_stop_nothing(hostile_batch):
     outcomes = hostile_batch["outcomes"]
     for student, kept in SECOND_ROUND.items():
@@ -949,6 +967,7 @@ THIRD_ROUND = {
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_third_round_evasions_are_flagged_and_run_no_program(hostile_batch):
     outcomes = hostile_batch["outcomes"]
     assert outcomes["honest"].flags == [] and outcomes["honest"].unanalysed == []
@@ -973,6 +992,7 @@ TWELFTH_ROUND = {
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_twelfth_round_forged_points_are_gone_and_evasions_are_flagged(hostile_batch):
     outcomes, course = hostile_batch["outcomes"], hostile_batch["course"]
     for student, expected in TWELFTH_ROUND.items():
@@ -1010,6 +1030,7 @@ THIRTEENTH_ROUND = {
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_thirteenth_round_is_graded_as_its_code_deserves_and_flagged(hostile_batch):
     outcomes, course = hostile_batch["outcomes"], hostile_batch["course"]
     for student, expected in THIRTEENTH_ROUND.items():
@@ -1049,6 +1070,7 @@ FOURTEENTH_ROUND = {
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_fourteenth_round_forged_second_answers_lose_the_part_and_honest_work_keeps_its_points(hostile_batch):
     course, graded = hostile_batch["course"], hostile_batch["by_assignment"]
     for (student, assignment), (forged, notebook) in FOURTEENTH_ROUND.items():
@@ -1071,6 +1093,7 @@ def _csv_cells(path: Path) -> list[list[str]]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_eleventh_round_deep_html_is_shown_as_text_and_a_code_bomb_is_refused(hostile_batch):
     outcomes = hostile_batch["outcomes"]
     nested = outcomes["html_nesting"]
@@ -1082,6 +1105,7 @@ def test_hostile_batch_eleventh_round_deep_html_is_shown_as_text_and_a_code_bomb
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(HOSTILE_BATCH)
 def test_hostile_batch_folder_names_act_nowhere_and_stop_nothing(hostile_batch, capsys):
     from course_grader.trusted.cli import _print_summary
     from course_grader.trusted.course.files import readable_name

@@ -29,6 +29,9 @@ from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
 from course_grader.trusted.serving.journal import (GRADED, HELD, LIMITED, REFUSED, RELEASED, SUPERSEDED,
                                                                Journal)
 
+#: One of the longest files: its unit of work (``conftest.FileOrGroupScheduling``) starts first.
+pytestmark = pytest.mark.xdist_group("test_serve")
+
 BIN = Path(sys.executable).parent
 COURSE_ID = "fixture"  # tests/fixtures/course/term.toml
 ASSIGNMENT = "01_geometry"
@@ -49,15 +52,27 @@ def users():
     if os.geteuid() != 0:
         pytest.fail("these tests run as root, as CI does: they give each student's hand-in that student's owner")
     for name in STUDENTS:
-        try:
-            pwd.getpwnam(name)
-        except KeyError:
-            subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
+        made = None
+        for _ in range(USERADD_TRIES):  # the file's tests run on two workers: the other may be making the same user
+            try:
+                pwd.getpwnam(name)
+                break
+            except KeyError:
+                made = subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                                      capture_output=True, text=True)
+                if made.returncode != 0:  # it exists by now, or another useradd holds /etc/passwd's lock: look again
+                    time.sleep(1)
+        else:
+            pytest.fail(f"useradd {name} failed {USERADD_TRIES} times: {made.stderr if made else ''}")
     return {name: pwd.getpwnam(name).pw_uid for name in STUDENTS}
 
 
-#: A course released and its exchange with the assignment released, made once for the module (``released``) and
-#: copied for each test: releasing is the same work in every test.
+USERADD_TRIES = 60
+
+
+#: A course released, its exchange with the assignment released, and every student's home with the assignment
+#: fetched (the real ``nbgrader fetch_assignment``), made once for the module (``released``) and copied for each
+#: test: releasing and fetching are the same work in every test (each a program start of a few seconds).
 RELEASED_TEMPLATE: list[Path] = []
 
 
@@ -71,6 +86,12 @@ def released(tmp_path_factory):
     Hub.point_at_exchange(course, exchange)
     run(str(BIN / "perceptron-course"), "release", "--root", str(course.root), "--assignment", ASSIGNMENT, cwd=course.root)
     run(str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
+    for student in STUDENTS:
+        home = template / "homes" / student
+        home.mkdir(parents=True)
+        run(str(BIN / "nbgrader"), "fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}",
+            f"--Exchange.cache={template / ('cache-' + student)}", cwd=home)
+        assert (home / ASSIGNMENT / "geometry.ipynb").is_file()
     RELEASED_TEMPLATE[:] = [template]
     yield template
     RELEASED_TEMPLATE.clear()
@@ -86,6 +107,8 @@ class Hub:
         self.exchange = root / "exchange"
         shutil.copytree(template / "exchange", self.exchange, symlinks=True)
         shutil.copytree(template / "course", root / "course", symlinks=True)
+        for student in STUDENTS:  # each home as ``nbgrader fetch_assignment`` left it
+            shutil.copytree(template / "homes" / student, root / student, symlinks=True)
         self.course = Course.open(root / "course")
         self.point_at_exchange(self.course, self.exchange)
         for old, new in (term_edits or {}).items():
@@ -108,23 +131,28 @@ class Hub:
     def flags(self, student: str) -> list[str]:
         return [f"--course={COURSE_ID}", f"--Exchange.root={self.exchange}", f"--Exchange.cache={self.root / ('cache-' + student)}"]
 
-    def submit(self, student: str, notebook=None, *, owner: int | None = None) -> Path:
-        """``nbgrader submit`` of ``notebook`` (default: the solved one) by ``student``; returns the inbound folder."""
+    def submit(self, student: str, notebook=None, *, owner: int | None = None, times: int = 1) -> Path:
+        """``nbgrader submit`` of ``notebook`` (default: the solved one) by ``student``, ``times`` times over (in one
+        program: nbgrader's own submit app, run again and again); returns the inbound folder of the last."""
         home = self.root / student
-        if not (home / ASSIGNMENT).is_dir():
-            home.mkdir(exist_ok=True)
-            run(str(BIN / "nbgrader"), "fetch_assignment", ASSIGNMENT, *self.flags(student), cwd=home)
+        assert (home / ASSIGNMENT).is_dir(), "every student's home holds the fetched assignment (``released``)"
         nbformat.write(notebook if notebook is not None else solved_notebook(self.course, ASSIGNMENT, "geometry"),
                        home / ASSIGNMENT / "geometry.ipynb")
         inbound = self.exchange / COURSE_ID / "inbound"
         before = set(inbound.iterdir()) if inbound.is_dir() else set()
-        run(str(BIN / "nbgrader"), "submit", ASSIGNMENT, *self.flags(student), f"--student={student}", cwd=home)
-        (folder,) = set(inbound.iterdir()) - before
+        arguments = ["submit", ASSIGNMENT, *self.flags(student), f"--student={student}"]
+        if times == 1:
+            run(str(BIN / "nbgrader"), *arguments, cwd=home)
+        else:
+            run(sys.executable, "-c", SUBMIT_AGAIN_AND_AGAIN, str(times), *arguments, cwd=home)
+        folders = sorted(set(inbound.iterdir()) - before)  # nbgrader names each by student, assignment and time
+        assert len(folders) == times, folders
         uid = self.users[student] if owner is None else owner
-        for path in [folder, *folder.rglob("*")]:
-            os.lchown(path, uid, -1)
-        self.handed_in += 1
-        return folder
+        for folder in folders:
+            for path in [folder, *folder.rglob("*")]:
+                os.lchown(path, uid, -1)
+        self.handed_in += times
+        return folders[-1]
 
     def fetch_feedback(self, student: str) -> list[str]:
         """The feedback pages ``nbgrader fetch_feedback`` brings ``student``, newest hand-in last."""
@@ -155,6 +183,22 @@ class Hub:
             journal.close()
 
 
+#: ``nbgrader submit`` (``sys.argv[2:]``) run ``sys.argv[1]`` times in one process, as the ``nbgrader`` program runs
+#: it (its application, launched again, each time a new instance); the same hand-ins as that many programs, without
+#: a program's start (seconds) each time.
+SUBMIT_AGAIN_AND_AGAIN = """
+import sys
+from nbgrader.apps.nbgraderapp import NbGraderApp
+from nbgrader.apps.submitapp import SubmitApp
+
+times, arguments = int(sys.argv[1]), sys.argv[2:]
+for _ in range(times):
+    for app in (SubmitApp, NbGraderApp):
+        app.clear_instance()
+    NbGraderApp.launch_instance(argv=arguments)
+"""
+
+
 def notebook_with(course: Course, replace: str, by: str):
     """The solved notebook with ``replace`` changed into ``by`` in its solution cells (a worse, or hostile, hand-in)."""
     notebook = solved_notebook(course, ASSIGNMENT, "geometry")
@@ -170,6 +214,11 @@ def notebook_with(course: Course, replace: str, by: str):
 def grades(course: Course) -> dict[str, str]:
     with course.grades_csv.open(newline="", encoding="utf-8") as handle:
         return {row["student"]: row["score"] for row in csv.DictReader(handle) if row["assignment"] == ASSIGNMENT}
+
+
+#: The group of this file's tests (``xdist_group``) that start, kill and restart the service: on a worker of its own
+#: beside the rest of the file (``conftest.py``), each worker making ``released`` once.
+RESTARTS = "test_serve-restarts"
 
 
 # ---------------------------------------------------------------------------- hand in, graded, feedback fetched
@@ -210,6 +259,7 @@ def wait_for_lock(course: Course, command: str, process: subprocess.Popen) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(RESTARTS)
 def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
     from course_grader.trusted.gradebook.writer_lock import course_lock
 
@@ -237,6 +287,7 @@ def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(RESTARTS)
 @pytest.mark.parametrize("point", ["after-intake", "while-grading", "after-grading", "during-exports"])
 def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_path, users, point):
     hub = Hub(tmp_path, users)
@@ -303,8 +354,7 @@ def test_forged_linked_and_special_inbound_folders_are_refused_with_a_reason(tmp
 @pytest.mark.slow
 def test_a_flooding_student_delays_nobody_and_only_their_latest_hand_in_is_graded(tmp_path, users):
     hub = Hub(tmp_path, users)
-    for _ in range(20):
-        hub.submit("srv_flood")
+    hub.submit("srv_flood", times=20)
     hub.submit("srv_bob")
     result = hub.serve()
     states = hub.states()
@@ -418,6 +468,7 @@ def test_an_honest_hand_in_is_released_while_a_hostile_one_still_runs(tmp_path, 
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(RESTARTS)
 def test_an_lms_download_dropped_in_the_drop_folder_is_graded_and_a_link_there_refused(tmp_path, users):
     hub = Hub(tmp_path, users, {SERVE_TABLE: f'[serve]\ndrop_folder = "lms-drop"\n\n{SERVE_TABLE}'})
     drop = hub.course.root / "lms-drop" / ASSIGNMENT
@@ -441,6 +492,7 @@ def test_an_lms_download_dropped_in_the_drop_folder_is_graded_and_a_link_there_r
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(RESTARTS)
 def test_a_worker_dying_twice_on_a_hand_in_fails_it_with_the_reason_and_grades_the_others(tmp_path, users):
     hub = Hub(tmp_path, users)
     hub.submit("srv_cy")

@@ -2,7 +2,7 @@
 # Set up .venv from nothing if needed, then run every test: the linter, the course's consistency check, the
 # course's tests (library, notebooks, assignments: tests/ and notebooks/), and the grader's own (grader/tests/, on
 # fixture courses of its own). --dist loadgroup keeps each file on one worker (a notebook's cells share a kernel) unless its
-# tests declare groups (tests/xdist_units.py, grader/tests/xdist_units.py).
+# tests declare groups (grader/course_grader/testing/xdist_units.py).
 # `--course` first: the course's part only (ruff, check, the course's tests: what an instructor runs after an edit;
 # further arguments go to pytest, e.g. `bash scripts/test.sh --course notebooks/01_geometry.ipynb`).
 set -euo pipefail

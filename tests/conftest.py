@@ -10,7 +10,7 @@ from pathlib import Path
 
 from course_grader.trusted.course.example_class import ExpectedGrade, solutions_by_test_cell
 from course_grader.trusted.course.example_class import expected_example_grades as _expected_example_grades
-from xdist_units import pytest_xdist_make_scheduler  # noqa: F401 - a hook (--dist loadgroup): pytest finds it here
+from course_grader.testing.xdist_units import pytest_xdist_make_scheduler  # noqa: F401 - a hook (--dist loadgroup): pytest finds it here
 
 REPO = Path(__file__).resolve().parents[1]
 

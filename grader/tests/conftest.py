@@ -12,8 +12,8 @@ from pathlib import Path
 # Fixtures are data, not tests: the fixture course's notebooks would otherwise run under nbval (--nbval-lax).
 collect_ignore = ["fixtures"]
 
-# ``--dist loadgroup``: a file is one unit of work unless its tests declare groups (xdist_units.py).
-from xdist_units import pytest_xdist_make_scheduler  # noqa: E402,F401 - a hook: pytest finds it here
+# ``--dist loadgroup``: a file is one unit of work unless its tests declare groups (course_grader/testing/xdist_units.py).
+from course_grader.testing.xdist_units import pytest_xdist_make_scheduler  # noqa: E402,F401 - a hook: pytest finds it here
 
 
 def tree_digest(folder: Path) -> str:

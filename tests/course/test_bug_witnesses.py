@@ -72,7 +72,7 @@ def _without_public_cases(prepared: PreparedCases, public: set[bytes]) -> Prepar
                          chosen(prepared.again_expected))
 
 
-@pytest.mark.xdist_group("each test")  # each case its own unit of work (tests/xdist_units.py)
+@pytest.mark.xdist_group("each test")  # each case its own unit of work (course_grader.testing.xdist_units)
 @pytest.mark.parametrize(("assignment", "function"), WITNESSED, ids=[f"{a}-{f}" for a, f in WITNESSED])
 def test_every_bug_fails_on_drawn_cases_and_every_correct_style_passes_on_every_draw(assignment, function):
     if function not in CHECKS.of(assignment):

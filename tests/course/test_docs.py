@@ -53,7 +53,7 @@ def tracked_copy(destination: Path) -> Path:
     return destination
 
 
-@pytest.mark.xdist_group("each test")  # each case its own unit of work (tests/xdist_units.py)
+@pytest.mark.xdist_group("each test")  # each case its own unit of work (course_grader.testing.xdist_units)
 @pytest.mark.slow
 @pytest.mark.parametrize("guide", [g for g in [LANDING, *GUIDES] if ci_blocks(g.read_text(encoding="utf-8"))],
                          ids=lambda g: g.name)

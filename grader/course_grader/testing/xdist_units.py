@@ -1,7 +1,7 @@
 """Units of work for pytest-xdist: a test file, unless its tests declare groups; the declared groups start first.
 
-``pytest_xdist_make_scheduler`` is imported by ``conftest.py``. The course's tests (``tests/xdist_units.py`` at the
-repository's root) keep a copy of this file: the two suites share no code.
+A suite's ``conftest.py`` imports ``pytest_xdist_make_scheduler`` from here (the grader's tests and the course's alike)
+and runs with ``--dist loadgroup``.
 """
 
 from __future__ import annotations

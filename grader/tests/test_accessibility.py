@@ -1,6 +1,6 @@
 """Every page a student or a TA reads passes axe-core's WCAG 2.1 A and AA rules in Debian's Chromium.
 
-The pages: each lecture of notebooks/ and each student notebook of release/ as ``perceptron-course
+The pages: each lecture of notebooks/ and each student notebook of release/ of the fixture course as ``perceptron-course
 pages`` renders them (derived from the course, not listed here), a feedback page and the TA's
 report. Playwright opens each page from disk with every request off the machine refused (the
 pages must not depend on a CDN to be readable: mathematics stays as its TeX text when MathJax cannot
@@ -12,13 +12,14 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import NODE_MODULES, fixture_course
 
 from course_grader.trusted.outputs.pages import PLACEHOLDER_ALT, course_notebooks, page_name, render_page
 from test_report import class_template  # noqa: F401 - the report's class fixture, its gradebook written through nbgrader's API
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = fixture_course()  # the grader's own course: its lecture and its released notebooks
 CHROMIUM = Path("/usr/bin/chromium")
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+AXE = NODE_MODULES / "axe-core" / "axe.min.js"
 WCAG_21_A_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 pytestmark = [

@@ -23,7 +23,6 @@ import pytest
 from conftest import fixture_course
 
 CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_geometry/geometry.ipynb"
 FUNCTION = "augment"
 # Typed on one line: the editor's auto-indent cannot change its meaning.
@@ -71,7 +70,7 @@ def lab(tmp_path):
     """JupyterLab on 127.0.0.1 (a free port, a token) serving a copy of release/; yields (url, token, folder)."""
     course = tmp_path / "student"
     shutil.copytree(fixture_course() / "release", course)
-    shutil.copytree(ROOT / "notebooks", course / "lectures")  # as the student bundle ships them beside the assignments
+    shutil.copytree(fixture_course() / "notebooks", course / "lectures")  # as the student bundle ships them beside the assignments
     settings = tmp_path / "lab-settings"
     for name, values in LAB_SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,7 @@ from course_grader.trusted.running.preprocessors import (BUDGET, LIMITS_METADATA
                                                                      TIME_BUDGET)
 from course_grader.trusted.running.sandbox import sandbox_problem
 
-RECIPES = Path(__file__).resolve().parents[1] / "fixtures" / "budget_class"
+RECIPES = Path(__file__).resolve().parent / "fixtures" / "budget_class"
 ASSIGNMENT = "02_algorithm"
 LIMITS = {"notebook_seconds": 15, "cell_seconds": 4, "max_restarts": 1000}
 #: Each would run past any budget: ignoring signals and catching BaseException (in its finally too), spinning

@@ -89,8 +89,8 @@ from typing import Sequence
 from dataclasses import dataclass
 from copy import deepcopy
 import matplotlib.pyplot as plt
-from perceptron_course.datasets import xor
-from perceptron_course import plotting
+from perceptron_fixture.datasets import xor
+from perceptron_fixture import plotting
 
 @dataclass
 class Step:
@@ -113,11 +113,11 @@ np.random.default_rng(0).normal(size=3)
 
 
 def test_max_margin_is_allowed_only_where_the_assignment_allows_it():
-    line = "from perceptron_course.theory import max_margin"
+    line = "from perceptron_fixture.theory import max_margin"
     assert constructs(line, "04_convergence") == []
-    assert constructs(line, "02_algorithm") == [(1, "from perceptron_course.theory import max_margin (not allowed in 02_algorithm)")]
-    assert constructs("from perceptron_course.theory import radius", "04_convergence") == [
-        (1, "from perceptron_course.theory import radius (not allowed in 04_convergence)")]
+    assert constructs(line, "02_algorithm") == [(1, "from perceptron_fixture.theory import max_margin (not allowed in 02_algorithm)")]
+    assert constructs("from perceptron_fixture.theory import radius", "04_convergence") == [
+        (1, "from perceptron_fixture.theory import radius (not allowed in 04_convergence)")]
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -158,8 +158,8 @@ def test_max_margin_is_allowed_only_where_the_assignment_allows_it():
     ("np.allclose = lambda *a: True", (1, "assignment to numpy.allclose (a module attribute)")),
     ("import sqlite3", (1, "import sqlite3 (not allowed in 01_geometry)")),
     ("import sklearn.linear_model", (1, "import sklearn.linear_model (not allowed in 01_geometry)")),
-    ("from perceptron_course.perceptron import train", (1, "from perceptron_course.perceptron import train (not allowed in 01_geometry)")),
-    ("import perceptron_course", (1, "import perceptron_course (not allowed in 01_geometry)")),
+    ("from perceptron_fixture.perceptron import train", (1, "from perceptron_fixture.perceptron import train (not allowed in 01_geometry)")),
+    ("import perceptron_fixture", (1, "import perceptron_fixture (not allowed in 01_geometry)")),
     ("from . import x", (1, "relative import from .")),
     ("import numpy.ctypeslib", (1, "import numpy.ctypeslib (not allowed in 01_geometry)")),
 ])
@@ -228,7 +228,7 @@ EVASIONS = [
 
 
 @pytest.mark.parametrize("source, expected", EVASIONS)
-def test_each_evasion_of_the_third_round_is_flagged(source, expected):
+def test_each_evasion_of_the_review_is_flagged(source, expected):
     assert expected in [construct for _, construct in constructs(source)]
 
 
@@ -451,7 +451,7 @@ def test_a_cell_not_analysed_says_so_plainly():
     "from typing import Literal\ndef g(rule: \"Literal['margin', 'zero']\" = 'margin') -> None:\n    pass",
     "if __name__ == '__main__':\n    pass",
 ])
-def test_honest_code_of_the_fourth_round_raises_no_flag(source):
+def test_honest_code_that_looks_like_an_evasion_raises_no_flag(source):
     assert constructs(source) == []
 
 
@@ -543,10 +543,10 @@ def test_the_interpreter_reached_through_any_value_is_flagged(source, expected):
     ("library_result_exec", ["access to .sys", "access to .exec", "access to .settrace"]),
     ("_control_mutation_no_hook", ["access to .modules"]),
 ])
-def test_the_round_13_hand_ins_are_flagged(recipe, expected):
+def test_the_second_call_and_digest_hand_ins_are_flagged(recipe, expected):
     import runpy
 
-    cells = runpy.run_path(str(REPO / "tests" / "fixtures" / "attacks_round13" / f"{recipe}.py"))["CELLS"]["02_algorithm"]
+    cells = runpy.run_path(str(REPO / "tests" / "fixtures" / "attacks_second_call_and_digest" / f"{recipe}.py"))["CELLS"]["02_algorithm"]
     found = [construct for source in cells.values() for _, construct in constructs(source, "02_algorithm")]
     for construct in expected:
         assert any(c.startswith(construct) for c in found), (construct, found)

@@ -21,7 +21,7 @@ from test_lab import serving_lab
 
 from course_grader.trusted.course.example_class import build_submission, copy_course
 
-HOSTILE_ANSWER = (Path(__file__).resolve().parents[1] / "fixtures" / "formgrader" / "hostile_answer.md").read_text(encoding="utf-8")
+HOSTILE_ANSWER = (Path(__file__).resolve().parent / "fixtures" / "formgrader" / "hostile_answer.md").read_text(encoding="utf-8")
 ASSIGNMENT, NOTEBOOK, STUDENT = "04_convergence", "convergence", "writer"
 ANSWER = "why_augmented"  #: the written answer's grade id
 OTHER_PARTS = ("test_radius", "test_mistake_bound", "test_proof_terms")  #: ids the answer tries to take over

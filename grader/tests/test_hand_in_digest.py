@@ -132,10 +132,10 @@ def _graded_predict(notebook, secret: bytes, digest: str):
     return judge_replies(check, prepared.cases, replies, problem, prepared.expected, prepared.again, prepared.again_expected)
 
 
-ROUND12 = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12"
+ROUND12 = __import__("pathlib").Path(__file__).resolve().parent / "fixtures" / "attacks_forged_points"
 
 
-def test_the_resubmission_of_round_12_answered_its_cases_from_a_table_and_now_draws_new_ones(tmp_path):
+def test_a_resubmission_that_answered_its_cases_from_a_table_now_draws_new_ones(tmp_path):
     import runpy
 
     from course_grader.trusted.course.example_class import copy_course

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import fixture_course
 
-from perceptron_course import intake_rules
+from course_grader import intake_rules
 from course_grader import checks_api
 from course_grader.checks_api import compare_history, random_cases, with_ties
 from course_grader.trusted.judging import check_registry, solution_reference
@@ -44,7 +44,7 @@ def test_every_assignment_s_checks_come_from_its_own_folder():
         assert loaded.module.__name__.startswith(check_registry.MODULE_PREFIX)  # a private name, not importable by name
         assert all(check.function in registry for check in loaded.checks.values())
     assert not any(name.startswith(check_registry.MODULE_PREFIX) for name in
-                   (path.stem for path in (REPO / "perceptron_course").rglob("*.py")))
+                   (path.stem for path in (REPO / "perceptron_fixture").rglob("*.py")))
 
 
 def test_the_course_s_parts_and_checks_agree():
@@ -181,7 +181,7 @@ def test_the_grading_sandbox_never_sees_source_or_a_hidden_checks_file(tmp_path)
     source = COURSE.source.resolve()
     assert bound and not [path for path in bound if path == source or path in source.parents or source in path.parents]
     assert not list(view.rglob(HIDDEN_CHECKS_FILE)) and not list(view.rglob("checks_api.py"))
-    assert not (view / "perceptron_course" / "grading" / "trusted").exists()
+    assert not (view / "perceptron_fixture" / "grading" / "trusted").exists()
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import fixture_course
 
-from perceptron_course import intake_rules
+from course_grader import intake_rules
 from course_grader.trusted.running import sandbox
 from course_grader.intake_rules import IntakeError, copy_number, examine, load_manifest
 
@@ -147,13 +147,13 @@ def test_an_edited_locked_cell_is_named():
 
 
 @pytest.mark.parametrize("code, refused", [
-    ("from perceptron_course.geometry import augment", "perceptron_course.geometry"),
-    ("import perceptron_course.perceptron as p", "perceptron_course.perceptron"),
-    ("from perceptron_course import theory", "perceptron_course.theory"),
+    ("from perceptron_fixture.geometry import augment", "perceptron_fixture.geometry"),
+    ("import perceptron_fixture.perceptron as p", "perceptron_fixture.perceptron"),
+    ("from perceptron_fixture import theory", "perceptron_fixture.theory"),
     ("from sklearn.linear_model import Perceptron", "sklearn.linear_model"),
     ("from sklearn import linear_model", "sklearn.linear_model"),
-    ("%matplotlib inline\nfrom perceptron_course.datasets import xor", ""),
-    ("from perceptron_course import datasets, plotting", ""),
+    ("%matplotlib inline\nfrom perceptron_fixture.datasets import xor", ""),
+    ("from perceptron_fixture import datasets, plotting", ""),
     ("from sklearn.svm import SVC", ""),
 ])
 def test_imports_the_grading_kernel_refuses_are_named(code, refused):
@@ -167,9 +167,9 @@ def test_imports_the_grading_kernel_refuses_are_named(code, refused):
 
 def test_the_convergence_assignment_may_import_max_margin_only():
     convergence = ASSIGNMENTS["04_convergence"]
-    assert intake_rules.refused_import("perceptron_course.theory", ["max_margin"], convergence.name) == ""
-    assert intake_rules.refused_import("perceptron_course.theory", ["radius"], convergence.name) == "perceptron_course.theory"
-    assert intake_rules.refused_import("perceptron_course.theory", ["max_margin"], "01_geometry") == "perceptron_course.theory"
+    assert intake_rules.refused_import("perceptron_fixture.theory", ["max_margin"], convergence.name) == ""
+    assert intake_rules.refused_import("perceptron_fixture.theory", ["radius"], convergence.name) == "perceptron_fixture.theory"
+    assert intake_rules.refused_import("perceptron_fixture.theory", ["max_margin"], "01_geometry") == "perceptron_fixture.theory"
 
 
 def test_a_notebook_the_student_marked_as_repaired_gets_the_graders_notes_only():

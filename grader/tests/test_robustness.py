@@ -21,7 +21,7 @@ from course_grader.trusted.pipeline import grade
 from course_grader.trusted.running.sandbox import sandbox_problem
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bad_class"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bad_class"
 ALL = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 
 CELLS_LOST = {
@@ -178,7 +178,7 @@ def test_the_sandbox_blocks_every_escape_and_shows_it(batch):
 
 @pytest.mark.slow
 def test_feedback_never_shows_hidden_tests_or_their_code(batch):
-    checks_source = [line for path in sorted((REPO / "perceptron_course" / "grading" / "trusted" / "checks").glob("*.py"))
+    checks_source = [line for path in sorted((REPO / "perceptron_fixture" / "grading" / "trusted" / "checks").glob("*.py"))
                      for line in path.read_text().splitlines()]
     secret_lines = {line.strip() for line in checks_source
                     if len(line.strip()) > 30 and not line.strip().startswith("#")}

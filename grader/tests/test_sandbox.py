@@ -40,14 +40,14 @@ from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
 from course_grader.trusted.course.secret import load_or_create_secret
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox_class"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sandbox_class"
 #: The twelfth attack round's hand-ins (a README there says what each attempts), graded in the same batch.
-ROUND12 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12"
-#: The thirteenth round's (``attacks_round13/README.md``), graded in the same batch too.
-ROUND13 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round13"
-#: The fourteenth's: forgers of the second call's answer (``attacks_round14_forge/README.md``), in the same batch.
-ROUND14 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round14_forge"
-REAL_PACKAGE = REPO / "perceptron_course"
+ROUND12 = Path(__file__).resolve().parent / "fixtures" / "attacks_forged_points"
+#: The thirteenth round's (``attacks_second_call_and_digest/README.md``), graded in the same batch too.
+ROUND13 = Path(__file__).resolve().parent / "fixtures" / "attacks_second_call_and_digest"
+#: The fourteenth's: forgers of the second call's answer (``attacks_forged_second_call/README.md``), in the same batch.
+ROUND14 = Path(__file__).resolve().parent / "fixtures" / "attacks_forged_second_call"
+REAL_PACKAGE = REPO / "perceptron_fixture"
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
 #: What grading writes in the course: its output, and the course lock it holds while it runs (writer_lock).
@@ -315,9 +315,9 @@ def test_the_environment_is_cleared(tmp_path):
 IMPORTS = """
     import json
     results = {}
-    for module in ("perceptron_course.geometry", "perceptron_course.perceptron", "perceptron_course.theory",
-                   "perceptron_course.variants", "perceptron_course.multiclass", "perceptron_course.estimator",
-                   "perceptron_course.svm", "perceptron_course.losses", "perceptron_course.mlp", "course_grader.selfcheck",
+    for module in ("perceptron_fixture.geometry", "perceptron_fixture.perceptron", "perceptron_fixture.theory",
+                   "perceptron_fixture.variants", "perceptron_fixture.multiclass", "perceptron_fixture.estimator",
+                   "perceptron_fixture.svm", "perceptron_fixture.losses", "perceptron_fixture.mlp", "course_grader.selfcheck",
                    "course_grader.intake_rules",
                    "course_grader.trusted", "sklearn.linear_model"):
         try:
@@ -325,11 +325,11 @@ IMPORTS = """
             results[module] = "imported"
         except ImportError as error:
             results[module] = str(error)
-    import perceptron_course, perceptron_course.datasets, perceptron_course.plotting
-    results["file"] = perceptron_course.__file__
-    results["iris"] = list(perceptron_course.datasets.iris_binary()[0].shape)
+    import perceptron_fixture, perceptron_fixture.datasets, perceptron_fixture.plotting
+    results["file"] = perceptron_fixture.__file__
+    results["iris"] = list(perceptron_fixture.datasets.iris_binary()[0].shape)
     try:
-        from perceptron_course.theory import max_margin
+        from perceptron_fixture.theory import max_margin
         results["max_margin"] = max_margin([[1.0, 0.0], [-1.0, 0.0]], [1, -1])[1]
     except ImportError as error:
         results["max_margin"] = str(error)
@@ -343,9 +343,9 @@ def test_no_answer_key_in_the_kernel(tmp_path):
     stubbed = set(sandbox.SELF_CHECK_STUB)  # the self-check's check_all, a no-op in every assignment's view
     for module in sandbox.GRADED_MODULES:
         if module in stubbed:
-            assert results[f"perceptron_course.{module}"] == "imported"
+            assert results[f"perceptron_fixture.{module}"] == "imported"
             continue
-        assert results[f"perceptron_course.{module}"] == (f"perceptron_course.{module} is not available while grading: "
+        assert results[f"perceptron_fixture.{module}"] == (f"perceptron_fixture.{module} is not available while grading: "
                                                           "implement it yourself")
     names = probe_json("import json, course_grader.selfcheck as s; print(json.dumps(sorted(n for n in dir(s) "
                        "if not n.startswith('__'))))", tmp_path)
@@ -360,9 +360,9 @@ def test_no_answer_key_in_the_kernel(tmp_path):
 def test_convergence_may_use_max_margin_and_nothing_else(tmp_path):
     results = probe_json(IMPORTS, tmp_path, assignment="04_convergence")
     assert results["max_margin"] == pytest.approx(1.0)
-    assert results["perceptron_course.theory"] == "imported"
-    assert results["perceptron_course.perceptron"].endswith("not available while grading: implement it yourself")
-    names = probe_json("import json, perceptron_course.theory as t; print(json.dumps(sorted(n for n in dir(t) "
+    assert results["perceptron_fixture.theory"] == "imported"
+    assert results["perceptron_fixture.perceptron"].endswith("not available while grading: implement it yourself")
+    names = probe_json("import json, perceptron_fixture.theory as t; print(json.dumps(sorted(n for n in dir(t) "
                        "if not n.startswith('__'))))", tmp_path, assignment="04_convergence")
     assert names == ["max_margin"]
 
@@ -752,16 +752,16 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     assert tree_state(course.root, exclude=GRADER_OUTPUT) == hostile_batch["before"]
     for folder in ("autograded", "feedback"):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
-        assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *FIRST_ROUND, *SECOND_ROUND,
-                          *THIRD_ROUND, *FIFTH_ROUND, "html_nesting", *TWELFTH_ROUND,
-                          *THIRTEENTH_ROUND, *(student for student, _ in FOURTEENTH_ROUND), "honest_in_the_same_batch"}, graded
+        assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *ESCAPES_AND_RESOURCE_ATTACKS, *TA_SIDE_ATTACKS,
+                          *REVIEW_EVASIONS, *HOST_ROOT_ATTACKS, "html_nesting", *FORGED_POINTS,
+                          *SECOND_CALL_AND_DIGEST_ATTACKS, *(student for student, _ in FORGED_SECOND_CALLS), "honest_in_the_same_batch"}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
 
 
 #: Recipes of the fifth attack round: wrong code that attacks the machine through what a kernel's user (the
 #: grader's, underneath) may do without capabilities. Graded before ``honest``, which they target.
-FIFTH_ROUND = ("ab_core_pattern_escape", "ab_core_pattern_stealth", "ab_devnull")
+HOST_ROOT_ATTACKS = ("ab_core_pattern_escape", "ab_core_pattern_stealth", "ab_devnull")
 ROUND5_LOOT = Path("/tmp/perceptron-round5-loot")
 
 
@@ -773,18 +773,18 @@ def _machine_state() -> dict:
 
 
 @pytest.mark.slow
-def test_hostile_batch_fifth_round_changes_nothing_on_the_machine_and_gains_nothing(hostile_batch):
+def test_hostile_batch_attacks_as_the_host_s_root_change_nothing_on_the_machine_and_gain_nothing(hostile_batch):
     assert hostile_batch["machine_after"] == hostile_batch["machine_before"]
     assert not hostile_batch["machine_after"]["loot"]
     outcomes = hostile_batch["outcomes"]
-    for student in FIFTH_ROUND:
+    for student in HOST_ROOT_ATTACKS:
         assert outcomes[student].status == "graded" and outcomes[student].score == 0, (student, outcomes[student].reason)
     honest = outcomes["honest"]  # graded after both, in the same zygote: its kernel started and its hand-in is intact
     assert honest.status == "graded" and honest.score == honest.max_score, honest.reason
 
 
 #: Recipes of the first attack round, and the cells each may keep (their code is wrong or calls the reference).
-FIRST_ROUND = {
+ESCAPES_AND_RESOURCE_ATTACKS = {
     "aa_config_clobber": set(), "symlink_leak": set(), "zz_link_loop": set(), "zz_fifo_hang": set(),
     "resource_sparse_file": set(), "resource_tmpfs_memory": set(), "resource_shadow_module": set(),
     "environment_leak": set(), "output_flood_memory": set(), "reference_import": set(),
@@ -793,9 +793,9 @@ FIRST_ROUND = {
 
 
 @pytest.mark.slow
-def test_hostile_batch_first_round_attacks_gain_nothing_and_stop_nothing(hostile_batch):
+def test_hostile_batch_escapes_and_resource_attacks_gain_nothing_and_stop_nothing(hostile_batch):
     outcomes = hostile_batch["outcomes"]
-    for student, kept in FIRST_ROUND.items():
+    for student, kept in ESCAPES_AND_RESOURCE_ATTACKS.items():
         outcome = outcomes[student]
         assert outcome.status == "graded", (student, outcome.reason)
         earned = {cell for cell, score in outcome.cell_scores.items() if score > 0}
@@ -886,29 +886,29 @@ def test_a_restarted_kernel_s_endpoints_never_name_a_descriptor_the_kernel_befor
 
 #: Recipes of the second attack round: cells each must keep (their own correct code) and, for the
 #: refused ones, what grades.csv must say.
-SECOND_ROUND = {
+TA_SIDE_ATTACKS = {
     "ta_environment": set(), "pid1_memory": set(), "terminal_escape": set(), "deep_tree": set(),
     "markdown_slow_feedback": set(), "outside_writes": {"test_augment", "test_predict", "test_signed_distance",
                                                         "test_set_margin"},
     # its points are put back by the intake (round 13, finding 5): its correct code is graded
     "report_points_injection": {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"},
 }
-SECOND_ROUND_REFUSED = {
+TA_SIDE_REFUSED = {
     "deep_submission_folder": "nested deeper than 8 levels",
     "markdown_slow_feedback": "text cells are too long",
 }
 
 
 @pytest.mark.slow
-def test_hostile_batch_second_round_attacks_gain_nothing_and_stop_nothing(hostile_batch):
+def test_hostile_batch_attacks_on_the_ta_s_side_gain_nothing_and_stop_nothing(hostile_batch):
     outcomes = hostile_batch["outcomes"]
-    for student, kept in SECOND_ROUND.items():
-        if student in SECOND_ROUND_REFUSED:
+    for student, kept in TA_SIDE_ATTACKS.items():
+        if student in TA_SIDE_REFUSED:
             continue
         outcome = outcomes[student]
         assert outcome.status == "graded", (student, outcome.reason)
         assert {cell for cell, score in outcome.cell_scores.items() if score > 0} == kept, (student, outcome.cell_scores)
-    for student, reason in SECOND_ROUND_REFUSED.items():
+    for student, reason in TA_SIDE_REFUSED.items():
         outcome = outcomes[student]
         assert outcome.status == "failed" and reason in outcome.reason, (student, outcome.reason)
         assert "<" not in outcome.reason and "\n" not in outcome.reason
@@ -939,7 +939,7 @@ def test_a_kernel_cannot_write_to_the_graders_terminal_or_read_its_environment(t
 
 
 #: Recipes of the third attack round (and the fourth's typing_eval): correct code, so they keep every point, and must be flagged.
-THIRD_ROUND = {
+REVIEW_EVASIONS = {
     "third_evasions": ["numpy.testing._private.utils.os.system", "getattr passed as a value", "operator.attrgetter"],
     "autocall_flood": ["cell NOT analysed: 120 shell, magic, help or autocall lines"],
     # fourth round: Python held in string annotations, which typing.get_type_hints evaluates
@@ -948,10 +948,10 @@ THIRD_ROUND = {
 
 
 @pytest.mark.slow
-def test_hostile_batch_third_round_evasions_are_flagged_and_run_no_program(hostile_batch):
+def test_hostile_batch_review_evasions_are_flagged_and_run_no_program(hostile_batch):
     outcomes = hostile_batch["outcomes"]
     assert outcomes["honest"].flags == [] and outcomes["honest"].unanalysed == []
-    for student, expected in THIRD_ROUND.items():
+    for student, expected in REVIEW_EVASIONS.items():
         outcome = outcomes[student]
         assert outcome.status == "graded" and outcome.score == 8, (student, outcome.reason, outcome.cell_scores)
         constructs = [flag.construct for flag in outcome.flags]
@@ -962,8 +962,8 @@ def test_hostile_batch_third_round_evasions_are_flagged_and_run_no_program(hosti
         assert f"BLOCKED run a program through the {way}" in page and f"LEAKED run a program through the {way}" not in page
 
 
-#: Hand-ins of the twelfth round and the flags each must raise (tests/fixtures/attacks_round12/README.md).
-TWELFTH_ROUND = {
+#: Hand-ins of the twelfth round and the flags each must raise (tests/fixtures/attacks_forged_points/README.md).
+FORGED_POINTS = {
     "resubmit_table": [],
     "numbers_as_text": [],
     "hidden_mutation": ["assignment to json.dumps (a module attribute)"],
@@ -972,9 +972,9 @@ TWELFTH_ROUND = {
 
 
 @pytest.mark.slow
-def test_hostile_batch_twelfth_round_forged_points_are_gone_and_evasions_are_flagged(hostile_batch):
+def test_hostile_batch_forged_points_are_gone_and_evasions_are_flagged(hostile_batch):
     outcomes, course = hostile_batch["outcomes"], hostile_batch["course"]
-    for student, expected in TWELFTH_ROUND.items():
+    for student, expected in FORGED_POINTS.items():
         outcome = outcomes[student]
         assert outcome.status == "graded", (student, outcome.reason)
         constructs = [flag.construct for flag in outcome.flags]
@@ -999,8 +999,8 @@ def test_hostile_batch_twelfth_round_forged_points_are_gone_and_evasions_are_fla
     assert outcomes["honest"].score == outcomes["honest"].max_score == 8
 
 
-#: Hand-ins of the thirteenth round and the flags each must raise (tests/fixtures/attacks_round13/README.md).
-THIRTEENTH_ROUND = {
+#: Hand-ins of the thirteenth round and the flags each must raise (tests/fixtures/attacks_second_call_and_digest/README.md).
+SECOND_CALL_AND_DIGEST_ATTACKS = {
     "library_result_mutation": ["access to .modules", "assignment to .dumps of an object the notebook did not create"],
     "library_result_exec": ["access to .sys", "access to .exec", "access to .settrace"],
     "list_argument_sorted_in_place": [],
@@ -1009,9 +1009,9 @@ THIRTEENTH_ROUND = {
 
 
 @pytest.mark.slow
-def test_hostile_batch_thirteenth_round_is_graded_as_its_code_deserves_and_flagged(hostile_batch):
+def test_hostile_batch_second_call_and_digest_attacks_are_graded_as_their_code_deserves_and_flagged(hostile_batch):
     outcomes, course = hostile_batch["outcomes"], hostile_batch["course"]
-    for student, expected in THIRTEENTH_ROUND.items():
+    for student, expected in SECOND_CALL_AND_DIGEST_ATTACKS.items():
         outcome = outcomes[student]
         assert outcome.status == "graded", (student, outcome.reason)
         constructs = [flag.construct for flag in outcome.flags]
@@ -1040,7 +1040,7 @@ def test_hostile_batch_thirteenth_round_is_graded_as_its_code_deserves_and_flagg
 
 
 #: Round 14's forgers, the parts each hides an in-place change in, and its notebooks.
-FOURTEENTH_ROUND = {
+FORGED_SECOND_CALLS = {
     ("forge_same_call_again", "01_geometry"): ("test_augment", "geometry"),
     ("forge_same_call_again", "02_algorithm"): ("test_perceptron_step", "algorithm"),
     ("forge_copy_after_first_call", "02_algorithm"): ("test_perceptron_step", "algorithm"),
@@ -1048,9 +1048,9 @@ FOURTEENTH_ROUND = {
 
 
 @pytest.mark.slow
-def test_hostile_batch_fourteenth_round_forged_second_answers_lose_the_part_and_honest_work_keeps_its_points(hostile_batch):
+def test_hostile_batch_forged_second_answers_lose_the_part_and_honest_work_keeps_its_points(hostile_batch):
     course, graded = hostile_batch["course"], hostile_batch["by_assignment"]
-    for (student, assignment), (forged, notebook) in FOURTEENTH_ROUND.items():
+    for (student, assignment), (forged, notebook) in FORGED_SECOND_CALLS.items():
         outcome = graded[(student, assignment)]
         assert outcome.status == "graded", (student, outcome.reason)
         assert outcome.cell_scores[forged] == 0 and all(
@@ -1070,7 +1070,7 @@ def _csv_cells(path: Path) -> list[list[str]]:
 
 
 @pytest.mark.slow
-def test_hostile_batch_eleventh_round_deep_html_is_shown_as_text_and_a_code_bomb_is_refused(hostile_batch):
+def test_hostile_batch_deep_html_is_shown_as_text_and_a_code_bomb_is_refused(hostile_batch):
     outcomes = hostile_batch["outcomes"]
     nested = outcomes["html_nesting"]
     assert (nested.status, nested.score) == ("graded", 8), nested.reason  # its code is correct: its HTML costs it nothing
@@ -1409,7 +1409,7 @@ def test_a_kernel_flooding_the_graders_sockets_fails_its_own_job_only(tmp_path, 
 
     monkeypatch.setattr(resources, "JOB_DATA_BUDGET_BYTES", 1024**3)
     course = copy_course(fixture_course(), tmp_path / "course")
-    build_example_class(course, Path(__file__).resolve().parents[1] / "fixtures" / "flood_class")
+    build_example_class(course, Path(__file__).resolve().parent / "fixtures" / "flood_class")
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=2)}
     # the largest worker's peak (workers are this process's children; a kernel holds one 60 MiB frame)
     largest_worker_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from conftest import solutions_by_test_cell, this_course
 
-from perceptron_course import intake_rules, selfcheck
+from course_grader import intake_rules, selfcheck
 
 ROOT = Path(__file__).resolve().parents[2]
 GEOMETRY = ROOT / "release" / "01_geometry" / "geometry.ipynb"
@@ -258,7 +258,7 @@ def _debug_output(notebook) -> None:
 
 
 def _imports_reference(notebook) -> None:
-    fill(notebook, "predict", "from perceptron_course.perceptron import predict\n")
+    fill(notebook, "predict", "from perceptron_fixture.perceptron import predict\n")
 
 
 def _deletes_solution(notebook) -> None:
@@ -304,7 +304,7 @@ def test_a_green_self_check_means_the_grader_runs_the_notebook_as_it_is(tmp_path
         assert all(note in outcome.reason for note in report.intake_notes), (student, report.intake_notes, outcome.reason)
     assert any("geometry (1).ipynb is graded as geometry.ipynb" in note for note in reports["renamed"].intake_notes)
     assert any("MiB of stored outputs: they are dropped before grading" in note for note in reports["oversized"].intake_notes)
-    assert any("imports perceptron_course.perceptron, which is not available while grading" in note
+    assert any("imports perceptron_fixture.perceptron, which is not available while grading" in note
                for note in reports["imports_reference"].intake_notes)
     assert any("the cell where you write signed_distance (signed_distance) is missing" in note
                for note in reports["deleted_solution"].intake_notes)

@@ -1,4 +1,4 @@
-"""Attack round 14 on ``perceptron-course serve`` (``tests/fixtures/attacks_round14/README.md``), one test per finding.
+"""Attack round 14 on ``perceptron-course serve`` (``tests/fixtures/attacks_serve_hub/README.md``), one test per finding.
 
 The intake is driven in process (``inbox.ExchangeScan``, ``Service.take_in`` with no grading stream): the races are
 made to happen at the moment the code reads (a hook swaps the folder just before the first file is read), never

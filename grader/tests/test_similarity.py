@@ -12,7 +12,7 @@ from course_grader.trusted.course.example_class import build_submission, copy_co
 from course_grader.trusted.outputs.similarity import THRESHOLD, find_similar, html_section, markdown_section
 
 ROOT = Path(__file__).resolve().parents[2]
-LIBRARY = ROOT / "perceptron_course"
+LIBRARY = ROOT / "perceptron_fixture"
 
 # The plain perceptron as a lecture shows it.
 LECTURE_CELL = '''def perceptron(X, y, max_epochs=100):
@@ -108,7 +108,7 @@ def test_a_verbatim_copy_of_the_library_is_found_with_its_lines_side_by_side(sma
     _, _, review = small_class
     (match,) = [m for m in review.matches if m.student == "lib"]
 
-    assert (match.part, match.other, match.kind) == ("kernel_perceptron", "perceptron_course/variants.py train_kernel", "library")
+    assert (match.part, match.other, match.kind) == ("kernel_perceptron", "perceptron_fixture/variants.py train_kernel", "library")
     assert match.score >= THRESHOLD
     copied = "scores += labels[j] * gram[j]"
     assert any(copied in text for _, text in match.student_lines)
@@ -138,7 +138,7 @@ def test_honest_solutions_written_differently_are_not_listed(small_class):
     _, _, review = small_class
     involved = {m.student for m in review.matches} | {m.other.removeprefix("student ") for m in review.matches}
 
-    assert involved == {"lib", "perceptron_course/variants.py train_kernel", "ren", "notebooks/02_algorithm.ipynb (cell 2)", "sam", "sue"}
+    assert involved == {"lib", "perceptron_fixture/variants.py train_kernel", "ren", "notebooks/02_algorithm.ipynb (cell 2)", "sam", "sue"}
     assert "ada" not in involved and "ben" not in involved
 
 

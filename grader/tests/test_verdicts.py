@@ -20,7 +20,7 @@ from course_grader.trusted.pipeline import grade
 from course_grader.trusted.course.secret import SECRET_FILE
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "verdict_class"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "verdict_class"
 GEOMETRY = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 
 ATTACKERS = ["wrong_only", "noop_checks", "import_hook", "input_transformer", "ast_transformer", "settrace_skip",

@@ -15,6 +15,8 @@ collect_ignore = ["fixtures"]
 
 #: The folder of everything the grader's tests use: they read nothing outside it (``test_self_contained.py``).
 GRADER = Path(__file__).resolve().parents[1]
+#: The fixtures: the grader's own course, its library, the hostile and example classes.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 #: The fixture course's reference library (``fixtures/library/perceptron_fixture``, named in its ``term.toml``).
 FIXTURE_LIBRARY = Path(__file__).resolve().parent / "fixtures" / "library"
 LIBRARY_PACKAGE = "perceptron_fixture"

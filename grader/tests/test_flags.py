@@ -53,7 +53,9 @@ def test_each_assignment_s_allowed_imports_come_from_its_own_hidden_checks(tmp_p
     folder = tmp_path / "source" / "07_new"
     folder.mkdir(parents=True)
     (tmp_path / "nbgrader_config.py").write_text("")
-    (tmp_path / "term.toml").write_text((COURSE_ROOT / "term.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    term = (COURSE_ROOT / "term.toml").read_text(encoding="utf-8")
+    (tmp_path / "term.toml").write_text(term[:term.index("[[assignments]]")] + '[[assignments]]\nname = "07_new"\n',
+                                        encoding="utf-8")
     (folder / "hidden_checks.py").write_text("CHECKS = ()\nALLOWED_IMPORTS = {'numpy', 'scipy.optimize'}\n")
     assert allowed_imports(tmp_path, "07_new") == {"numpy", "scipy.optimize"} | students
     assert allowed_imports(tmp_path, "08_without_checks") == COMMON_IMPORTS | students

@@ -8,15 +8,29 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import solutions_by_test_cell, this_course
+from conftest import fixture_course
 
 from course_grader import intake_rules, selfcheck
+from course_grader.trusted.course.course import Course
+from course_grader.trusted.course.example_class import solutions_by_test_cell
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = fixture_course()  # the grader's own course, released: a course checkout, as the self-check finds it
 GEOMETRY = ROOT / "release" / "01_geometry" / "geometry.ipynb"
-# The self-check judges a notebook against the shipped release (its manifest): what 01_geometry's parts are, and
-# how many points each is worth, comes from this course's source/.
-GEOMETRY_TESTS = list(solutions_by_test_cell(this_course(), "01_geometry"))
+# The self-check judges a notebook against the course's release: what 01_geometry's parts are, and how many points
+# each is worth, comes from the fixture course's source/.
+GEOMETRY_TESTS = list(solutions_by_test_cell(Course.open(ROOT), "01_geometry"))
+
+
+
+@pytest.fixture
+def tmp_path(tmp_path):
+    """A checkout of the fixture course (config, term, source, release): the self-check finds what a hand-in must be
+    in the course above the notebook, as in a course checkout (a student's install carries its bundle's copy)."""
+    from course_grader.trusted.course.example_class import copy_course
+
+    copy_course(ROOT, tmp_path)
+    return tmp_path
+
 
 CORRECT_AUGMENT = '''def augment(X):
     X = np.asarray(X, dtype=float)
@@ -360,7 +374,7 @@ def test_the_report_shows_the_due_date_notice_under_its_first_line_even_for_a_re
 
 
 def test_a_bad_entry_in_the_bundled_due_dates_is_left_out(monkeypatch):
-    monkeypatch.setattr(selfcheck, "course_settings", lambda: {"due_dates": {
+    monkeypatch.setattr(selfcheck, "course_settings", lambda start=None: {"due_dates": {
         "01_geometry": "2026-11-27T16:00:00+00:00", "02_algorithm": "next friday",
         "03_worked_example": "2026-11-27T16:00:00"}})  # no zone: which day would that be?
 

@@ -15,16 +15,16 @@ from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
 
-REPO = Path(__file__).resolve().parents[2]
+COURSE_ROOT = fixture_course()  # the grader's own course, released, with its example class
 # What each example student should get: from the recipes' LOSES and FAILS and the points of source/.
-EXPECTED = expected_example_grades(Course.open(REPO))
+EXPECTED = expected_example_grades(Course.open(COURSE_ROOT))
 FORBIDDEN_IN_FEEDBACK = ["BEGIN HIDDEN TESTS", "from course_grader.trusted.judging.checks import", "check_", "_compare_each", "def train("]
 
 
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
-    course = copy_course(REPO, tmp_path_factory.mktemp("class"))  # this course's example class, as its recipes say
-    written = build_example_class(course, REPO / "example_class")
+    course = copy_course(COURSE_ROOT, tmp_path_factory.mktemp("class"))  # the fixture course's example class
+    written = build_example_class(course, COURSE_ROOT / "example_class")
     before = tree_digest(course.submitted)
     outcomes = grade(course, progress=False, jobs=1)  # two test files grade at once on two cores
     return course, written, outcomes, before

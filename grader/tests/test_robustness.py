@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fixture_course, sandboxes_left, tree_digest
+from conftest import FIXTURE_COURSE, fixture_course, sandboxes_left, tree_digest
 
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
 from course_grader.trusted.running.sandbox import sandbox_problem
 
-REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bad_class"
 ALL = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 
@@ -178,8 +177,11 @@ def test_the_sandbox_blocks_every_escape_and_shows_it(batch):
 
 @pytest.mark.slow
 def test_feedback_never_shows_hidden_tests_or_their_code(batch):
-    checks_source = [line for path in sorted((REPO / "perceptron_fixture" / "grading" / "trusted" / "checks").glob("*.py"))
-                     for line in path.read_text().splitlines()]
+    import course_grader.trusted.judging.checks as grader_checks
+
+    check_files = [*(FIXTURE_COURSE / "source").glob("*/hidden_checks.py"), *Path(grader_checks.__file__).parent.glob("*.py")]
+    checks_source = [line for path in sorted(check_files) for line in path.read_text().splitlines()]
+    assert len(check_files) > 6 and checks_source
     secret_lines = {line.strip() for line in checks_source
                     if len(line.strip()) > 30 and not line.strip().startswith("#")}
     pages = list(batch["course"].feedback.rglob("*.html"))

@@ -27,8 +27,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import _command_line, descendants, fixture_course, sandboxes_left, tree_state
+from conftest import FIXTURE_LIBRARY, GRADER, LIBRARY_PACKAGE, _command_line, descendants, fixture_course, sandboxes_left, tree_state
 
+from course_grader.intake_rules import ImportRules
+from course_grader.trusted.judging.kernel_imports import import_rules, library_modules
 from course_grader.trusted.judging.checks.framework import SECOND_CALL
 from course_grader.trusted.outputs import feedback
 from course_grader.trusted.course import files
@@ -39,15 +41,22 @@ from course_grader.trusted.pipeline import grade
 from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
 from course_grader.trusted.course.secret import load_or_create_secret
 
-REPO = Path(__file__).resolve().parents[2]
+COURSE_ROOT = fixture_course()  # the grader's own course, released: its term names the library, its checks grant names
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sandbox_class"
-#: The twelfth attack round's hand-ins (a README there says what each attempts), graded in the same batch.
-ROUND12 = Path(__file__).resolve().parent / "fixtures" / "attacks_forged_points"
-#: The thirteenth round's (``attacks_second_call_and_digest/README.md``), graded in the same batch too.
-ROUND13 = Path(__file__).resolve().parent / "fixtures" / "attacks_second_call_and_digest"
-#: The fourteenth's: forgers of the second call's answer (``attacks_forged_second_call/README.md``), in the same batch.
-ROUND14 = Path(__file__).resolve().parent / "fixtures" / "attacks_forged_second_call"
-REAL_PACKAGE = REPO / "perceptron_fixture"
+#: Hand-ins that forge points (a README there says what each attempts), graded in the same batch.
+FORGED_POINTS_CLASS = Path(__file__).resolve().parent / "fixtures" / "attacks_forged_points"
+#: Hand-ins that attack the second call, the review of held modules and the digest (its README), in the same batch.
+SECOND_CALL_AND_DIGEST_CLASS = Path(__file__).resolve().parent / "fixtures" / "attacks_second_call_and_digest"
+#: Forgers of the second call's answer (``attacks_forged_second_call/README.md``), in the same batch.
+FORGED_SECOND_CALL_CLASS = Path(__file__).resolve().parent / "fixtures" / "attacks_forged_second_call"
+REAL_PACKAGE = FIXTURE_LIBRARY / LIBRARY_PACKAGE
+
+
+def rules(assignment: str) -> ImportRules:
+    """What ``assignment``'s grading kernel may import of the fixture course's library."""
+    return import_rules(COURSE_ROOT, assignment)
+
+
 ISOLATION = sandbox.Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
 #: What grading writes in the course: its output, and the course lock it holds while it runs (writer_lock).
@@ -81,7 +90,7 @@ def run_probe(code: str, tmp_path: Path, assignment: str = "01_geometry", env: d
     (folder / sandbox.SOCKETS_FOLDER).chmod(0o1733)
     connection_file = folder / "kernel-probe.json"
     connection_file.write_text("{}")
-    kernel = zygote.spawn(folder, connection_file, assignment, ISOLATION.memory_mb, probe_code=textwrap.dedent(code))
+    kernel = zygote.spawn(folder, connection_file, rules(assignment), ISOLATION.memory_mb, probe_code=textwrap.dedent(code))
     kernel.wait(120)
     output = {name: (folder / name).read_text(errors="replace") if (folder / name).exists() else ""
               for name in ("output", "errors", "keeper-error")}
@@ -239,10 +248,10 @@ def test_the_file_system_is_an_allowlist(tmp_path):
                     if any(marker in text for marker in reference_markers):
                         found.append(os.path.join(root, name))
         paths = {{path: os.path.exists(path) for path in
-                 ["{REPO / 'source'}", "{REAL_PACKAGE / 'perceptron.py'}", "{REAL_PACKAGE / 'grading' / 'trusted'}",
+                 ["{COURSE_ROOT / 'source'}", "{REAL_PACKAGE / 'perceptron.py'}", "{GRADER / 'course_grader' / 'trusted'}",
                   "{secret_file}", "/home", "/srv", "/root/.bash_history", "/etc/passwd",
                   "/etc/shadow", "/var"]}}
-        course = "{REPO}"
+        course = "{GRADER.parent}"
         run = {{folder: sorted(os.listdir(os.path.join("/run", folder))) for folder in os.listdir("/run")}}
         print(json.dumps({{"top": sorted(os.listdir("/")), "found": found, "exists": paths, "run": run,
                           "course": sorted(os.listdir(course)) if os.path.isdir(course) else []}}))
@@ -339,12 +348,9 @@ IMPORTS = """
 
 def test_no_answer_key_in_the_kernel(tmp_path):
     results = probe_json(IMPORTS, tmp_path)
-    assert {"geometry", "perceptron", "theory", "variants", "multiclass", "estimator", "svm"} <= set(sandbox.GRADED_MODULES)
-    stubbed = set(sandbox.SELF_CHECK_STUB)  # the self-check's check_all, a no-op in every assignment's view
-    for module in sandbox.GRADED_MODULES:
-        if module in stubbed:
-            assert results[f"perceptron_fixture.{module}"] == "imported"
-            continue
+    graded = set(library_modules(LIBRARY_PACKAGE)) - rules("01_geometry").student_modules
+    assert {"geometry", "perceptron", "theory", "variants", "multiclass", "estimator", "svm", "losses", "mlp"} <= graded
+    for module in graded:
         assert results[f"perceptron_fixture.{module}"] == (f"perceptron_fixture.{module} is not available while grading: "
                                                           "implement it yourself")
     names = probe_json("import json, course_grader.selfcheck as s; print(json.dumps(sorted(n for n in dir(s) "
@@ -463,7 +469,7 @@ def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down(
             return self.created
 
     notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
-    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, rules("01_geometry")) as config:
         with preprocessors.kernel_started_early(config):
             [started] = preprocessors._STARTED_EARLY.values()
             process = started.provisioner.process
@@ -493,7 +499,7 @@ def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_
              "import asyncio\nawait asyncio.sleep(0)\nprint('awaited')",
              HARNESS_CELL_START + "    pass\nimport asyncio\nawait asyncio.sleep(0)"]  # nor run as coroutines
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
-    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, rules("01_geometry")) as config:
         preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {"nbgrader": {"student": "s"}})
     [error] = notebook.cells[2].outputs
     traceback = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))  # without its colours
@@ -516,7 +522,7 @@ def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
              "    try:\n        attempt(); print('ALLOWED')\n"
              "    except OSError as error:\n        print('refused', error.errno)\n")
     notebook = new_notebook(cells=[new_code_cell(probe)])
-    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, rules("01_geometry")) as config:
         preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
         left = sorted(path.name for path in (runtime / sandbox.SOCKETS_FOLDER).iterdir())
     printed = notebook.cells[0].outputs[0].text
@@ -534,7 +540,7 @@ def test_a_kernel_that_cannot_start_early_leaves_the_notebook_to_start_its_own(m
 
     monkeypatch.setattr(sandbox.SandboxKernelManager, "start_in_background", refuse)
     notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
-    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, rules("01_geometry")) as config:
         with preprocessors.kernel_started_early(config):
             assert preprocessors._STARTED_EARLY == {}
             preprocessors.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
@@ -687,13 +693,13 @@ def _make_name_attacks(course) -> None:
 def hostile_batch(tmp_path_factory):
     course = copy_course(fixture_course(), tmp_path_factory.mktemp("hostile"))
     build_example_class(course, FIXTURES)
-    build_example_class(course, ROUND12)
-    build_example_class(course, ROUND13)
-    build_example_class(course, ROUND14)
+    build_example_class(course, FORGED_POINTS_CLASS)
+    build_example_class(course, SECOND_CALL_AND_DIGEST_CLASS)
+    build_example_class(course, FORGED_SECOND_CALL_CLASS)
     file_attacks = _make_file_attacks(course)
     _make_name_attacks(course)
     secret = load_or_create_secret(course.root)
-    runpy.run_path(str(ROUND12 / "_resubmission.py"))["write_second_hand_in"](course, secret)  # needs the secret
+    runpy.run_path(str(FORGED_POINTS_CLASS / "_resubmission.py"))["write_second_hand_in"](course, secret)  # needs the secret
     before = tree_state(course.root, exclude=GRADER_OUTPUT)
     machine_before = _machine_state()
     saved = os.environ.get("PERCEPTRON_TA_TOKEN")
@@ -924,11 +930,11 @@ def test_hostile_batch_attacks_on_the_ta_s_side_gain_nothing_and_stop_nothing(ho
 
 
 def test_a_kernel_cannot_write_to_the_graders_terminal_or_read_its_environment(tmp_path):
-    view = sandbox.build_student_view(tmp_path / "view", "01_geometry")
+    view = sandbox.build_student_view(tmp_path / "view", rules("01_geometry"))
     probe = ("import os, sys\n"
              "sys.stderr.write('\\x1b]52;c;Y3VybCBldmlsIHwgc2g=\\x07 FAKE ALL PASSED'); sys.stderr.flush()\n"
              "print('ENVIRON', open('/proc/1/environ').read())\n")
-    command = sandbox.detached(sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view), [])
+    command = sandbox.detached(sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view, rules("01_geometry")), [])
     result = subprocess.run(command, capture_output=True, text=True, timeout=120,
                             env={**os.environ, "PERCEPTRON_TA_TOKEN": TA_TOKEN})
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
@@ -1316,11 +1322,11 @@ def test_a_kernel_is_an_unprivileged_host_user_of_its_own():
 
 def test_a_cold_kernel_cannot_write_proc_either(tmp_path):
     # A grader that is not root starts each kernel cold, in a sandbox of its own; its /proc is read-only too.
-    view = sandbox.build_student_view(tmp_path / "view", "01_geometry")
+    view = sandbox.build_student_view(tmp_path / "view", rules("01_geometry"))
     probe = ("import errno, os\n"
              "try:\n    os.close(os.open('/proc/sys/kernel/core_pattern', os.O_WRONLY)); print('opened')\n"
              "except OSError as error:\n    print(errno.errorcode[error.errno])\n")
-    command = sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view)
+    command = sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view, rules("01_geometry"))
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "EROFS", (result.stdout, result.stderr)
 

@@ -23,6 +23,9 @@ LIBRARY_PACKAGE = "perceptron_fixture"
 #: npm's installs (axe-core, configurable-http-proxy) that scripts/setup.sh makes from the repository's package.json:
 #: tools, not a course; the one path outside ``grader/`` the grader's tests use.
 NODE_MODULES = GRADER.parent / "node_modules"
+#: The checkout that holds ``grader/`` and the virtual environment its packages are installed from (editable): a
+#: hub's users must be able to enter it to run the grader; no test reads a file of it.
+CHECKOUT = GRADER.parent
 
 # The library is importable here, in every subprocess a test starts (the CLI, nbgrader, the service), and so by the
 # sandbox's view builder, which finds it with importlib.util.find_spec.

@@ -29,7 +29,7 @@ from course_grader.trusted.pipeline import grade
 from course_grader.trusted.refresh import refresh
 from course_grader.trusted.course.term import LMS_PATTERNS
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = fixture_course()  # the grader's own course, released
 BIN = Path(sys.executable).parent
 COURSE_ID = "fixture"  # the fixture course's id (tests/fixtures/course/term.toml)
 ASSIGNMENT = "01_geometry"

@@ -198,7 +198,7 @@ def test_without_a_sandbox_grading_says_so_loudly(monkeypatch, capsys):
     from course_grader.trusted.outputs.report import isolation_line
 
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # without the opt-in it refuses (tests/grader/test_sandbox.py)
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # without the opt-in it refuses (tests/test_sandbox.py)
     isolation = sandbox.choose_isolation(unsandboxed=True)
     assert not isolation.sandbox and "bubblewrap is not installed" in isolation.note
     assert "student code will run WITHOUT a sandbox" in capsys.readouterr().err

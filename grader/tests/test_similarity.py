@@ -6,13 +6,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from conftest import FIXTURE_LIBRARY, LIBRARY_PACKAGE, fixture_course
+
 from course_grader.trusted.outputs import similarity
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import build_submission, copy_course, load_recipes
 from course_grader.trusted.outputs.similarity import THRESHOLD, find_similar, html_section, markdown_section
 
-ROOT = Path(__file__).resolve().parents[2]
-LIBRARY = ROOT / "perceptron_fixture"
+ROOT = fixture_course()  # the grader's own course, released, with its example class
+LIBRARY = FIXTURE_LIBRARY / LIBRARY_PACKAGE
 
 # The plain perceptron as a lecture shows it.
 LECTURE_CELL = '''def perceptron(X, y, max_epochs=100):

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import fixture_course
+from conftest import GRADER, fixture_course
 
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
 from course_grader.trusted.course.secret import SECRET_FILE
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = fixture_course()  # the grader's own course, released
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "verdict_class"
 GEOMETRY = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 
@@ -169,7 +169,7 @@ def test_the_same_secret_regrades_identically(batch):
 def test_the_secret_is_private_and_never_committed(batch):
     secret = batch["course"].root / SECRET_FILE
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
-    ignored = subprocess.run(["git", "check-ignore", "-q", SECRET_FILE], cwd=REPO)
+    ignored = subprocess.run(["git", "check-ignore", "-q", SECRET_FILE], cwd=GRADER)  # this repository's rules
     assert ignored.returncode == 0, "grading_secret must be git-ignored"
 
 

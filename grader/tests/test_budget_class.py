@@ -1,6 +1,6 @@
 """The time budget's hostile family (issue 31, item 8), graded in one batch beside an honest student.
 
-The recipes are in ``tests/fixtures/budget_class/`` (each reaches its hostile code in a top-level cell and, through
+The recipes are in ``grader/tests/fixtures/budget_class/`` (each reaches its hostile code in a top-level cell and, through
 ``perceptron_step``, during the hidden cases). A few of them are graded here with a short budget set in the copied
 course's ``term.toml``, and restarts enough that the deadline, not the restarts, ends them. What is asserted is what
 the grader recorded and what is left, never how long anything took: each is stopped at its deadline and reported

@@ -366,7 +366,7 @@ def verdict_class_reviews(tmp_path_factory):
 def test_every_attacker_of_the_verdict_class_is_flagged_and_no_one_else(verdict_class_reviews, student):
     reviews = [review for (who, _), by_notebook in verdict_class_reviews.items() if who == student
                for review in by_notebook.values()]
-    assert reviews, f"no fixture {student} in tests/fixtures/verdict_class"
+    assert reviews, f"no fixture {student} in grader/tests/fixtures/verdict_class"
     flagged = any(review.flags for review in reviews)
     assert flagged == (student in VERDICT_ATTACKERS), [str(f) for review in reviews for f in review.flags]
 

@@ -2,7 +2,7 @@
 honest student: kernel text raises nowhere on the trusted side, student text is inert in every format it enters,
 and a hand-in that hangs is stopped at its notebook's deadline.
 
-The recipes are in ``tests/fixtures/attacks_hostile_strings/`` (their docstrings say what each does): the strings'
+The recipes are in ``grader/tests/fixtures/attacks_hostile_strings/`` (their docstrings say what each does): the strings'
 hand-ins are graded with the course's own configuration; the two that would use all of a notebook's time
 (``time/``) in a batch of their own, with a shorter time budget (30 s instead of the term's 180 s) and a worker
 each, so that they are stopped at the deadline within the test. What is asserted is what the grader recorded (the deadline, the stop, the

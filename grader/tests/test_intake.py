@@ -17,12 +17,12 @@ from course_grader.trusted.judging.check_registry import load_assignment_checks
 from course_grader.trusted.judging.kernel_imports import import_rules, library_modules
 from course_grader.trusted.running import sandbox
 
-ROOT = fixture_course()  # the grader's own course, released
-ASSIGNMENTS = released_assignments(ROOT / "release", lambda name: import_rules(ROOT, name))
+COURSE_ROOT = fixture_course()  # the grader's own course, released
+ASSIGNMENTS = released_assignments(COURSE_ROOT / "release", lambda name: import_rules(COURSE_ROOT, name))
 GEOMETRY = ASSIGNMENTS["01_geometry"]
 
 
-def released(assignment: str = "01_geometry", name: str = "geometry", course_root: Path = ROOT) -> dict:
+def released(assignment: str = "01_geometry", name: str = "geometry", course_root: Path = COURSE_ROOT) -> dict:
     """A notebook as released by the fixture course, or by ``course_root``."""
     return json.loads((course_root / "release" / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
 
@@ -42,7 +42,7 @@ def without(notebook: dict, *grade_ids: str) -> dict:
 
 
 def test_the_manifest_a_student_s_install_carries_is_what_release_holds():
-    assert sorted(ASSIGNMENTS) == sorted(p.name for p in (ROOT / "release").iterdir() if p.is_dir())
+    assert sorted(ASSIGNMENTS) == sorted(p.name for p in (COURSE_ROOT / "release").iterdir() if p.is_dir())
     assert all(assignment.cells for assignment in ASSIGNMENTS.values())
     shipped = load_manifest(manifest_json(ASSIGNMENTS))
     assert shipped == ASSIGNMENTS  # names, notebooks and every released cell
@@ -51,13 +51,13 @@ def test_the_manifest_a_student_s_install_carries_is_what_release_holds():
 
 
 def test_the_import_rules_come_from_the_term_s_library_and_each_assignment_s_allowed_imports():
-    library = load_term(ROOT).library
+    library = load_term(COURSE_ROOT).library
     assert library.package == LIBRARY_PACKAGE and library.student_modules and library.blocked
     for name, assignment in ASSIGNMENTS.items():
         rules = assignment.imports
         assert (rules.package, rules.student_modules, rules.blocked) == (
             library.package, library.student_modules, library.blocked), name
-        granted = {entry for entry in (load_assignment_checks(ROOT, name).allowed_imports or ())
+        granted = {entry for entry in (load_assignment_checks(COURSE_ROOT, name).allowed_imports or ())
                    if entry.startswith(f"{LIBRARY_PACKAGE}.") and entry.count(".") == 2
                    and entry.split(".")[1] not in library.student_modules}
         assert {f"{LIBRARY_PACKAGE}.{module}.{n}" for module, names in rules.grants.items() for n in names} == granted, name

@@ -1,6 +1,6 @@
 """Bad submissions in one batch with good ones: each is graded or reported, and nothing escapes.
 
-Every fixture in tests/fixtures/bad_class/ hands in 01_geometry (parts: augment, predict,
+Every fixture in grader/tests/fixtures/bad_class/ hands in 01_geometry (parts: augment, predict,
 signed_distance, set_margin; 2 points each). The expected outcomes below are written by hand.
 """
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import FIXTURE_LIBRARY, GRADER, LIBRARY_PACKAGE, _command_line, descendants, fixture_course, sandboxes_left, tree_state
+from conftest import CHECKOUT, FIXTURE_LIBRARY, GRADER, LIBRARY_PACKAGE, _command_line, descendants, fixture_course, sandboxes_left, tree_state
 
 from course_grader.intake_rules import ImportRules
 from course_grader.trusted.judging.kernel_imports import import_rules, library_modules
@@ -251,7 +251,7 @@ def test_the_file_system_is_an_allowlist(tmp_path):
                  ["{COURSE_ROOT / 'source'}", "{REAL_PACKAGE / 'perceptron.py'}", "{GRADER / 'course_grader' / 'trusted'}",
                   "{secret_file}", "/home", "/srv", "/root/.bash_history", "/etc/passwd",
                   "/etc/shadow", "/var"]}}
-        course = "{GRADER.parent}"
+        course = "{CHECKOUT}"
         run = {{folder: sorted(os.listdir(os.path.join("/run", folder))) for folder in os.listdir("/run")}}
         print(json.dumps({{"top": sorted(os.listdir("/")), "found": found, "exists": paths, "run": run,
                           "course": sorted(os.listdir(course)) if os.path.isdir(course) else []}}))
@@ -968,7 +968,7 @@ def test_hostile_batch_review_evasions_are_flagged_and_run_no_program(hostile_ba
         assert f"BLOCKED run a program through the {way}" in page and f"LEAKED run a program through the {way}" not in page
 
 
-#: Hand-ins of the twelfth round and the flags each must raise (tests/fixtures/attacks_forged_points/README.md).
+#: Hand-ins of the twelfth round and the flags each must raise (grader/tests/fixtures/attacks_forged_points/README.md).
 FORGED_POINTS = {
     "resubmit_table": [],
     "numbers_as_text": [],
@@ -1005,7 +1005,7 @@ def test_hostile_batch_forged_points_are_gone_and_evasions_are_flagged(hostile_b
     assert outcomes["honest"].score == outcomes["honest"].max_score == 8
 
 
-#: Hand-ins of the thirteenth round and the flags each must raise (tests/fixtures/attacks_second_call_and_digest/README.md).
+#: Hand-ins of the thirteenth round and the flags each must raise (grader/tests/fixtures/attacks_second_call_and_digest/README.md).
 SECOND_CALL_AND_DIGEST_ATTACKS = {
     "library_result_mutation": ["access to .modules", "assignment to .dumps of an object the notebook did not create"],
     "library_result_exec": ["access to .sys", "access to .exec", "access to .settrace"],

@@ -27,7 +27,10 @@ OUTSIDE = [
      "reads a course folder of the repository"),
     (re.compile(r"\b(REPO|ROOT|CHECKOUT|GRADER\.parent)\s*/\s*\"(term\.toml|nbgrader_config\.py)\""),
      "reads a course file of the repository"),
-    (re.compile(r"tests/|\"tests\"\s*/\s*\"(fixtures|grader)\""), "names where these tests used to be"),
+    # The old homes (the repository's tests/grader/ and tests/fixtures/) and the course's tests/course/; a path into
+    # these tests is written from the repository (grader/tests/fixtures/...), or from grader/ (tests/test_x.py).
+    (re.compile(r"(?<!grader/)(?<![\w$.-])tests/(fixtures|grader|course)/|\"tests\"\s*/\s*\"(fixtures|grader)\""),
+     "names where these tests used to be"),
     (re.compile(r"attacks_round\d"), "names a fixture by its round, not by what it attacks"),
 ]
 
@@ -52,7 +55,10 @@ def test_the_scan_covers_the_tests_and_every_fixture():
     'text = (ROOT / "term.toml").read_text()',
     'shutil.copytree(ROOT / "notebooks", lectures)',
     'build_example_class(course, REPO / "tests" / "fixtures" / "verdict_class")',
-    'see tests/test_sandbox.py',
+    'see tests/grader/test_sandbox.py',
+    'sh tests/fixtures/attacks_trusted_side/reproduce.sh astbomb',
+    'PROBE=$ROOT/tests/fixtures/attacks_zygote_host_root/probe.py',
+    "the course's own content is tested in `tests/course/`",
     'FIXTURE = "attacks_round12"',
 ])
 def test_the_scan_finds_each_way_out(line):
@@ -65,6 +71,10 @@ def test_the_scan_finds_each_way_out(line):
     'from perceptron_fixture.theory import max_margin',
     'copy_course(fixture_course(), tmp_path / "course")',
     'course.root / "release" / "01_geometry"',
+    'sh grader/tests/fixtures/attacks_trusted_side/reproduce.sh astbomb',
+    'PROBE=$FIXTURES/attacks_zygote_host_root/probe.py',
+    'see tests/test_sandbox.py',
+    '(COURSE_ROOT / "source").iterdir()',
 ])
 def test_the_scan_lets_the_fixture_course_be(line):
     assert reaching_out(line) == [], line
@@ -87,15 +97,27 @@ def test_the_checkout_is_named_only_by_conftest():
 
 #: A file or folder a README names: a code span ending in a file's extension, or a folder (``name/``).
 _NAMED = re.compile(r"`([A-Za-z0-9_./*<>{}-]+)`")
-_FILE = re.compile(r"\.(py|sh|log|md|ipynb|toml|txt|json|service|csv|html)$")
+#: The kinds of file the fixtures are made of (a ``.csv`` or ``.html`` a README names is what the grader writes).
+_FILE = re.compile(r"[^./]\.(py|sh|log|md|ipynb|toml|txt|json|service)$")
+#: Names of a course's layout and of what the grader writes into it (``grades.csv``, ``reports/report.md``...): a
+#: README names them as parts of any course, not as files of its fixture; their first part is matched.
+COURSE_LAYOUT = {"source", "release", "submitted", "autograded", "feedback", "handins", "reports", "exchange",
+                 "notebooks", "term.toml", "nbgrader_config.py", "gradebook.db", "report.md", "grading.json",
+                 "timestamp.txt", "submission_secret.txt", "recorded_sources.json", "hidden_checks.py"}
+#: The grader's package: a README may name one of its modules by its file name (``autograde.py``).
+PACKAGE = GRADER / "course_grader"
+MODULES = {path.name for path in PACKAGE.rglob("*.py")}
 READMES = sorted(FIXTURES.rglob("README.md"))
 
 
 def named_paths(readme: Path) -> list[str]:
-    """The paths ``readme`` names inside its own folder (``name.py``, ``sub/``, ``../sibling/``), without globs."""
+    """The paths ``readme`` names as files of the fixtures (``name.py``, ``sub/``, ``../sibling/``), without globs,
+    the names of a course's layout or of the grader's output (``COURSE_LAYOUT``)."""
     found = []
     for name in _NAMED.findall(readme.read_text(encoding="utf-8")):
         if any(mark in name for mark in "*<>{}") or name.startswith(("/", "http")):
+            continue
+        if name.split("/")[0] in COURSE_LAYOUT:
             continue
         if _FILE.search(name) or name.endswith("/"):
             found.append(name)
@@ -103,8 +125,11 @@ def named_paths(readme: Path) -> list[str]:
 
 
 def resolves(readme: Path, name: str) -> bool:
-    """Whether ``name`` exists beside ``readme``, or (a path from grader/ or tests/) from there."""
+    """Whether ``name`` exists beside ``readme`` or from grader/ or its tests, or (a bare file name) is a module of
+    the grader's package."""
     stem = name.split("::")[0].removeprefix("grader/")
+    if "/" not in stem and stem in MODULES:
+        return True
     return any((base / stem).exists() for base in (readme.parent, TESTS, GRADER, FIXTURES))
 
 
@@ -122,6 +147,10 @@ def test_each_fixture_readme_names_only_files_that_exist(readme):
 def test_the_readme_check_can_fail(tmp_path):
     readme = tmp_path / "README.md"
     (tmp_path / "here.py").write_text("")
-    readme.write_text("`here.py` is here; `gone.py` and `lost/` are not; `*.py` is a pattern.\n")
-    assert named_paths(readme) == ["here.py", "gone.py", "lost/"]
-    assert [name for name in named_paths(readme) if not resolves(readme, name)] == ["gone.py", "lost/"]
+    readme.write_text("`here.py` is here; `gone.py` and `lost/` are not; `*.py` is a pattern; `grades.csv`,\n"
+                      "`reports/report.md` and `submitted/` are what a course holds; `autograde.py` is a module of the\n"
+                      "grader, `grading/trusted/outputs/feedback.py` where it used to be, `no_such_module.py` none.\n")
+    assert named_paths(readme) == ["here.py", "gone.py", "lost/", "autograde.py",
+                                   "grading/trusted/outputs/feedback.py", "no_such_module.py"]
+    assert [name for name in named_paths(readme) if not resolves(readme, name)] == [
+        "gone.py", "lost/", "grading/trusted/outputs/feedback.py", "no_such_module.py"]

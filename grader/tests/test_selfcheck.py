@@ -14,11 +14,11 @@ from course_grader import intake_rules, selfcheck
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import solutions_by_test_cell
 
-ROOT = fixture_course()  # the grader's own course, released: a course checkout, as the self-check finds it
-GEOMETRY = ROOT / "release" / "01_geometry" / "geometry.ipynb"
+COURSE_ROOT = fixture_course()  # the grader's own course, released: a course checkout, as the self-check finds it
+GEOMETRY = COURSE_ROOT / "release" / "01_geometry" / "geometry.ipynb"
 # The self-check judges a notebook against the course's release: what 01_geometry's parts are, and how many points
 # each is worth, comes from the fixture course's source/.
-GEOMETRY_TESTS = list(solutions_by_test_cell(Course.open(ROOT), "01_geometry"))
+GEOMETRY_TESTS = list(solutions_by_test_cell(Course.open(COURSE_ROOT), "01_geometry"))
 
 
 
@@ -28,7 +28,7 @@ def tmp_path(tmp_path):
     in the course above the notebook, as in a course checkout (a student's install carries its bundle's copy)."""
     from course_grader.trusted.course.example_class import copy_course
 
-    copy_course(ROOT, tmp_path)
+    copy_course(COURSE_ROOT, tmp_path)
     return tmp_path
 
 
@@ -131,8 +131,8 @@ def test_agrees_with_nbgraders_validator_on_every_assignment_of_a_buggy_student(
     from course_grader.trusted.course.course import Course
     from course_grader.trusted.course.example_class import build_submission, load_recipes
 
-    course = Course.open(ROOT)
-    recipe = load_recipes(ROOT / "example_class")["cy_buggy"]
+    course = Course.open(COURSE_ROOT)
+    recipe = load_recipes(COURSE_ROOT / "example_class")["cy_buggy"]
     failing = set()
     for assignment in course.assignments():
         build_submission(course, recipe, assignment, tmp_path / assignment)
@@ -160,7 +160,7 @@ def test_the_reference_solutions_are_ready_to_hand_in_in_every_assignment(tmp_pa
     from course_grader.trusted.course.course import Course
     from course_grader.trusted.course.example_class import solved_notebook
 
-    course = Course.open(ROOT)
+    course = Course.open(COURSE_ROOT)
     not_ready = {}
     for assignment in course.assignments():
         for name in course.notebook_names(assignment):
@@ -176,7 +176,7 @@ def test_the_reference_solutions_are_ready_to_hand_in_in_every_assignment(tmp_pa
 
 @pytest.mark.slow
 def test_written_answers_are_listed_as_to_write_until_written(tmp_path):
-    release = ROOT / "release" / "04_convergence" / "convergence.ipynb"
+    release = COURSE_ROOT / "release" / "04_convergence" / "convergence.ipynb"
     notebook = nbformat.read(release, as_version=4)
     answers = [c for c in notebook.cells if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")]
     assert answers, "04_convergence has a written answer graded by hand"
@@ -226,7 +226,7 @@ def test_a_self_check_started_inside_a_self_check_does_nothing(monkeypatch, caps
 def test_cell_timeout_is_the_term_files_and_the_graders():
     from course_grader.trusted.course.course import Course, load_config
 
-    course = Course.open(ROOT)
+    course = Course.open(COURSE_ROOT)
     assert selfcheck.cell_timeout() == course.term().limits.cell_seconds == load_config(course).Execute.timeout
     assert "CELL_TIMEOUT_SECONDS" not in Path(selfcheck.__file__).read_text(encoding="utf-8")  # no second constant
 
@@ -300,7 +300,7 @@ def test_a_green_self_check_means_the_grader_runs_the_notebook_as_it_is(tmp_path
     from course_grader.trusted.course.example_class import copy_course
     from course_grader.trusted.pipeline import grade
 
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     reports = {}
     for student, (file_name, edit, _) in HAND_INS.items():
         path = hand_in(course.submitted / student / "01_geometry", file_name, edit)
@@ -451,7 +451,7 @@ def test_a_hand_in_that_calls_check_all_is_graded_as_without_it_unflagged(tmp_pa
             "from course_grader.selfcheck import check_all\ncheck_all()\ncheck_all('geometry.ipynb')"))
         return notebook
 
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     for student, recipe in (("ada", {"BASE": "solutions"}), ("bea", {"BASE": "solutions", "EDITS": {"01_geometry": with_check_all}})):
         build_submission(course, recipe, "01_geometry", course.submitted / student / "01_geometry")
     outcomes = {outcome.student: outcome for outcome in pipeline.grade(course, progress=False, jobs=1)}

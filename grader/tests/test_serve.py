@@ -30,7 +30,7 @@ from course_grader.trusted.serving.journal import (GRADED, HELD, LIMITED, REFUSE
                                                                Journal)
 
 BIN = Path(sys.executable).parent
-COURSE_ID = "fixture"  # tests/fixtures/course/term.toml
+COURSE_ID = "fixture"  # grader/tests/fixtures/course/term.toml
 ASSIGNMENT = "01_geometry"
 STUDENTS = ("srv_ada", "srv_bob", "srv_cy", "srv_flood")
 

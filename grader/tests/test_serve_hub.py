@@ -51,7 +51,7 @@ VENV = Path(sys.prefix)
 HUB_EXAMPLE = FIXTURES / "hub" / "jupyterhub_config.py"
 UNIT_EXAMPLE = FIXTURES / "hub" / "perceptron-course-serve.service"
 PROXY = NODE_MODULES / ".bin" / "configurable-http-proxy"
-COURSE_ID = "fixture"  # the fixture course's id (tests/fixtures/course/term.toml)
+COURSE_ID = "fixture"  # the fixture course's id (grader/tests/fixtures/course/term.toml)
 ASSIGNMENT, NOTEBOOK = "01_geometry", "geometry"
 SERVICE = "perceptron-grading"  # the service's name in the hub's example
 #: How long any one wait may take before the test fails with the logs: far beyond what grading one hand-in takes.

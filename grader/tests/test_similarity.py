@@ -13,7 +13,7 @@ from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import build_submission, copy_course, load_recipes
 from course_grader.trusted.outputs.similarity import THRESHOLD, find_similar, html_section, markdown_section
 
-ROOT = fixture_course()  # the grader's own course, released, with its example class
+COURSE_ROOT = fixture_course()  # the grader's own course, released, with its example class
 LIBRARY = FIXTURE_LIBRARY / LIBRARY_PACKAGE
 
 # The plain perceptron as a lecture shows it.
@@ -79,7 +79,7 @@ HOSTILE = "def augment(X):\n    return X  # </body><script>alert(1)</script> | `
 def small_class(tmp_path_factory):
     """A course with seven students, and a lecture folder with the plain perceptron cell."""
     tmp = tmp_path_factory.mktemp("similarity")
-    course = copy_course(ROOT, tmp / "course")
+    course = copy_course(COURSE_ROOT, tmp / "course")
     lectures = tmp / "notebooks"
     lectures.mkdir()
     lecture = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# The algorithm"),
@@ -87,7 +87,7 @@ def small_class(tmp_path_factory):
     nbformat.write(lecture, lectures / "02_algorithm.ipynb")
     recipes = {
         "ada": {"BASE": "solutions"},
-        "ben": load_recipes(ROOT / "example_class")["ben_alternative"],
+        "ben": load_recipes(COURSE_ROOT / "example_class")["ben_alternative"],
         "lib": {"BASE": "release", "CELLS": {"06_limitations": {"kernel_perceptron": library_loop_copy()}}},
         "ren": {"BASE": "release", "CELLS": {"02_algorithm": {"train_perceptron": RENAMED_LECTURE}}},
         "sam": {"BASE": "release", "CELLS": {"06_limitations": {"averaged_perceptron": SAM_AVERAGED}}},
@@ -197,7 +197,7 @@ def test_a_failing_comparison_leaves_the_report_whole(small_class, monkeypatch):
 
 def test_three_hundred_students_are_compared_within_the_pair_budget(tmp_path):
     """45,000 pairs per part: the fingerprint index finds the few worth a detailed comparison."""
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     notebook = nbformat.read(course.release / "06_limitations" / "limitations.ipynb", as_version=4)
     for k in range(300):
         for cell in notebook.cells:
@@ -261,7 +261,7 @@ def test_the_review_does_not_depend_on_the_interpreter_s_string_hashing(small_cl
 def test_a_class_that_all_hands_in_the_same_code_is_bounded_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(similarity, "MAX_DETAILED_PAIRS", 12)
     monkeypatch.setattr(similarity, "MAX_SHOWN_MATCHES", 2)
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     for k in range(10):  # 45 identical pairs per part
         build_submission(course, {"BASE": "solutions"}, "02_algorithm", course.submitted / f"s{k}" / "02_algorithm")
 
@@ -334,7 +334,7 @@ def test_a_batch_in_worker_processes_compares_the_class_while_its_jobs_run_and_a
 
     from course_grader.trusted import pipeline
 
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     build_submission(course, {"BASE": "solutions"}, "01_geometry", course.submitted / "ada" / "01_geometry")
     seen = {}
     real_find_similar, real_compare, real_run_jobs = similarity.find_similar, pipeline.compare_in_background, pipeline.run_jobs

@@ -161,7 +161,7 @@ def student_session(page, url: str, token: str, course: Path) -> None:
     terminal.wait_for(timeout=30_000)
     terminal.click()
     # A login shell (Debian's /etc/profile) resets PATH: activate, as the README tells students.
-    page.keyboard.type(f"source {Path(sys.executable).parent / 'activate'} && perceptron-selfcheck {ASSIGNMENT}\n")
+    page.keyboard.type(f"source {Path(sys.executable).parent / 'activate'} && course-selfcheck {ASSIGNMENT}\n")
     sync_api.expect(terminal.locator(".xterm-accessibility-tree")).to_contain_text("1 of 4 visible tests pass", timeout=45_000)
 
 

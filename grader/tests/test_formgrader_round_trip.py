@@ -39,7 +39,7 @@ COMMENT = "Right idea: R and gamma of the points the algorithm sees. Say why the
 
 def grader_cli(course: Course, *arguments: str) -> subprocess.CompletedProcess:
     """Run the TA's command in the course folder, as a TA does; fail with its output if it fails."""
-    done = subprocess.run([str(SCRIPTS / "perceptron-course"), *arguments], cwd=course.root,
+    done = subprocess.run([str(SCRIPTS / "course-grader"), *arguments], cwd=course.root,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done

@@ -24,7 +24,7 @@ WAIT_LIMIT_SECONDS = 600  # a cap on waiting for the first result, not a measure
 
 def start_grading(course, *arguments: str) -> subprocess.Popen:
     """``perceptron-course grade`` started from a subfolder of the course (it finds the course), in its own process group."""
-    command = [str(SCRIPTS / "perceptron-course"), "grade", "--quiet", *arguments]
+    command = [str(SCRIPTS / "course-grader"), "grade", "--quiet", *arguments]
     for assignment in ASSIGNMENTS:
         command += ["--assignment", assignment]
     return subprocess.Popen(command, cwd=course.submitted, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

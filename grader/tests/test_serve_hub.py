@@ -292,7 +292,7 @@ class Hub:
 
     def grading_now(self) -> list[str]:
         """``student/assignment`` of each hand-in ``perceptron-course status`` (run as the grader) says is being graded."""
-        lines = self.run_as(self.grader, str(VENV / "bin" / "perceptron-course"), "status", "--root", str(self.course.root),
+        lines = self.run_as(self.grader, str(VENV / "bin" / "course-grader"), "status", "--root", str(self.course.root),
                             cwd=self.course.root).stdout.splitlines()
         start = next((k for k, line in enumerate(lines) if line.startswith("grading now:")), len(lines))
         return [line.split()[0] for line in itertools.takewhile(lambda line: line.startswith("  "), lines[start + 1:])]

@@ -32,6 +32,8 @@ OUTSIDE = [
     (re.compile(r"(?<!grader/)(?<![\w$.-])tests/(fixtures|grader|course)/|\"tests\"\s*/\s*\"(fixtures|grader)\""),
      "names where these tests used to be"),
     (re.compile(r"attacks_round\d"), "names a fixture by its round, not by what it attacks"),
+    (re.compile(r"judging\.checks import (.*\W)?CHECKS\b"),
+     "the checks of whatever course holds the working folder (use course_checks(FIXTURE_COURSE))"),
 ]
 
 
@@ -60,6 +62,7 @@ def test_the_scan_covers_the_tests_and_every_fixture():
     'PROBE=$ROOT/tests/fixtures/attacks_zygote_host_root/probe.py',
     "the course's own content is tested in `tests/course/`",
     'FIXTURE = "attacks_round12"',
+    'from course_grader.trusted.judging.checks import CHECKS, run_in_process',
 ])
 def test_the_scan_finds_each_way_out(line):
     assert reaching_out(line), line

@@ -203,7 +203,7 @@ def test_nothing_submitted(capsys, tmp_path):
 
 def test_demo_refuses_to_wipe_a_folder_it_did_not_make(capsys, tmp_path):
     (tmp_path / "precious.txt").write_text("keep me")
-    status, error = run_cli(capsys, "demo", "--out", str(tmp_path))
+    status, error = run_cli(capsys, "demo", "--course", str(COURSE_ROOT), "--out", str(tmp_path))
     assert status == 2 and "not a demo work area" in error
     assert (tmp_path / "precious.txt").read_text() == "keep me"
 
@@ -371,7 +371,7 @@ def test_the_demo_says_how_to_open_it_in_the_formgrader(capsys, tmp_path, monkey
 
     monkeypatch.setattr(pipeline, "grade", lambda course, **options: pipeline.GradingRun())  # the class, not its grading
     monkeypatch.chdir(tmp_path)
-    assert main(["demo", "--out", str(tmp_path / "work" / "demo"), "--quiet"]) == 0
+    assert main(["demo", "--course", str(COURSE_ROOT), "--out", str(tmp_path / "work" / "demo"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert out.rstrip().splitlines()[-1] == "open it in JupyterLab's formgrader: perceptron-course lab --root work/demo"
 

@@ -223,7 +223,7 @@ def test_three_hundred_students_are_compared_within_the_pair_budget(tmp_path):
 def test_grading_the_example_class_reports_similar_code_and_changes_no_score(tmp_path):
     from course_grader.trusted.cli import main
 
-    assert main(["demo", "--out", str(tmp_path / "demo"), "--quiet"]) == 0
+    assert main(["demo", "--course", str(COURSE_ROOT), "--out", str(tmp_path / "demo"), "--quiet"]) == 0
 
     report = (tmp_path / "demo" / "reports" / "report.md").read_text(encoding="utf-8")
     page = (tmp_path / "demo" / "reports" / "report.html").read_text(encoding="utf-8")

@@ -633,7 +633,7 @@ def test_code_is_highlighted_as_ipythons_lexer_highlights_it_with_pythons_where_
                                                      *FIXTURE_COURSE.glob("notebooks/*.ipynb")])
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"
     ]
-    assert len(sources) > 100
+    assert len(sources) >= 50  # every code cell of the fixture course (55): a sample of real course code
     tricky = ["", "\n\n", "x = n%k", "r = a % b\n", "print('done!')", "a != b", "np.sum?", "%timeit f(1)",
               "!ls -l\nx = 1", "x = 1\r\n%time y = 2\r\n", "\ufeffprint(1)", "f(x)\r", "s = '?'", "%%bash\necho hi",
               "def f():\n    return 100%3\n\n\n", "w = 2 ** 3  # 100% sure?"]

@@ -227,7 +227,7 @@ def test_cell_timeout_is_the_term_files_and_the_graders():
     from course_grader.trusted.course.course import Course, load_config
 
     course = Course.open(COURSE_ROOT)
-    assert selfcheck.cell_timeout() == course.term().limits.cell_seconds == load_config(course).Execute.timeout
+    assert selfcheck.cell_timeout(COURSE_ROOT) == course.term().limits.cell_seconds == load_config(course).Execute.timeout
     assert "CELL_TIMEOUT_SECONDS" not in Path(selfcheck.__file__).read_text(encoding="utf-8")  # no second constant
 
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_time_budget.py [RECIPES] [--budget SECONDS] [--out FOLDER]
 
-Grades the recipes (default: ``tests/fixtures/attacks_round12_strings/time``: an honest student, an exception
+Grades the recipes (default: ``grader/tests/fixtures/attacks_hostile_strings/time``: an honest student, an exception
 flood, a hang that ignores signals) serially in a fresh copy of the course, as root in the sandbox, with the term's
 budget or ``--budget``; prints, per submission, its wall time (``resources.wall_seconds`` of its replay record)
 and what the grader recorded of the budget (when the notebook ended, whether the kernel was killed at the deadline).
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("recipes", nargs="?", default=str(REPO / "tests" / "fixtures" / "attacks_round12_strings" / "time"))
+    parser.add_argument("recipes", nargs="?", default=str(REPO / "grader" / "tests" / "fixtures" / "attacks_hostile_strings" / "time"))
     parser.add_argument("--budget", type=int, default=None, help="the notebook's time budget (default: the course's)")
     parser.add_argument("--repo", default=str(REPO), help="the checkout whose course (config, source, release) is copied")
     parser.add_argument("--out", default="/tmp/bench-time-budget")

@@ -6,11 +6,34 @@ import hashlib
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
 # Fixtures are data, not tests: the fixture course's notebooks would otherwise run under nbval (--nbval-lax).
 collect_ignore = ["fixtures"]
+
+#: The folder of everything the grader's tests use: they read nothing outside it (``test_self_contained.py``).
+GRADER = Path(__file__).resolve().parents[1]
+#: The fixtures: the grader's own course, its library, the hostile and example classes.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: The fixture course's reference library (``fixtures/library/perceptron_fixture``, named in its ``term.toml``).
+FIXTURE_LIBRARY = Path(__file__).resolve().parent / "fixtures" / "library"
+LIBRARY_PACKAGE = "perceptron_fixture"
+#: npm's installs (axe-core, configurable-http-proxy) that scripts/setup.sh makes from the repository's package.json:
+#: tools, not a course; the one path outside ``grader/`` the grader's tests use.
+NODE_MODULES = GRADER.parent / "node_modules"
+#: The checkout that holds ``grader/`` and the virtual environment its packages are installed from (editable): a
+#: hub's users must be able to enter it to run the grader; no test reads a file of it.
+CHECKOUT = GRADER.parent
+
+# The library is importable here, in every subprocess a test starts (the CLI, nbgrader, the service), and so by the
+# sandbox's view builder, which finds it with importlib.util.find_spec.
+if str(FIXTURE_LIBRARY) not in sys.path:
+    sys.path.insert(0, str(FIXTURE_LIBRARY))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(FIXTURE_LIBRARY), *(entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                             if entry and entry != str(FIXTURE_LIBRARY))])
 
 # ``--dist loadgroup``: a file is one unit of work unless its tests declare groups (course_grader/testing/xdist_units.py).
 from course_grader.testing.xdist_units import pytest_xdist_make_scheduler  # noqa: E402,F401 - a hook: pytest finds it here
@@ -105,8 +128,9 @@ FIXTURE_COURSE = Path(__file__).resolve().parent / "fixtures" / "course"
 def fixture_course() -> Path:
     """The root of the grader's own small course, built and released once per test process (in a temporary folder).
 
-    ``tests/fixtures/course/``: its ``source/`` (notebooks and hidden checks), ``example_class/`` and its own
-    ``term.toml``, with this repository's ``nbgrader_config.py`` (the grader's wiring, which reads the term file).
+    ``fixtures/course/``: its ``source/`` (notebooks and hidden checks), a lecture in ``notebooks/``, ``example_class/``, its own ``term.toml``
+    and ``nbgrader_config.py`` (the grader's wiring, which reads the term file); its library is
+    ``fixtures/library/perceptron_fixture``.
     Tests copy it (``copy_course(fixture_course(), ...)``) before they grade anything.
     """
     from course_grader.trusted.course.course import Course
@@ -115,7 +139,7 @@ def fixture_course() -> Path:
     scratch = Path(tempfile.mkdtemp(prefix="perceptron-fixture-course-"))
     atexit.register(shutil.rmtree, scratch, True)
     root = scratch / "course"
-    for folder in ("source", "example_class"):
+    for folder in ("source", "notebooks", "example_class"):
         shutil.copytree(FIXTURE_COURSE / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(FIXTURE_COURSE / "term.toml", root / "term.toml")  # its own term: id, limits, policy, assignments
     shutil.copy2(FIXTURE_COURSE / "nbgrader_config.py", root / "nbgrader_config.py")

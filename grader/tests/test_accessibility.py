@@ -1,6 +1,6 @@
 """Every page a student or a TA reads passes axe-core's WCAG 2.1 A and AA rules in Debian's Chromium.
 
-The pages: each lecture of notebooks/ and each student notebook of release/ as ``perceptron-course
+The pages: each lecture of notebooks/ and each student notebook of release/ of the fixture course as ``perceptron-course
 pages`` renders them (derived from the course, not listed here), a feedback page and the TA's
 report. Playwright opens each page from disk with every request off the machine refused (the
 pages must not depend on a CDN to be readable: mathematics stays as its TeX text when MathJax cannot
@@ -12,13 +12,14 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import NODE_MODULES, fixture_course
 
 from course_grader.trusted.outputs.pages import PLACEHOLDER_ALT, course_notebooks, page_name, render_page
 from test_report import class_template  # noqa: F401 - the report's class fixture, its gradebook written through nbgrader's API
 
-ROOT = Path(__file__).resolve().parents[2]
+COURSE_ROOT = fixture_course()  # the grader's own course: its lecture and its released notebooks
 CHROMIUM = Path("/usr/bin/chromium")
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+AXE = NODE_MODULES / "axe-core" / "axe.min.js"
 WCAG_21_A_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 pytestmark = [
@@ -63,26 +64,26 @@ def assert_accessible(browser, page_file: Path) -> None:
     assert found == [], f"{page_file.name}: WCAG 2.1 A/AA violations:\n{json.dumps(found, indent=1)}"
 
 
-@pytest.mark.parametrize("notebook", course_notebooks(ROOT), ids=lambda path: str(path.relative_to(ROOT)))
+@pytest.mark.parametrize("notebook", course_notebooks(COURSE_ROOT), ids=lambda path: str(path.relative_to(COURSE_ROOT)))
 def test_lecture_and_assignment_pages_pass_axe(browser, notebook, tmp_path):
-    page_file = tmp_path / page_name(ROOT, notebook)
+    page_file = tmp_path / page_name(COURSE_ROOT, notebook)
     page_file.parent.mkdir(parents=True)
     page_file.write_text(render_page(notebook), encoding="utf-8")
     assert_accessible(browser, page_file)
 
 
 def test_the_pages_cover_every_lecture_and_assignment():
-    notebooks = course_notebooks(ROOT)
+    notebooks = course_notebooks(COURSE_ROOT)
     assert {path.parent.name for path in notebooks if path.parent.parent.name == "release"} == {
-        folder.name for folder in (ROOT / "source").iterdir() if any(folder.glob("*.ipynb"))}
+        folder.name for folder in (COURSE_ROOT / "source").iterdir() if any(folder.glob("*.ipynb"))}
     assert {path.name for path in notebooks if path.parent.name == "notebooks"} == {
-        path.name for path in (ROOT / "notebooks").glob("*.ipynb")}
+        path.name for path in (COURSE_ROOT / "notebooks").glob("*.ipynb")}
 
 
 def test_every_lecture_figure_carries_alt_text_in_the_notebook():
     import nbformat
 
-    for notebook in course_notebooks(ROOT):
+    for notebook in course_notebooks(COURSE_ROOT):
         for cell in nbformat.read(notebook, as_version=4).cells:
             for output in cell.get("outputs", []):
                 if "image/png" in output.get("data", {}):
@@ -129,6 +130,6 @@ def test_the_report_passes_axe(browser, class_template):  # noqa: F811 - the imp
 def test_the_pages_command_writes_one_page_per_lecture_and_assignment(tmp_path):
     from course_grader.trusted.cli import main
 
-    assert main(["pages", "--root", str(ROOT), "--out", str(tmp_path)]) == 0
+    assert main(["pages", "--root", str(COURSE_ROOT), "--out", str(tmp_path)]) == 0
     written = {path.relative_to(tmp_path) for path in tmp_path.rglob("*.html")}
-    assert written == {page_name(ROOT, notebook) for notebook in course_notebooks(ROOT)}
+    assert written == {page_name(COURSE_ROOT, notebook) for notebook in course_notebooks(COURSE_ROOT)}

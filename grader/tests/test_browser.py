@@ -23,7 +23,6 @@ import pytest
 from conftest import fixture_course
 
 CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_geometry/geometry.ipynb"
 FUNCTION = "augment"
 # Typed on one line: the editor's auto-indent cannot change its meaning.
@@ -71,7 +70,7 @@ def lab(tmp_path):
     """JupyterLab on 127.0.0.1 (a free port, a token) serving a copy of release/; yields (url, token, folder)."""
     course = tmp_path / "student"
     shutil.copytree(fixture_course() / "release", course)
-    shutil.copytree(ROOT / "notebooks", course / "lectures")  # as the student bundle ships them beside the assignments
+    shutil.copytree(fixture_course() / "notebooks", course / "lectures")  # as the student bundle ships them beside the assignments
     settings = tmp_path / "lab-settings"
     for name, values in LAB_SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
@@ -162,7 +161,7 @@ def student_session(page, url: str, token: str, course: Path) -> None:
     terminal.wait_for(timeout=30_000)
     terminal.click()
     # A login shell (Debian's /etc/profile) resets PATH: activate, as the README tells students.
-    page.keyboard.type(f"source {Path(sys.executable).parent / 'activate'} && perceptron-selfcheck {ASSIGNMENT}\n")
+    page.keyboard.type(f"source {Path(sys.executable).parent / 'activate'} && course-selfcheck {ASSIGNMENT}\n")
     sync_api.expect(terminal.locator(".xterm-accessibility-tree")).to_contain_text("1 of 4 visible tests pass", timeout=45_000)
 
 

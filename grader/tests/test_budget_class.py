@@ -1,6 +1,6 @@
 """The time budget's hostile family (hand-ins that would run past their notebook's budget), graded in one batch beside an honest student.
 
-The recipes are in ``tests/fixtures/budget_class/`` (each reaches its hostile code in a top-level cell and, through
+The recipes are in ``grader/tests/fixtures/budget_class/`` (each reaches its hostile code in a top-level cell and, through
 ``perceptron_step``, during the hidden cases). A few of them are graded here with a short budget set in the copied
 course's ``term.toml``, and restarts enough that the deadline, not the restarts, ends them. What is asserted is what
 the grader recorded and what is left, never how long anything took: each is stopped at its deadline and reported
@@ -25,7 +25,7 @@ from course_grader.trusted.judging.grading_metadata import BUDGET, GRADING_METAD
 from course_grader.trusted.running.output_caps import MAX_TEXT_CHARS
 from course_grader.trusted.running.sandbox import sandbox_problem
 
-RECIPES = Path(__file__).resolve().parents[1] / "fixtures" / "budget_class"
+RECIPES = Path(__file__).resolve().parent / "fixtures" / "budget_class"
 ASSIGNMENT = "02_algorithm"
 #: Short enough that the stopped ones end within the test, long enough that the honest one (graded in the same batch,
 #: beside them) finishes on a loaded machine: its outcome must not depend on the machine's speed.

@@ -1,19 +1,19 @@
 """Static flags: honest solutions raise none; each suspicious construct is flagged with its cell and line."""
 
-from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import fixture_course
+from conftest import FIXTURES, LIBRARY_PACKAGE, fixture_course
 
 from course_grader.trusted.course.course import Course
+from course_grader.trusted.course.term import load_term
 from course_grader.trusted.course.example_class import load_recipes, solved_notebook
 from course_grader.trusted.judging.flags import (
     COMMON_IMPORTS, MAX_FLAGS, Flag, allowed_imports, restored_cell_ids, review_notebook, summary,
 )
 
-REPO = Path(__file__).resolve().parents[2]
-COURSE = Course.open(REPO)
+COURSE_ROOT = fixture_course()  # the grader's own course, released
+COURSE = Course.open(COURSE_ROOT)
 HONEST_STUDENTS = ["ada_reference", "ben_alternative", "cy_buggy"]  # cy's code is wrong, not suspicious
 
 
@@ -31,7 +31,7 @@ def notebook_of(*sources: str, nbgrader: dict | None = None):
 
 
 def flags_of(source: str, assignment: str = "01_geometry") -> list[Flag]:
-    allowed = allowed_imports(REPO, assignment)
+    allowed = allowed_imports(COURSE_ROOT, assignment)
     return list(review_notebook(notebook_of(source), assignment, frozenset({"setup"}), allowed=allowed).flags)
 
 
@@ -42,21 +42,28 @@ def constructs(source: str, assignment: str = "01_geometry") -> list[tuple[int, 
 def test_each_assignment_s_allowed_imports_come_from_its_own_hidden_checks(tmp_path):
     """An assignment's ALLOWED_IMPORTS live in its hidden_checks.py (dropping the folder drops them); without one,
     the common imports apply."""
+    students = {f"{LIBRARY_PACKAGE}.{module}" for module in load_term(COURSE_ROOT).library.student_modules}
+    assert students  # the term gives the library's student modules to every assignment
     for assignment in COURSE.assignments():
         text = (COURSE.source / assignment / "hidden_checks.py").read_text(encoding="utf-8")
-        assert (allowed_imports(REPO, assignment) == COMMON_IMPORTS) == ("ALLOWED_IMPORTS" not in text), assignment
+        allowed = allowed_imports(COURSE_ROOT, assignment)
+        assert students <= allowed, assignment
+        assert (allowed == COMMON_IMPORTS | students) == ("ALLOWED_IMPORTS" not in text), assignment
     folder = tmp_path / "source" / "07_new"
     folder.mkdir(parents=True)
     (tmp_path / "nbgrader_config.py").write_text("")
+    term = (COURSE_ROOT / "term.toml").read_text(encoding="utf-8")
+    (tmp_path / "term.toml").write_text(term[:term.index("[[assignments]]")] + '[[assignments]]\nname = "07_new"\n',
+                                        encoding="utf-8")
     (folder / "hidden_checks.py").write_text("CHECKS = ()\nALLOWED_IMPORTS = {'numpy', 'scipy.optimize'}\n")
-    assert allowed_imports(tmp_path, "07_new") == {"numpy", "scipy.optimize"}
-    assert allowed_imports(tmp_path, "08_without_checks") == COMMON_IMPORTS
+    assert allowed_imports(tmp_path, "07_new") == {"numpy", "scipy.optimize"} | students
+    assert allowed_imports(tmp_path, "08_without_checks") == COMMON_IMPORTS | students
 
 
 @pytest.mark.parametrize("assignment", COURSE.assignments())
 @pytest.mark.parametrize("student", HONEST_STUDENTS)
 def test_honest_solutions_raise_no_flag(student, assignment):
-    recipe = load_recipes(REPO / "example_class")[student]
+    recipe = load_recipes(COURSE_ROOT / "example_class")[student]
     restored = restored_cell_ids(COURSE, assignment)
     for name in COURSE.notebook_names(assignment):
         notebook = solved_notebook(COURSE, assignment, name)
@@ -64,7 +71,7 @@ def test_honest_solutions_raise_no_flag(student, assignment):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id in recipe.get("CELLS", {}).get(assignment, {}):
                 cell.source = recipe["CELLS"][assignment][grade_id]
-        review = review_notebook(notebook, assignment, restored, allowed=allowed_imports(REPO, assignment))
+        review = review_notebook(notebook, assignment, restored, allowed=allowed_imports(COURSE_ROOT, assignment))
         assert review.flags == () and review.unanalysed == (), (student, assignment, review)
 
 
@@ -89,8 +96,8 @@ from typing import Sequence
 from dataclasses import dataclass
 from copy import deepcopy
 import matplotlib.pyplot as plt
-from perceptron_course.datasets import xor
-from perceptron_course import plotting
+from perceptron_fixture.datasets import xor
+from perceptron_fixture import plotting
 
 @dataclass
 class Step:
@@ -113,11 +120,11 @@ np.random.default_rng(0).normal(size=3)
 
 
 def test_max_margin_is_allowed_only_where_the_assignment_allows_it():
-    line = "from perceptron_course.theory import max_margin"
+    line = "from perceptron_fixture.theory import max_margin"
     assert constructs(line, "04_convergence") == []
-    assert constructs(line, "02_algorithm") == [(1, "from perceptron_course.theory import max_margin (not allowed in 02_algorithm)")]
-    assert constructs("from perceptron_course.theory import radius", "04_convergence") == [
-        (1, "from perceptron_course.theory import radius (not allowed in 04_convergence)")]
+    assert constructs(line, "02_algorithm") == [(1, "from perceptron_fixture.theory import max_margin (not allowed in 02_algorithm)")]
+    assert constructs("from perceptron_fixture.theory import radius", "04_convergence") == [
+        (1, "from perceptron_fixture.theory import radius (not allowed in 04_convergence)")]
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -158,8 +165,8 @@ def test_max_margin_is_allowed_only_where_the_assignment_allows_it():
     ("np.allclose = lambda *a: True", (1, "assignment to numpy.allclose (a module attribute)")),
     ("import sqlite3", (1, "import sqlite3 (not allowed in 01_geometry)")),
     ("import sklearn.linear_model", (1, "import sklearn.linear_model (not allowed in 01_geometry)")),
-    ("from perceptron_course.perceptron import train", (1, "from perceptron_course.perceptron import train (not allowed in 01_geometry)")),
-    ("import perceptron_course", (1, "import perceptron_course (not allowed in 01_geometry)")),
+    ("from perceptron_fixture.perceptron import train", (1, "from perceptron_fixture.perceptron import train (not allowed in 01_geometry)")),
+    ("import perceptron_fixture", (1, "import perceptron_fixture (not allowed in 01_geometry)")),
     ("from . import x", (1, "relative import from .")),
     ("import numpy.ctypeslib", (1, "import numpy.ctypeslib (not allowed in 01_geometry)")),
 ])
@@ -228,7 +235,7 @@ EVASIONS = [
 
 
 @pytest.mark.parametrize("source, expected", EVASIONS)
-def test_each_evasion_of_the_third_round_is_flagged(source, expected):
+def test_each_evasion_of_the_review_is_flagged(source, expected):
     assert expected in [construct for _, construct in constructs(source)]
 
 
@@ -303,7 +310,7 @@ def test_the_review_stops_at_its_budget_and_flags_what_it_did_not_read():
 def test_honest_notebooks_are_far_within_the_budget(student):
     from course_grader.trusted.judging.flags import MAX_REVIEW_WORK, escape_lines, review_work
 
-    recipe = load_recipes(REPO / "example_class")[student]
+    recipe = load_recipes(COURSE_ROOT / "example_class")[student]
     for assignment in COURSE.assignments():
         for name in COURSE.notebook_names(assignment):
             notebook = solved_notebook(COURSE, assignment, name)
@@ -349,7 +356,7 @@ def verdict_class_reviews(tmp_path_factory):
     from course_grader.trusted.judging.flags import review_submission
 
     course = copy_course(fixture_course(), tmp_path_factory.mktemp("verdict_class"))
-    written = build_example_class(course, REPO / "tests" / "fixtures" / "verdict_class")
+    written = build_example_class(course, FIXTURES / "verdict_class")
     return {(student, assignment): review_submission(course, course.submitted / student / assignment, assignment)
             for student, assignment in written}
 
@@ -358,7 +365,7 @@ def verdict_class_reviews(tmp_path_factory):
 def test_every_attacker_of_the_verdict_class_is_flagged_and_no_one_else(verdict_class_reviews, student):
     reviews = [review for (who, _), by_notebook in verdict_class_reviews.items() if who == student
                for review in by_notebook.values()]
-    assert reviews, f"no fixture {student} in tests/fixtures/verdict_class"
+    assert reviews, f"no fixture {student} in grader/tests/fixtures/verdict_class"
     flagged = any(review.flags for review in reviews)
     assert flagged == (student in VERDICT_ATTACKERS), [str(f) for review in reviews for f in review.flags]
 
@@ -451,7 +458,7 @@ def test_a_cell_not_analysed_says_so_plainly():
     "from typing import Literal\ndef g(rule: \"Literal['margin', 'zero']\" = 'margin') -> None:\n    pass",
     "if __name__ == '__main__':\n    pass",
 ])
-def test_honest_code_of_the_fourth_round_raises_no_flag(source):
+def test_honest_code_that_looks_like_an_evasion_raises_no_flag(source):
     assert constructs(source) == []
 
 
@@ -543,10 +550,10 @@ def test_the_interpreter_reached_through_any_value_is_flagged(source, expected):
     ("library_result_exec", ["access to .sys", "access to .exec", "access to .settrace"]),
     ("_control_mutation_no_hook", ["access to .modules"]),
 ])
-def test_the_round_13_hand_ins_are_flagged(recipe, expected):
+def test_the_second_call_and_digest_hand_ins_are_flagged(recipe, expected):
     import runpy
 
-    cells = runpy.run_path(str(REPO / "tests" / "fixtures" / "attacks_round13" / f"{recipe}.py"))["CELLS"]["02_algorithm"]
+    cells = runpy.run_path(str(FIXTURES / "attacks_second_call_and_digest" / f"{recipe}.py"))["CELLS"]["02_algorithm"]
     found = [construct for source in cells.values() for _, construct in constructs(source, "02_algorithm")]
     for construct in expected:
         assert any(c.startswith(construct) for c in found), (construct, found)

@@ -3,7 +3,7 @@ on that answer.
 
 A student writes, as the written answer of 04_convergence, ``javascript:`` links in every markdown and HTML
 form (inline, reference, autolink, tag, entity-encoded, escaped so that only a second markdown pass would make
-them live), and headings and ids equal to the other parts' grade ids (``tests/fixtures/formgrader/hostile_answer.md``).
+them live), and headings and ids equal to the other parts' grade ids (``grader/tests/fixtures/formgrader/hostile_answer.md``).
 The submission is graded for real (sandbox, nbgrader), the formgrader is started with ``perceptron-course lab``,
 and the TA opens the submission: every link of the answer is clicked, no ``javascript:`` URL runs (each would
 set ``window.__pwned``), no dialog opens, and a score typed into the answer's box is saved to that answer's
@@ -21,7 +21,7 @@ from test_lab import serving_lab
 
 from course_grader.trusted.course.example_class import build_submission, copy_course
 
-HOSTILE_ANSWER = (Path(__file__).resolve().parents[1] / "fixtures" / "formgrader" / "hostile_answer.md").read_text(encoding="utf-8")
+HOSTILE_ANSWER = (Path(__file__).resolve().parent / "fixtures" / "formgrader" / "hostile_answer.md").read_text(encoding="utf-8")
 ASSIGNMENT, NOTEBOOK, STUDENT = "04_convergence", "convergence", "writer"
 ANSWER = "why_augmented"  #: the written answer's grade id
 OTHER_PARTS = ("test_radius", "test_mistake_bound", "test_proof_terms")  #: ids the answer tries to take over

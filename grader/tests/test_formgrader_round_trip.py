@@ -37,9 +37,9 @@ SCORE = "1.5"
 COMMENT = "Right idea: R and gamma of the points the algorithm sees. Say why the bias counts as a weight."
 
 
-def perceptron_course(course: Course, *arguments: str) -> subprocess.CompletedProcess:
+def grader_cli(course: Course, *arguments: str) -> subprocess.CompletedProcess:
     """Run the TA's command in the course folder, as a TA does; fail with its output if it fails."""
-    done = subprocess.run([str(SCRIPTS / "perceptron-course"), *arguments], cwd=course.root,
+    done = subprocess.run([str(SCRIPTS / "course-grader"), *arguments], cwd=course.root,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done
@@ -51,7 +51,7 @@ def graded_course(tmp_path) -> Course:
     course = copy_course(fixture_course(), tmp_path / "course")
     (course.submitted / STUDENT / ASSIGNMENT).mkdir(parents=True)
     nbformat.write(solved_notebook(course, ASSIGNMENT, NOTEBOOK), course.submitted / STUDENT / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
-    perceptron_course(course, "grade", "--quiet", "--jobs", "1")
+    grader_cli(course, "grade", "--quiet", "--jobs", "1")
     return course
 
 
@@ -117,7 +117,7 @@ def test_a_score_and_comment_typed_in_the_formgrader_reach_the_feedback_and_the_
             grade_by_hand(page, base, token, submission_id)
             assert written_answer_grade(course) == (float(SCORE), False, COMMENT)
 
-            done = perceptron_course(course, "refresh")
+            done = grader_cli(course, "refresh")
             assert "rewrote the feedback of 1 graded submissions" in done.stdout
 
             page.goto(page_path.as_uri())
@@ -143,7 +143,7 @@ def test_a_score_and_comment_typed_in_the_formgrader_reach_the_feedback_and_the_
     assert float(canvas[ASSIGNMENT]) == float(row["score"])  # no longer blank: nothing of it awaits a TA
 
     feedback = page_path.read_bytes()
-    perceptron_course(course, "grade", "--quiet", "--jobs", "1", "--force")  # a regrade keeps the TA's grade
+    grader_cli(course, "grade", "--quiet", "--jobs", "1", "--force")  # a regrade keeps the TA's grade
     assert written_answer_grade(course) == (float(SCORE), False, COMMENT)
     assert page_path.read_bytes() == feedback and f"{ASSIGNMENT}/{ANSWER}" not in awaiting(course)
 

@@ -5,12 +5,15 @@ import copy
 import nbformat
 import numpy as np
 import pytest
-from conftest import fixture_course
+from conftest import FIXTURE_COURSE, fixture_course
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from course_grader.trusted.judging.checks import CHECKS
+from course_grader.trusted.judging.check_registry import course_checks
 from course_grader.trusted.judging.checks.draws import case_generator
 from course_grader.trusted.course.hand_in_digest import hand_in_digest, notebook_digest
+
+#: The checks of the grader's own course (not of whatever course holds the working folder).
+CHECKS = course_checks(FIXTURE_COURSE)
 
 SECRET = b"a course secret of 32 bytes....."
 
@@ -90,6 +93,7 @@ def test_the_parts_of_the_seed_are_never_confused():
 def test_the_intake_draws_from_the_bytes_handed_in_outputs_included(tmp_path):
     from course_grader.trusted.course.example_class import copy_course, solved_notebook
     from course_grader.trusted.course.intake import take_in
+    from course_grader.trusted.judging.kernel_imports import import_rules
 
     course = copy_course(fixture_course(), tmp_path / "course")
     solved = solved_notebook(course, "01_geometry", "geometry")
@@ -101,7 +105,7 @@ def test_the_intake_draws_from_the_bytes_handed_in_outputs_included(tmp_path):
         folder = course.submitted / student / "01_geometry"
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / "geometry.ipynb")
-        taken[student] = take_in(course, student, "01_geometry")
+        taken[student] = take_in(course, student, "01_geometry", import_rules(course.root, "01_geometry"))
     assert taken["ada"].notebooks == taken["ben"].notebooks  # what runs: outputs dropped
     assert taken["ada"].digest != taken["ben"].digest  # what the cases are drawn from: every byte handed in
     assert taken["ada"].digest == hand_in_digest({"geometry.ipynb": (course.submitted / "ada" / "01_geometry" / "geometry.ipynb").read_bytes()})
@@ -132,10 +136,10 @@ def _graded_predict(notebook, secret: bytes, digest: str):
     return judge_replies(check, prepared.cases, replies, problem, prepared.expected, prepared.again, prepared.again_expected)
 
 
-ROUND12 = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12"
+ROUND12 = __import__("pathlib").Path(__file__).resolve().parent / "fixtures" / "attacks_forged_points"
 
 
-def test_the_resubmission_of_round_12_answered_its_cases_from_a_table_and_now_draws_new_ones(tmp_path):
+def test_a_resubmission_that_answered_its_cases_from_a_table_now_draws_new_ones(tmp_path):
     import runpy
 
     from course_grader.trusted.course.example_class import copy_course

@@ -10,23 +10,21 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
-from conftest import fixture_course
+from conftest import FIXTURE_LIBRARY, FIXTURES, LIBRARY_PACKAGE, fixture_course
 
-from perceptron_course import intake_rules
 from course_grader import checks_api
 from course_grader.checks_api import compare_history, random_cases, with_ties
 from course_grader.trusted.judging import check_registry, solution_reference
 from course_grader.trusted.running import sandbox
 from course_grader.trusted.judging.check_registry import (
-    HIDDEN_CHECKS_FILE, ChecksError, allowed_imports_without_assignment, checks_without_part, course_checks,
-    parts_without_check, registry_problems,
+    HIDDEN_CHECKS_FILE, ChecksError, checks_without_part, course_checks, parts_without_check, registry_problems,
 )
+from course_grader.trusted.judging.kernel_imports import import_rules, ungrantable_imports
 from course_grader.trusted.judging.checks.draws import case_generator
 from course_grader.trusted.judging.checks.judge import prepare_cases
 from course_grader.trusted.course.course import Course, CourseError
 from course_grader.trusted.course.example_class import copy_course
 
-REPO = Path(__file__).resolve().parents[2]
 COURSE = Course.open(fixture_course())  # the grader's own course: its loader is tested there
 
 
@@ -45,13 +43,13 @@ def test_every_assignment_s_checks_come_from_its_own_folder():
         assert loaded.module.__name__.startswith(check_registry.MODULE_PREFIX)  # a private name, not importable by name
         assert all(check.function in registry for check in loaded.checks.values())
     assert not any(name.startswith(check_registry.MODULE_PREFIX) for name in
-                   (path.stem for path in (REPO / "perceptron_course").rglob("*.py")))
+                   (path.stem for path in (FIXTURE_LIBRARY / LIBRARY_PACKAGE).rglob("*.py")))
 
 
 def test_the_course_s_parts_and_checks_agree():
     assert parts_without_check(COURSE.root) == []
     assert checks_without_part(COURSE.root) == []
-    assert allowed_imports_without_assignment(COURSE.root) == []
+    assert ungrantable_imports(COURSE.root) == []
 
 
 def test_each_inconsistency_is_named_with_its_file(course):
@@ -95,12 +93,34 @@ def test_no_assignment_s_checks_need_another_assignment(course):
             hidden.rename(moved)
 
 
-def test_dropping_the_assignment_the_sandbox_grants_a_module_is_named_by_the_lint(course):
-    """The kernel-side grant of max_margin (sandbox and self-check tables) is the one entry left in the package."""
+def test_a_grant_of_the_library_lives_in_its_assignment_s_hidden_checks_and_goes_with_it(course):
+    """The grading kernel's grants come from each hidden_checks.py's ALLOWED_IMPORTS (the term names the library):
+    only 04_convergence grants theory.max_margin, and dropping its folder leaves no assignment a grant."""
+    grants = {assignment: dict(import_rules(course.root, assignment).grants) for assignment in course.assignments()}
+    assert grants.pop("04_convergence") == {"theory": frozenset({"max_margin"})}
+    assert all(not granted for granted in grants.values()), grants
     shutil.rmtree(course.source / "04_convergence")
-    problems = allowed_imports_without_assignment(course.root)
-    assert len(problems) == len(sandbox.ALLOWED_EXTRAS) + len(intake_rules.ALLOWED_EXTRAS) == 2
-    assert all("'04_convergence', which is not an assignment of source/" in problem for problem in problems)
+    (course.root / "term.toml").write_text((course.root / "term.toml").read_text(encoding="utf-8").replace(
+        '[[assignments]]\nname = "04_convergence"\n', ""), encoding="utf-8")
+    assert all(not import_rules(course.root, assignment).grants for assignment in Course.open(course.root).assignments())
+    assert ungrantable_imports(course.root) == []
+
+
+@pytest.mark.parametrize("entry, problem", [
+    ("theory.no_such_name", "which is not defined in a private module"),
+    ("theory.radius", "which is not defined in a private module"),  # defined in theory.py, beside the answers
+    ("theory", "names the whole module"),
+    ("no_such_module.x", "has no module no_such_module"),
+])
+def test_an_allowed_import_the_grading_kernel_cannot_have_is_named_with_its_file(course, entry, problem):
+    checks = course.source / "04_convergence" / HIDDEN_CHECKS_FILE
+    text = checks.read_text(encoding="utf-8")
+    granted = f'"{LIBRARY_PACKAGE}.theory.max_margin"'
+    assert granted in text
+    checks.write_text(text.replace(granted, f'"{LIBRARY_PACKAGE}.{entry}"'), encoding="utf-8")
+    problems = ungrantable_imports(course.root)
+    assert problems and all(found.startswith(f"source/04_convergence/{HIDDEN_CHECKS_FILE}: ") for found in problems)
+    assert any(problem in found and entry in found for found in problems), problems
 
 
 def test_a_hidden_checks_file_that_does_not_load_is_a_clear_error(course):
@@ -175,14 +195,16 @@ def test_solution_names_the_notebook_when_a_folder_holds_several(tmp_path):
 
 
 def test_the_grading_sandbox_never_sees_source_or_a_hidden_checks_file(tmp_path):
-    view = sandbox.build_student_view(tmp_path / "view", "04_convergence")
-    command = sandbox.bubblewrap_command(["true"], view)
+    rules = import_rules(COURSE.root, "04_convergence")
+    view = sandbox.build_student_view(tmp_path / "view", rules)
+    command = sandbox.bubblewrap_command(["true"], view, rules)
     bound = [Path(command[i + 1]).resolve() for i, word in enumerate(command)
              if word in ("--ro-bind", "--bind", "--ro-bind-try")]
     source = COURSE.source.resolve()
     assert bound and not [path for path in bound if path == source or path in source.parents or source in path.parents]
     assert not list(view.rglob(HIDDEN_CHECKS_FILE)) and not list(view.rglob("checks_api.py"))
-    assert not (view / "perceptron_course" / "grading" / "trusted").exists()
+    assert (view / LIBRARY_PACKAGE / "theory.py").is_file()  # the library is there, as the rules show it
+    assert not list(view.rglob("trusted")) and not list(view.rglob("cli.py"))  # and nothing of the TA's side
 
 
 @pytest.mark.slow
@@ -231,7 +253,7 @@ def test_compare_history_names_the_length_or_the_first_wrong_step():
 # ----------------------------------------------------------------------------- the template
 
 
-TEMPLATE = REPO / "docs" / "templates" / "hidden_checks_template.py"
+TEMPLATE = FIXTURES / "check_template" / "hidden_checks.py"
 TEMPLATE_SOLUTIONS = {
     "scale": "def scale(X, factor):\n    return np.asarray(X, dtype=float) * factor\n",
     "classify": "def classify(w, b, X):\n    return np.where(np.asarray(X, dtype=float) @ np.asarray(w, dtype=float) + b >= 0, 1, -1)\n",

@@ -29,9 +29,9 @@ from course_grader.trusted.pipeline import grade
 from course_grader.trusted.refresh import refresh
 from course_grader.trusted.course.term import LMS_PATTERNS
 
-REPO = Path(__file__).resolve().parents[2]
+COURSE_ROOT = fixture_course()  # the grader's own course, released
 BIN = Path(sys.executable).parent
-COURSE_ID = "fixture"  # the fixture course's id (tests/fixtures/course/term.toml)
+COURSE_ID = "fixture"  # the fixture course's id (grader/tests/fixtures/course/term.toml)
 ASSIGNMENT = "01_geometry"
 
 
@@ -251,7 +251,7 @@ def test_two_students_with_one_name_are_two_students_named_as_the_roster_names_t
 
 def test_a_clash_stops_zip_collect_naming_both_files_and_collects_nothing(tmp_path):
     # A pattern that takes the name as the id (as this course's did): two John Smiths give one student
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     config = course.root / "nbgrader_config.py"
     config.write_text(config.read_text() + "\nc.FileNameCollectorPlugin.named_regexp = "
                       "r'.*/(?P<student_id>[^/_]+)_(?:LATE_)?\\d+_\\d+_(?P<file_id>[^/]+\\.ipynb)$'\n")
@@ -330,7 +330,7 @@ def term_pattern(lms: str) -> str:
 def test_nbgraders_configuration_takes_the_pattern_of_the_lms_the_term_names(tmp_path):
     from course_grader.trusted.course.course import load_config
 
-    course = copy_course(REPO, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     for lms in TERM_LMS.values():
         term = course.root / "term.toml"
         text = term.read_text(encoding="utf-8")

@@ -8,19 +8,22 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fixture_course
+from conftest import LIBRARY_PACKAGE, fixture_course
 
-from perceptron_course import intake_rules
+from course_grader import intake_rules
+from course_grader.intake_rules import IntakeError, copy_number, examine, load_manifest, manifest_json, released_assignments
+from course_grader.trusted.course.term import load_term
+from course_grader.trusted.judging.check_registry import load_assignment_checks
+from course_grader.trusted.judging.kernel_imports import import_rules, library_modules
 from course_grader.trusted.running import sandbox
-from course_grader.intake_rules import IntakeError, copy_number, examine, load_manifest
 
-ROOT = Path(__file__).resolve().parents[2]
-ASSIGNMENTS = load_manifest()
+COURSE_ROOT = fixture_course()  # the grader's own course, released
+ASSIGNMENTS = released_assignments(COURSE_ROOT / "release", lambda name: import_rules(COURSE_ROOT, name))
 GEOMETRY = ASSIGNMENTS["01_geometry"]
 
 
-def released(assignment: str = "01_geometry", name: str = "geometry", course_root: Path = ROOT) -> dict:
-    """A notebook as released: this course's (which the shipped manifest describes), or ``course_root``'s."""
+def released(assignment: str = "01_geometry", name: str = "geometry", course_root: Path = COURSE_ROOT) -> dict:
+    """A notebook as released by the fixture course, or by ``course_root``."""
     return json.loads((course_root / "release" / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
 
 
@@ -38,19 +41,48 @@ def without(notebook: dict, *grade_ids: str) -> dict:
     return edited
 
 
-def test_the_shipped_manifest_is_what_release_holds():
-    assert intake_rules.MANIFEST_MODULE.read_text(encoding="utf-8") == intake_rules.manifest_text(ROOT / "release"), \
-        "run: python -c 'from pathlib import Path; from course_grader.intake_rules import write_manifest; write_manifest(Path(\"release\"))'"
-    assert sorted(ASSIGNMENTS) == sorted(p.name for p in (ROOT / "release").iterdir() if p.is_dir())
+def test_the_manifest_a_student_s_install_carries_is_what_release_holds():
+    assert sorted(ASSIGNMENTS) == sorted(p.name for p in (COURSE_ROOT / "release").iterdir() if p.is_dir())
+    assert all(assignment.cells for assignment in ASSIGNMENTS.values())
+    shipped = load_manifest(manifest_json(ASSIGNMENTS))
+    assert shipped == ASSIGNMENTS  # names, notebooks and every released cell
+    assert {name: a.imports for name, a in shipped.items()} == {name: a.imports for name, a in ASSIGNMENTS.items()}
+    assert [cell.metadata for cell in shipped["01_geometry"].cells] == [cell.metadata for cell in GEOMETRY.cells]
 
 
-def test_the_import_rules_are_the_sandboxs_student_view():
-    assert {name.removesuffix(".py") for name in sandbox.STUDENT_MODULES} == intake_rules.STUDENT_MODULES
-    assert tuple(sandbox.BLOCKED_PACKAGES) == intake_rules.BLOCKED_PACKAGES
-    assert set(sandbox.ALLOWED_EXTRAS) == set(intake_rules.ALLOWED_EXTRAS)
-    for assignment, modules in sandbox.ALLOWED_EXTRAS.items():
-        for module, (_, text) in modules.items():
-            assert all(f'"{name}"' in text for name in intake_rules.ALLOWED_EXTRAS[assignment][module])
+def test_the_import_rules_come_from_the_term_s_library_and_each_assignment_s_allowed_imports():
+    library = load_term(COURSE_ROOT).library
+    assert library.package == LIBRARY_PACKAGE and library.student_modules and library.blocked
+    for name, assignment in ASSIGNMENTS.items():
+        rules = assignment.imports
+        assert (rules.package, rules.student_modules, rules.blocked) == (
+            library.package, library.student_modules, library.blocked), name
+        granted = {entry for entry in (load_assignment_checks(COURSE_ROOT, name).allowed_imports or ())
+                   if entry.startswith(f"{LIBRARY_PACKAGE}.") and entry.count(".") == 2
+                   and entry.split(".")[1] not in library.student_modules}
+        assert {f"{LIBRARY_PACKAGE}.{module}.{n}" for module, names in rules.grants.items() for n in names} == granted, name
+    assert dict(ASSIGNMENTS["04_convergence"].imports.grants) == {"theory": frozenset({"max_margin"})}
+
+
+@pytest.mark.parametrize("assignment", ["01_geometry", "04_convergence"])
+def test_what_the_intake_refuses_is_what_the_sandbox_s_view_stubs(tmp_path, assignment):
+    """For every module of the library, the intake refuses its import exactly when the grading kernel's view holds a
+    stub that raises ImportError in its place; a granted name is importable, another name of its module is not."""
+    rules = ASSIGNMENTS[assignment].imports
+    view = sandbox.build_student_view(tmp_path / "view", rules) / LIBRARY_PACKAGE
+    modules = library_modules(LIBRARY_PACKAGE)
+    assert modules and set(rules.student_modules) - {"_validation"} <= set(modules)
+    for module in modules:
+        stubbed = "is not available while grading" in (view / f"{module}.py").read_text(encoding="utf-8")
+        assert stubbed == (module not in rules.student_modules and module not in rules.grants), (assignment, module)
+        if module not in rules.grants:
+            refused = intake_rules.refused_import(f"{LIBRARY_PACKAGE}.{module}", [], rules)
+            assert stubbed == (refused == f"{LIBRARY_PACKAGE}.{module}"), (assignment, module, refused)
+    for module, names in rules.grants.items():
+        assert intake_rules.refused_import(f"{LIBRARY_PACKAGE}.{module}", sorted(names), rules) == ""
+        assert intake_rules.refused_import(f"{LIBRARY_PACKAGE}.{module}", ["radius"], rules) == f"{LIBRARY_PACKAGE}.{module}"
+    for blocked in rules.blocked:
+        assert intake_rules.refused_import(blocked, ["Perceptron"], rules) == blocked
 
 
 @pytest.mark.parametrize("stem, expected", [
@@ -147,13 +179,13 @@ def test_an_edited_locked_cell_is_named():
 
 
 @pytest.mark.parametrize("code, refused", [
-    ("from perceptron_course.geometry import augment", "perceptron_course.geometry"),
-    ("import perceptron_course.perceptron as p", "perceptron_course.perceptron"),
-    ("from perceptron_course import theory", "perceptron_course.theory"),
+    ("from perceptron_fixture.geometry import augment", "perceptron_fixture.geometry"),
+    ("import perceptron_fixture.perceptron as p", "perceptron_fixture.perceptron"),
+    ("from perceptron_fixture import theory", "perceptron_fixture.theory"),
     ("from sklearn.linear_model import Perceptron", "sklearn.linear_model"),
     ("from sklearn import linear_model", "sklearn.linear_model"),
-    ("%matplotlib inline\nfrom perceptron_course.datasets import xor", ""),
-    ("from perceptron_course import datasets, plotting", ""),
+    ("%matplotlib inline\nfrom perceptron_fixture.datasets import xor", ""),
+    ("from perceptron_fixture import datasets, plotting", ""),
     ("from sklearn.svm import SVC", ""),
 ])
 def test_imports_the_grading_kernel_refuses_are_named(code, refused):
@@ -166,10 +198,10 @@ def test_imports_the_grading_kernel_refuses_are_named(code, refused):
 
 
 def test_the_convergence_assignment_may_import_max_margin_only():
-    convergence = ASSIGNMENTS["04_convergence"]
-    assert intake_rules.refused_import("perceptron_course.theory", ["max_margin"], convergence.name) == ""
-    assert intake_rules.refused_import("perceptron_course.theory", ["radius"], convergence.name) == "perceptron_course.theory"
-    assert intake_rules.refused_import("perceptron_course.theory", ["max_margin"], "01_geometry") == "perceptron_course.theory"
+    convergence, geometry = ASSIGNMENTS["04_convergence"].imports, GEOMETRY.imports
+    assert intake_rules.refused_import("perceptron_fixture.theory", ["max_margin"], convergence) == ""
+    assert intake_rules.refused_import("perceptron_fixture.theory", ["radius"], convergence) == "perceptron_fixture.theory"
+    assert intake_rules.refused_import("perceptron_fixture.theory", ["max_margin"], geometry) == "perceptron_fixture.theory"
 
 
 def test_a_notebook_the_student_marked_as_repaired_gets_the_graders_notes_only():
@@ -210,7 +242,7 @@ def test_the_grader_takes_in_a_renamed_hand_in_with_its_times(tmp_path):
 
     course = _course_with(tmp_path, released(course_root=fixture_course()), extra={"timestamp.txt": b"2026-11-27 16:59:01.000001 UTC",
                                                        "submission_secret.txt": b"0a1b2c3d\n"})
-    taken = take_in(course, "ada", "01_geometry")
+    taken = take_in(course, "ada", "01_geometry", import_rules(course.root, "01_geometry"))
     assert taken.refused == "" and list(taken.notebooks) == ["geometry.ipynb"]
     assert taken.timestamp == b"2026-11-27 16:59:01.000001 UTC" and taken.submission_secret == b"0a1b2c3d\n"
     assert taken.notes == ["my geometry.ipynb is graded as geometry.ipynb (the name it was handed out with)"]
@@ -223,7 +255,7 @@ def test_a_timestamp_that_is_no_date_and_a_secret_that_is_not_plain_are_left_beh
     from course_grader.trusted.course.intake import take_in
 
     course = _course_with(tmp_path, released(course_root=fixture_course()), extra={"timestamp.txt": timestamp, "submission_secret.txt": secret})
-    taken = take_in(course, "ada", "01_geometry")
+    taken = take_in(course, "ada", "01_geometry", import_rules(course.root, "01_geometry"))
     assert taken.timestamp is None and taken.submission_secret is None
     assert "timestamp.txt does not hold a date: ignored, so lateness is not known" in taken.notes
 
@@ -232,7 +264,7 @@ def test_without_release_no_solution_or_hidden_test_is_put_back(tmp_path):
     from course_grader.trusted.course.intake import take_in
 
     course = _course_with(tmp_path, without(released(course_root=fixture_course()), "predict", "test_predict"), release=False)
-    taken = take_in(course, "ada", "01_geometry")
+    taken = take_in(course, "ada", "01_geometry", import_rules(course.root, "01_geometry"))
     text = taken.notebooks["geometry.ipynb"].decode()
     assert "BEGIN" not in text and "check_predict" not in text and "np.where" not in text
     assert not any("was edited" in note for note in taken.notes)
@@ -260,16 +292,16 @@ def test_an_assignment_as_released_is_parsed_once_and_again_when_its_file_change
 
     course = copy_course(fixture_course(), tmp_path / "course")
     first = expected_assignment(course, "01_geometry", "geometry")
-    assert expected_assignment(course, "01_geometry", "geometry") is first  # not parsed again
+    assert expected_assignment(course, "01_geometry", "geometry").cells is first.cells  # not parsed again
     copy = copy_course(course.root, tmp_path / "copy")  # a job's copy of the course: the same bytes
-    assert expected_assignment(copy, "01_geometry", "geometry") is first
+    assert expected_assignment(copy, "01_geometry", "geometry").cells is first.cells
     path = course.release / "01_geometry" / "geometry.ipynb"
     notebook = json.loads(path.read_text(encoding="utf-8"))
     solution = next(cell for cell in notebook["cells"] if cell["metadata"].get("nbgrader", {}).get("grade_id") == "augment")
     solution["source"] = "def augment(X):\n    raise NotImplementedError  # changed\n"
     path.write_text(json.dumps(notebook), encoding="utf-8")
     again = expected_assignment(course, "01_geometry", "geometry")
-    assert again is not first
+    assert again.cells is not first.cells
     assert "# changed" in next(cell.source for cell in again.cells if cell.grade_id == "augment")
 
 
@@ -297,15 +329,17 @@ def test_grading_settings_a_student_changed_are_put_back_as_released_and_named()
 
 def test_the_self_check_names_a_solution_cell_marked_graded_and_lists_each_part_once(tmp_path):
     from course_grader.selfcheck import take_in as self_check_take_in
+    from course_grader.trusted.course.example_class import copy_course
 
     notebook = released("02_algorithm", "algorithm")
     step = notebook["cells"][ids_of(notebook).index("perceptron_step")]["metadata"]["nbgrader"]
     step.update(grade=True, points=50)
-    path = tmp_path / "02_algorithm" / "algorithm.ipynb"
+    path = tmp_path / "course" / "work" / "algorithm.ipynb"  # in a course checkout: its release/ says what is expected
+    copy_course(fixture_course(), tmp_path / "course")
     path.parent.mkdir()
     path.write_bytes(as_bytes(notebook))
     taken, assignment, notes, refused = self_check_take_in(path)
-    assert (assignment, refused) == ("02_algorithm", "")
+    assert (assignment.name, refused) == ("02_algorithm", "")
     assert any("perceptron_step (perceptron_step) had its nbgrader settings changed (grade, points)" in note for note in notes)
     graded = [cell.metadata.nbgrader.grade_id for cell in taken.cells if cell.metadata.get("nbgrader", {}).get("grade")]
     assert "perceptron_step" not in graded

@@ -34,9 +34,9 @@ WITH_DEFAULT_SIGINT = [sys.executable, "-c", "import os, signal, sys; signal.sig
 
 
 def start_grading(course, *arguments: str) -> subprocess.Popen:
-    """``perceptron-course grade`` started from a subfolder of the course (it finds the course), in its own process
+    """``course-grader grade`` started from a subfolder of the course (it finds the course), in its own process
     group, with SIGINT at its default as in a terminal (``WITH_DEFAULT_SIGINT``)."""
-    command = [*WITH_DEFAULT_SIGINT, str(SCRIPTS / "perceptron-course"), "grade", "--quiet", *arguments]
+    command = [*WITH_DEFAULT_SIGINT, str(SCRIPTS / "course-grader"), "grade", "--quiet", *arguments]
     for assignment in ASSIGNMENTS:
         command += ["--assignment", assignment]
     return subprocess.Popen(command, cwd=course.submitted, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -10,8 +10,10 @@ import math
 
 import numpy as np
 import pytest
+from conftest import FIXTURE_COURSE
 
-from course_grader.trusted.judging.checks import CHECKS, run_in_process
+from course_grader.trusted.judging.check_registry import course_checks
+from course_grader.trusted.judging.checks import run_in_process
 from course_grader.trusted.judging.checks.cases import Case, Check
 from course_grader.trusted.judging.checks.judge import judge_replies
 from course_grader.trusted.outputs.item_analysis import (
@@ -22,6 +24,9 @@ from course_grader.trusted.outputs.item_analysis import (
 )
 from course_grader.trusted.course.safe_text import from_spreadsheet_cell
 from course_grader.trusted.judging.wire import Reply
+
+#: The checks of the grader's own course (not of whatever course holds the working folder).
+CHECKS = course_checks(FIXTURE_COURSE)
 
 NOT_IMPLEMENTED = "f is not implemented yet (it raises NotImplementedError): write it, then run its tests again."
 WRONG_ON_ZERO = "f returned labels other than -1 and +1 on a score of exactly 0:"

@@ -81,7 +81,7 @@ def serving_lab(course_root: Path, tmp_path: Path, *, system_path: bool = True,
     environment = {"PATH": SYSTEM_PATH} if system_path else dict(os.environ)
     environment.update({"HOME": str(tmp_path / "home"), "JUPYTER_TOKEN": token, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
                         "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), **(extra_environment or {})})
-    command = [str(SCRIPTS / "perceptron-course"), "lab", "--root", str(course_root), "--port", str(port), "--no-browser"]
+    command = [str(SCRIPTS / "course-grader"), "lab", "--root", str(course_root), "--port", str(port), "--no-browser"]
     log_path = tmp_path / "lab.log"
     with log_path.open("w") as log:
         server = subprocess.Popen(command, env=environment, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
@@ -186,5 +186,5 @@ def test_the_lab_terminals_have_the_environment_first_on_path_after_the_shells_s
         (home / start_up).write_text(f"export PATH={SYSTEM_PATH}\n", encoding="utf-8")
     course = copy_course(fixture_course(), tmp_path / "course")
     with serving_lab(course.root, tmp_path, extra_environment={"SHELL": shutil.which("bash")}) as (base, token, _):
-        shown = run_in_terminal(base, token, "command -v perceptron-course; command -v perceptron-selfcheck")
-    assert f"{SCRIPTS / 'perceptron-course'}\r\n" in shown and f"{SCRIPTS / 'perceptron-selfcheck'}\r\n" in shown, shown[-2000:]
+        shown = run_in_terminal(base, token, "command -v course-grader; command -v course-selfcheck")
+    assert f"{SCRIPTS / 'course-grader'}\r\n" in shown and f"{SCRIPTS / 'course-selfcheck'}\r\n" in shown, shown[-2000:]

@@ -1,7 +1,7 @@
 """Names are data: what a student chose (folder names, ids) acts in no spreadsheet, terminal or report.
 
 The whole batch (a folder named like a formula, one with terminal escapes, one that is not UTF-8,
-graded with honest students) is in ``tests/grader/test_sandbox.py``; these are the helpers it rests on.
+graded with honest students) is in ``tests/test_sandbox.py``; these are the helpers it rests on.
 """
 
 import csv

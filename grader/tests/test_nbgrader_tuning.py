@@ -8,6 +8,8 @@ import sqlalchemy
 from nbformat.v4 import new_code_cell
 from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
 
+from conftest import fixture_course
+
 from course_grader.trusted.course.nbgrader_patches import is_scratch_gradebook, tune_nbgrader
 
 VALID = {"grade": True, "grade_id": "test_predict", "locked": True, "points": 2, "schema_version": 3,
@@ -172,7 +174,6 @@ def test_a_scratch_gradebook_keeps_one_engine_until_its_job_is_released(tmp_path
 def test_the_course_validates_an_export_once_and_an_invalid_notebook_still_fails(monkeypatch):
     """nbconvert checks the whole notebook after each preprocessor unless ``optimistic_validation`` (the course's
     configuration): then once, after the last, and a preprocessor that breaks the notebook still fails the export."""
-    from pathlib import Path
 
     import nbformat
     from nbconvert.exporters import NotebookExporter
@@ -181,7 +182,7 @@ def test_the_course_validates_an_export_once_and_an_invalid_notebook_still_fails
 
     from course_grader.trusted.course.course import Course, load_config
 
-    config = load_config(Course.open(Path(__file__).resolve().parents[2]))
+    config = load_config(Course.open(fixture_course()))
     checks = []
     original = nbformat.validate
     monkeypatch.setattr(nbformat, "validate", lambda *args, **kwargs: checks.append(1) or original(*args, **kwargs))

@@ -3,7 +3,6 @@
 import csv
 import html
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,16 +14,16 @@ from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
 
-REPO = Path(__file__).resolve().parents[2]
+COURSE_ROOT = fixture_course()  # the grader's own course, released, with its example class
 # What each example student should get: from the recipes' LOSES and FAILS and the points of source/.
-EXPECTED = expected_example_grades(Course.open(REPO))
+EXPECTED = expected_example_grades(Course.open(COURSE_ROOT))
 FORBIDDEN_IN_FEEDBACK = ["BEGIN HIDDEN TESTS", "from course_grader.trusted.judging.checks import", "check_", "_compare_each", "def train("]
 
 
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
-    course = copy_course(REPO, tmp_path_factory.mktemp("class"))  # this course's example class, as its recipes say
-    written = build_example_class(course, REPO / "example_class")
+    course = copy_course(COURSE_ROOT, tmp_path_factory.mktemp("class"))  # the fixture course's example class
+    written = build_example_class(course, COURSE_ROOT / "example_class")
     before = tree_digest(course.submitted)
     outcomes = grade(course, progress=False, jobs=1)  # two test files grade at once on two cores
     return course, written, outcomes, before
@@ -203,7 +202,7 @@ def test_nothing_submitted(capsys, tmp_path):
 
 def test_demo_refuses_to_wipe_a_folder_it_did_not_make(capsys, tmp_path):
     (tmp_path / "precious.txt").write_text("keep me")
-    status, error = run_cli(capsys, "demo", "--out", str(tmp_path))
+    status, error = run_cli(capsys, "demo", "--course", str(COURSE_ROOT), "--out", str(tmp_path))
     assert status == 2 and "not a demo work area" in error
     assert (tmp_path / "precious.txt").read_text() == "keep me"
 
@@ -371,7 +370,7 @@ def test_the_demo_says_how_to_open_it_in_the_formgrader(capsys, tmp_path, monkey
 
     monkeypatch.setattr(pipeline, "grade", lambda course, **options: pipeline.GradingRun())  # the class, not its grading
     monkeypatch.chdir(tmp_path)
-    assert main(["demo", "--out", str(tmp_path / "work" / "demo"), "--quiet"]) == 0
+    assert main(["demo", "--course", str(COURSE_ROOT), "--out", str(tmp_path / "work" / "demo"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert out.rstrip().splitlines()[-1] == "open it in JupyterLab's formgrader: perceptron-course lab --root work/demo"
 

@@ -1,6 +1,7 @@
 """The grading executor on small notebooks, in a plain kernel: budgets, restarts, output caps, verdicts."""
 
 import pytest
+from conftest import FIXTURE_COURSE
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from course_grader.trusted.judging.grading_metadata import CUT, GRADING_METADATA, LIMIT_LABELS, limits_hit
@@ -18,7 +19,8 @@ def execute(sources, *, test_cells=(), notebook_metadata=None, **traits):
                                              "solution": False, "locked": True, "schema_version": 3}
     notebook = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                   "language": "python"}, **(notebook_metadata or {})})
-    options = {"grading_secret": SECRET, "require_grading_kernel": False, "kernel_name": "python3", "timeout": 10}
+    options = {"grading_secret": SECRET, "require_grading_kernel": False, "kernel_name": "python3", "timeout": 10,
+               "course_root": str(FIXTURE_COURSE)}  # the checks of the grader's own course (source/*/hidden_checks.py)
     executor = ResilientExecute(**{**options, **traits})
     executor.preprocess(notebook, {"nbgrader": {"student": "someone"}})
     return notebook
@@ -161,7 +163,7 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
 
     import numpy as np
 
-    from course_grader.trusted.judging.checks import CHECKS
+    from course_grader.trusted.judging.check_registry import course_checks
     from course_grader.trusted.judging.checks.cases import call_text
     from course_grader.trusted.judging.checks.draws import case_generator
 
@@ -172,7 +174,7 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
             "        os._exit(1)\n"
             "    return np.hstack([np.ones((len(X), 1)), X])\n")
     test = "### BEGIN HIDDEN TESTS\ncheck_augment(augment)\n### END HIDDEN TESTS\n"
-    check = CHECKS["augment"]
+    check = course_checks(FIXTURE_COURSE)["augment"]
     cases = check.cases(case_generator(bytes.fromhex(SECRET), "augment", "someone", "a hand-in's digest"))
     deadly = next(k for k, case in enumerate(cases) if np.ndim(case.args[0]) == 2 and np.shape(case.args[0])[0] > 3)
     assert deadly >= 3, "the test needs calls that return before the deadly one"

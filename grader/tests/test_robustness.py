@@ -1,6 +1,6 @@
 """Bad submissions in one batch with good ones: each is graded or reported, and nothing escapes.
 
-Every fixture in tests/fixtures/bad_class/ hands in 01_geometry (parts: augment, predict,
+Every fixture in grader/tests/fixtures/bad_class/ hands in 01_geometry (parts: augment, predict,
 signed_distance, set_margin; 2 points each). The expected outcomes below are written by hand.
 """
 
@@ -14,17 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fixture_course, sandboxes_left, tree_digest
+from conftest import FIXTURE_COURSE, fixture_course, sandboxes_left, tree_digest
 
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
 from course_grader.trusted.running.sandbox import sandbox_problem
 
-#: One of the longest files: its unit of work (``conftest.FileOrGroupScheduling``) starts first.
+#: One of the longest files: its unit of work (``FileOrGroupScheduling``) starts first.
 pytestmark = pytest.mark.xdist_group("test_robustness")
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bad_class"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bad_class"
 ALL = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 
 CELLS_LOST = {
@@ -181,8 +180,11 @@ def test_the_sandbox_blocks_every_escape_and_shows_it(batch):
 
 @pytest.mark.slow
 def test_feedback_never_shows_hidden_tests_or_their_code(batch):
-    checks_source = [line for path in sorted((REPO / "perceptron_course" / "grading" / "trusted" / "checks").glob("*.py"))
-                     for line in path.read_text().splitlines()]
+    import course_grader.trusted.judging.checks as grader_checks
+
+    check_files = [*(FIXTURE_COURSE / "source").glob("*/hidden_checks.py"), *Path(grader_checks.__file__).parent.glob("*.py")]
+    checks_source = [line for path in sorted(check_files) for line in path.read_text().splitlines()]
+    assert len(check_files) > 6 and checks_source
     secret_lines = {line.strip() for line in checks_source
                     if len(line.strip()) > 30 and not line.strip().startswith("#")}
     pages = list(batch["course"].feedback.rglob("*.html"))
@@ -199,7 +201,7 @@ def test_without_a_sandbox_grading_says_so_loudly(monkeypatch, capsys):
     from course_grader.trusted.outputs.report import isolation_line
 
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # without the opt-in it refuses (tests/grader/test_sandbox.py)
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)  # without the opt-in it refuses (tests/test_sandbox.py)
     isolation = sandbox.choose_isolation(unsandboxed=True)
     assert not isolation.sandbox and "bubblewrap is not installed" in isolation.note
     assert "student code will run WITHOUT a sandbox" in capsys.readouterr().err

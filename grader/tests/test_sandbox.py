@@ -27,8 +27,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import _command_line, descendants, fixture_course, sandboxes_left, tree_state
+from conftest import CHECKOUT, FIXTURE_LIBRARY, GRADER, LIBRARY_PACKAGE, _command_line, descendants, fixture_course, sandboxes_left, tree_state
 
+from course_grader.intake_rules import ImportRules
+from course_grader.trusted.judging.kernel_imports import import_rules, library_modules
 from course_grader.trusted.judging.checks.second_calls import SECOND_CALL
 from course_grader.trusted.outputs import feedback
 from course_grader.trusted.course import files
@@ -40,18 +42,25 @@ from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
 from course_grader.trusted.gradebook.outcome import Isolation
 from course_grader.trusted.course.secret import load_or_create_secret
 
-#: One of the longest files: its unit of work (``conftest.FileOrGroupScheduling``) starts first.
+#: One of the longest files: its unit of work (``FileOrGroupScheduling``) starts first.
 pytestmark = pytest.mark.xdist_group("test_sandbox")
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox_class"
-#: The twelfth attack round's hand-ins (a README there says what each attempts), graded in the same batch.
-ROUND12 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round12"
-#: The thirteenth round's (``attacks_round13/README.md``), graded in the same batch too.
-ROUND13 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round13"
-#: The fourteenth's: forgers of the second call's answer (``attacks_round14_forge/README.md``), in the same batch.
-ROUND14 = Path(__file__).resolve().parents[1] / "fixtures" / "attacks_round14_forge"
-REAL_PACKAGE = REPO / "perceptron_course"
+COURSE_ROOT = fixture_course()  # the grader's own course, released: its term names the library, its checks grant names
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sandbox_class"
+#: Hand-ins that forge points (a README there says what each attempts), graded in the same batch.
+FORGED_POINTS_CLASS = Path(__file__).resolve().parent / "fixtures" / "attacks_forged_points"
+#: Hand-ins that attack the second call, the review of held modules and the digest (its README), in the same batch.
+SECOND_CALL_AND_DIGEST_CLASS = Path(__file__).resolve().parent / "fixtures" / "attacks_second_call_and_digest"
+#: Forgers of the second call's answer (``attacks_forged_second_call/README.md``), in the same batch.
+FORGED_SECOND_CALL_CLASS = Path(__file__).resolve().parent / "fixtures" / "attacks_forged_second_call"
+REAL_PACKAGE = FIXTURE_LIBRARY / LIBRARY_PACKAGE
+
+
+def rules(assignment: str) -> ImportRules:
+    """What ``assignment``'s grading kernel may import of the fixture course's library."""
+    return import_rules(COURSE_ROOT, assignment)
+
+
 ISOLATION = Isolation(sandbox=True, memory_mb=sandbox.DEFAULT_MEMORY_MB, note="")
 TA_TOKEN = "ta-token-5f2b9c0e71d64a3c"  # a secret the TA's environment holds while grading
 #: What grading writes in the course: its output, and the course lock it holds while it runs (writer_lock).
@@ -85,7 +94,7 @@ def run_probe(code: str, tmp_path: Path, assignment: str = "01_geometry", env: d
     (folder / sandbox.SOCKETS_FOLDER).chmod(0o1733)
     connection_file = folder / "kernel-probe.json"
     connection_file.write_text("{}")
-    kernel = zygote.spawn(folder, connection_file, assignment, ISOLATION.memory_mb, probe_code=textwrap.dedent(code))
+    kernel = zygote.spawn(folder, connection_file, rules(assignment), ISOLATION.memory_mb, probe_code=textwrap.dedent(code))
     kernel.wait(120)
     output = {name: (folder / name).read_text(errors="replace") if (folder / name).exists() else ""
               for name in ("output", "errors", "keeper-error")}
@@ -243,10 +252,10 @@ def test_the_file_system_is_an_allowlist(tmp_path):
                     if any(marker in text for marker in reference_markers):
                         found.append(os.path.join(root, name))
         paths = {{path: os.path.exists(path) for path in
-                 ["{REPO / 'source'}", "{REAL_PACKAGE / 'perceptron.py'}", "{REAL_PACKAGE / 'grading' / 'trusted'}",
+                 ["{COURSE_ROOT / 'source'}", "{REAL_PACKAGE / 'perceptron.py'}", "{GRADER / 'course_grader' / 'trusted'}",
                   "{secret_file}", "/home", "/srv", "/root/.bash_history", "/etc/passwd",
                   "/etc/shadow", "/var"]}}
-        course = "{REPO}"
+        course = "{CHECKOUT}"
         run = {{folder: sorted(os.listdir(os.path.join("/run", folder))) for folder in os.listdir("/run")}}
         print(json.dumps({{"top": sorted(os.listdir("/")), "found": found, "exists": paths, "run": run,
                           "course": sorted(os.listdir(course)) if os.path.isdir(course) else []}}))
@@ -319,9 +328,9 @@ def test_the_environment_is_cleared(tmp_path):
 IMPORTS = """
     import json
     results = {}
-    for module in ("perceptron_course.geometry", "perceptron_course.perceptron", "perceptron_course.theory",
-                   "perceptron_course.variants", "perceptron_course.multiclass", "perceptron_course.estimator",
-                   "perceptron_course.svm", "perceptron_course.losses", "perceptron_course.mlp", "course_grader.selfcheck",
+    for module in ("perceptron_fixture.geometry", "perceptron_fixture.perceptron", "perceptron_fixture.theory",
+                   "perceptron_fixture.variants", "perceptron_fixture.multiclass", "perceptron_fixture.estimator",
+                   "perceptron_fixture.svm", "perceptron_fixture.losses", "perceptron_fixture.mlp", "course_grader.selfcheck",
                    "course_grader.intake_rules",
                    "course_grader.trusted", "sklearn.linear_model"):
         try:
@@ -329,11 +338,11 @@ IMPORTS = """
             results[module] = "imported"
         except ImportError as error:
             results[module] = str(error)
-    import perceptron_course, perceptron_course.datasets, perceptron_course.plotting
-    results["file"] = perceptron_course.__file__
-    results["iris"] = list(perceptron_course.datasets.iris_binary()[0].shape)
+    import perceptron_fixture, perceptron_fixture.datasets, perceptron_fixture.plotting
+    results["file"] = perceptron_fixture.__file__
+    results["iris"] = list(perceptron_fixture.datasets.iris_binary()[0].shape)
     try:
-        from perceptron_course.theory import max_margin
+        from perceptron_fixture.theory import max_margin
         results["max_margin"] = max_margin([[1.0, 0.0], [-1.0, 0.0]], [1, -1])[1]
     except ImportError as error:
         results["max_margin"] = str(error)
@@ -343,13 +352,10 @@ IMPORTS = """
 
 def test_no_answer_key_in_the_kernel(tmp_path):
     results = probe_json(IMPORTS, tmp_path)
-    assert {"geometry", "perceptron", "theory", "variants", "multiclass", "estimator", "svm"} <= set(sandbox.GRADED_MODULES)
-    stubbed = set(sandbox.SELF_CHECK_STUB)  # the self-check's check_all, a no-op in every assignment's view
-    for module in sandbox.GRADED_MODULES:
-        if module in stubbed:
-            assert results[f"perceptron_course.{module}"] == "imported"
-            continue
-        assert results[f"perceptron_course.{module}"] == (f"perceptron_course.{module} is not available while grading: "
+    graded = set(library_modules(LIBRARY_PACKAGE)) - rules("01_geometry").student_modules
+    assert {"geometry", "perceptron", "theory", "variants", "multiclass", "estimator", "svm", "losses", "mlp"} <= graded
+    for module in graded:
+        assert results[f"perceptron_fixture.{module}"] == (f"perceptron_fixture.{module} is not available while grading: "
                                                           "implement it yourself")
     names = probe_json("import json, course_grader.selfcheck as s; print(json.dumps(sorted(n for n in dir(s) "
                        "if not n.startswith('__'))))", tmp_path)
@@ -364,9 +370,9 @@ def test_no_answer_key_in_the_kernel(tmp_path):
 def test_convergence_may_use_max_margin_and_nothing_else(tmp_path):
     results = probe_json(IMPORTS, tmp_path, assignment="04_convergence")
     assert results["max_margin"] == pytest.approx(1.0)
-    assert results["perceptron_course.theory"] == "imported"
-    assert results["perceptron_course.perceptron"].endswith("not available while grading: implement it yourself")
-    names = probe_json("import json, perceptron_course.theory as t; print(json.dumps(sorted(n for n in dir(t) "
+    assert results["perceptron_fixture.theory"] == "imported"
+    assert results["perceptron_fixture.perceptron"].endswith("not available while grading: implement it yourself")
+    names = probe_json("import json, perceptron_fixture.theory as t; print(json.dumps(sorted(n for n in dir(t) "
                        "if not n.startswith('__'))))", tmp_path, assignment="04_convergence")
     assert names == ["max_margin"]
 
@@ -469,7 +475,7 @@ def test_a_kernel_started_early_is_the_one_the_notebook_runs_in_or_is_shut_down(
             return self.created
 
     notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
-    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, rules("01_geometry")) as config:
         with executor.kernel_started_early(config):
             [started] = executor._STARTED_EARLY.values()
             process = started.provisioner.process
@@ -499,7 +505,7 @@ def test_a_grading_kernel_shows_each_cells_own_lines_and_runs_the_graders_cells_
              "import asyncio\nawait asyncio.sleep(0)\nprint('awaited')",
              HARNESS_CELL_START + "    pass\nimport asyncio\nawait asyncio.sleep(0)"]  # nor run as coroutines
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
-    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, rules("01_geometry")) as config:
         executor.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {"nbgrader": {"student": "s"}})
     [error] = notebook.cells[2].outputs
     traceback = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))  # without its colours
@@ -522,7 +528,7 @@ def test_the_kernel_cannot_reopen_its_sockets_folder_on_the_host():
              "    try:\n        attempt(); print('ALLOWED')\n"
              "    except OSError as error:\n        print('refused', error.errno)\n")
     notebook = new_notebook(cells=[new_code_cell(probe)])
-    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, rules("01_geometry")) as config:
         executor.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
         left = sorted(path.name for path in (runtime / sandbox.SOCKETS_FOLDER).iterdir())
     printed = notebook.cells[0].outputs[0].text
@@ -540,7 +546,7 @@ def test_a_kernel_that_cannot_start_early_leaves_the_notebook_to_start_its_own(m
 
     monkeypatch.setattr(sandbox.SandboxKernelManager, "start_in_background", refuse)
     notebook = new_notebook(cells=[new_code_cell("print(6 * 7)")])
-    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, "01_geometry") as config:
+    with kernel_pool.private_runtime_dir(ISOLATION) as runtime, kernel_pool.grading_kernel(ISOLATION, runtime, rules("01_geometry")) as config:
         with executor.kernel_started_early(config):
             assert executor._STARTED_EARLY == {}
             executor.ResilientExecute(config=config, grading_secret="00" * 16).preprocess(notebook, {})
@@ -698,13 +704,13 @@ HOSTILE_BATCH = "test_sandbox-hostile_batch"
 def hostile_batch(tmp_path_factory):
     course = copy_course(fixture_course(), tmp_path_factory.mktemp("hostile"))
     build_example_class(course, FIXTURES)
-    build_example_class(course, ROUND12)
-    build_example_class(course, ROUND13)
-    build_example_class(course, ROUND14)
+    build_example_class(course, FORGED_POINTS_CLASS)
+    build_example_class(course, SECOND_CALL_AND_DIGEST_CLASS)
+    build_example_class(course, FORGED_SECOND_CALL_CLASS)
     file_attacks = _make_file_attacks(course)
     _make_name_attacks(course)
     secret = load_or_create_secret(course.root)
-    runpy.run_path(str(ROUND12 / "_resubmission.py"))["write_second_hand_in"](course, secret)  # needs the secret
+    runpy.run_path(str(FORGED_POINTS_CLASS / "_resubmission.py"))["write_second_hand_in"](course, secret)  # needs the secret
     before = tree_state(course.root, exclude=GRADER_OUTPUT)
     machine_before = _machine_state()
     saved = os.environ.get("PERCEPTRON_TA_TOKEN")
@@ -767,16 +773,16 @@ def test_hostile_batch_changes_nothing_outside_the_graded_output(hostile_batch):
     assert tree_state(course.root, exclude=GRADER_OUTPUT) == hostile_batch["before"]
     for folder in ("autograded", "feedback"):
         graded = {path.relative_to(course.root / folder).parts[0] for path in (course.root / folder).rglob("*")}
-        assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *FIRST_ROUND, *SECOND_ROUND,
-                          *THIRD_ROUND, *FIFTH_ROUND, "html_nesting", *TWELFTH_ROUND,
-                          *THIRTEENTH_ROUND, *(student for student, _ in FOURTEENTH_ROUND), "honest_in_the_same_batch"}, graded
+        assert graded <= {"honest", "daemon", "escaper", "fork_bomb", "huge_message", *ESCAPES_AND_RESOURCE_ATTACKS, *TA_SIDE_ATTACKS,
+                          *REVIEW_EVASIONS, *HOST_ROOT_ATTACKS, "html_nesting", *FORGED_POINTS,
+                          *SECOND_CALL_AND_DIGEST_ATTACKS, *(student for student, _ in FORGED_SECOND_CALLS), "honest_in_the_same_batch"}, graded
         for path in (course.root / folder).rglob("*"):
             assert not path.is_symlink(), path
 
 
 #: Recipes of the fifth attack round: wrong code that attacks the machine through what a kernel's user (the
 #: grader's, underneath) may do without capabilities. Graded before ``honest``, which they target.
-FIFTH_ROUND = ("ab_core_pattern_escape", "ab_core_pattern_stealth", "ab_devnull")
+HOST_ROOT_ATTACKS = ("ab_core_pattern_escape", "ab_core_pattern_stealth", "ab_devnull")
 ROUND5_LOOT = Path("/tmp/perceptron-round5-loot")
 
 
@@ -789,18 +795,18 @@ def _machine_state() -> dict:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(HOSTILE_BATCH)
-def test_hostile_batch_fifth_round_changes_nothing_on_the_machine_and_gains_nothing(hostile_batch):
+def test_hostile_batch_attacks_as_the_host_s_root_change_nothing_on_the_machine_and_gain_nothing(hostile_batch):
     assert hostile_batch["machine_after"] == hostile_batch["machine_before"]
     assert not hostile_batch["machine_after"]["loot"]
     outcomes = hostile_batch["outcomes"]
-    for student in FIFTH_ROUND:
+    for student in HOST_ROOT_ATTACKS:
         assert outcomes[student].status == "graded" and outcomes[student].score == 0, (student, outcomes[student].reason)
     honest = outcomes["honest"]  # graded after both, in the same zygote: its kernel started and its hand-in is intact
     assert honest.status == "graded" and honest.score == honest.max_score, honest.reason
 
 
 #: Recipes of the first attack round, and the cells each may keep (their code is wrong or calls the reference).
-FIRST_ROUND = {
+ESCAPES_AND_RESOURCE_ATTACKS = {
     "aa_config_clobber": set(), "symlink_leak": set(), "zz_link_loop": set(), "zz_fifo_hang": set(),
     "resource_sparse_file": set(), "resource_tmpfs_memory": set(), "resource_shadow_module": set(),
     "environment_leak": set(), "output_flood_memory": set(), "reference_import": set(),
@@ -810,9 +816,9 @@ FIRST_ROUND = {
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(HOSTILE_BATCH)
-def test_hostile_batch_first_round_attacks_gain_nothing_and_stop_nothing(hostile_batch):
+def test_hostile_batch_escapes_and_resource_attacks_gain_nothing_and_stop_nothing(hostile_batch):
     outcomes = hostile_batch["outcomes"]
-    for student, kept in FIRST_ROUND.items():
+    for student, kept in ESCAPES_AND_RESOURCE_ATTACKS.items():
         outcome = outcomes[student]
         assert outcome.status == "graded", (student, outcome.reason)
         earned = {cell for cell, score in outcome.cell_scores.items() if score > 0}
@@ -904,14 +910,14 @@ def test_a_restarted_kernel_s_endpoints_never_name_a_descriptor_the_kernel_befor
 
 #: Recipes of the second attack round: cells each must keep (their own correct code) and, for the
 #: refused ones, what grades.csv must say.
-SECOND_ROUND = {
+TA_SIDE_ATTACKS = {
     "ta_environment": set(), "pid1_memory": set(), "terminal_escape": set(), "deep_tree": set(),
     "markdown_slow_feedback": set(), "outside_writes": {"test_augment", "test_predict", "test_signed_distance",
                                                         "test_set_margin"},
     # its points are put back by the intake (round 13, finding 5): its correct code is graded
     "report_points_injection": {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"},
 }
-SECOND_ROUND_REFUSED = {
+TA_SIDE_REFUSED = {
     "deep_submission_folder": "nested deeper than 8 levels",
     "markdown_slow_feedback": "text cells are too long",
 }
@@ -919,15 +925,15 @@ SECOND_ROUND_REFUSED = {
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(HOSTILE_BATCH)
-def test_hostile_batch_second_round_attacks_gain_nothing_and_stop_nothing(hostile_batch):
+def test_hostile_batch_attacks_on_the_ta_s_side_gain_nothing_and_stop_nothing(hostile_batch):
     outcomes = hostile_batch["outcomes"]
-    for student, kept in SECOND_ROUND.items():
-        if student in SECOND_ROUND_REFUSED:
+    for student, kept in TA_SIDE_ATTACKS.items():
+        if student in TA_SIDE_REFUSED:
             continue
         outcome = outcomes[student]
         assert outcome.status == "graded", (student, outcome.reason)
         assert {cell for cell, score in outcome.cell_scores.items() if score > 0} == kept, (student, outcome.cell_scores)
-    for student, reason in SECOND_ROUND_REFUSED.items():
+    for student, reason in TA_SIDE_REFUSED.items():
         outcome = outcomes[student]
         assert outcome.status == "failed" and reason in outcome.reason, (student, outcome.reason)
         assert "<" not in outcome.reason and "\n" not in outcome.reason
@@ -943,11 +949,11 @@ def test_hostile_batch_second_round_attacks_gain_nothing_and_stop_nothing(hostil
 
 
 def test_a_kernel_cannot_write_to_the_graders_terminal_or_read_its_environment(tmp_path):
-    view = sandbox.build_student_view(tmp_path / "view", "01_geometry")
+    view = sandbox.build_student_view(tmp_path / "view", rules("01_geometry"))
     probe = ("import os, sys\n"
              "sys.stderr.write('\\x1b]52;c;Y3VybCBldmlsIHwgc2g=\\x07 FAKE ALL PASSED'); sys.stderr.flush()\n"
              "print('ENVIRON', open('/proc/1/environ').read())\n")
-    command = sandbox.detached(sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view), [])
+    command = sandbox.detached(sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view, rules("01_geometry")), [])
     result = subprocess.run(command, capture_output=True, text=True, timeout=120,
                             env={**os.environ, "PERCEPTRON_TA_TOKEN": TA_TOKEN})
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
@@ -958,7 +964,7 @@ def test_a_kernel_cannot_write_to_the_graders_terminal_or_read_its_environment(t
 
 
 #: Recipes of the third attack round (and the fourth's typing_eval): correct code, so they keep every point, and must be flagged.
-THIRD_ROUND = {
+REVIEW_EVASIONS = {
     "third_evasions": ["numpy.testing._private.utils.os.system", "getattr passed as a value", "operator.attrgetter"],
     "autocall_flood": ["cell NOT analysed: 120 shell, magic, help or autocall lines"],
     # fourth round: Python held in string annotations, which typing.get_type_hints evaluates
@@ -968,10 +974,10 @@ THIRD_ROUND = {
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(HOSTILE_BATCH)
-def test_hostile_batch_third_round_evasions_are_flagged_and_run_no_program(hostile_batch):
+def test_hostile_batch_review_evasions_are_flagged_and_run_no_program(hostile_batch):
     outcomes = hostile_batch["outcomes"]
     assert outcomes["honest"].flags == [] and outcomes["honest"].unanalysed == []
-    for student, expected in THIRD_ROUND.items():
+    for student, expected in REVIEW_EVASIONS.items():
         outcome = outcomes[student]
         assert outcome.status == "graded" and outcome.score == 8, (student, outcome.reason, outcome.cell_scores)
         constructs = [flag.construct for flag in outcome.flags]
@@ -982,8 +988,8 @@ def test_hostile_batch_third_round_evasions_are_flagged_and_run_no_program(hosti
         assert f"BLOCKED run a program through the {way}" in page and f"LEAKED run a program through the {way}" not in page
 
 
-#: Hand-ins of the twelfth round and the flags each must raise (tests/fixtures/attacks_round12/README.md).
-TWELFTH_ROUND = {
+#: Hand-ins of the twelfth round and the flags each must raise (grader/tests/fixtures/attacks_forged_points/README.md).
+FORGED_POINTS = {
     "resubmit_table": [],
     "numbers_as_text": [],
     "hidden_mutation": ["assignment to json.dumps (a module attribute)"],
@@ -993,9 +999,9 @@ TWELFTH_ROUND = {
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(HOSTILE_BATCH)
-def test_hostile_batch_twelfth_round_forged_points_are_gone_and_evasions_are_flagged(hostile_batch):
+def test_hostile_batch_forged_points_are_gone_and_evasions_are_flagged(hostile_batch):
     outcomes, course = hostile_batch["outcomes"], hostile_batch["course"]
-    for student, expected in TWELFTH_ROUND.items():
+    for student, expected in FORGED_POINTS.items():
         outcome = outcomes[student]
         assert outcome.status == "graded", (student, outcome.reason)
         constructs = [flag.construct for flag in outcome.flags]
@@ -1020,8 +1026,8 @@ def test_hostile_batch_twelfth_round_forged_points_are_gone_and_evasions_are_fla
     assert outcomes["honest"].score == outcomes["honest"].max_score == 8
 
 
-#: Hand-ins of the thirteenth round and the flags each must raise (tests/fixtures/attacks_round13/README.md).
-THIRTEENTH_ROUND = {
+#: Hand-ins of the thirteenth round and the flags each must raise (grader/tests/fixtures/attacks_second_call_and_digest/README.md).
+SECOND_CALL_AND_DIGEST_ATTACKS = {
     "library_result_mutation": ["access to .modules", "assignment to .dumps of an object the notebook did not create"],
     "library_result_exec": ["access to .sys", "access to .exec", "access to .settrace"],
     "list_argument_sorted_in_place": [],
@@ -1031,9 +1037,9 @@ THIRTEENTH_ROUND = {
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(HOSTILE_BATCH)
-def test_hostile_batch_thirteenth_round_is_graded_as_its_code_deserves_and_flagged(hostile_batch):
+def test_hostile_batch_second_call_and_digest_attacks_are_graded_as_their_code_deserves_and_flagged(hostile_batch):
     outcomes, course = hostile_batch["outcomes"], hostile_batch["course"]
-    for student, expected in THIRTEENTH_ROUND.items():
+    for student, expected in SECOND_CALL_AND_DIGEST_ATTACKS.items():
         outcome = outcomes[student]
         assert outcome.status == "graded", (student, outcome.reason)
         constructs = [flag.construct for flag in outcome.flags]
@@ -1062,7 +1068,7 @@ def test_hostile_batch_thirteenth_round_is_graded_as_its_code_deserves_and_flagg
 
 
 #: Round 14's forgers, the parts each hides an in-place change in, and its notebooks.
-FOURTEENTH_ROUND = {
+FORGED_SECOND_CALLS = {
     ("forge_same_call_again", "01_geometry"): ("test_augment", "geometry"),
     ("forge_same_call_again", "02_algorithm"): ("test_perceptron_step", "algorithm"),
     ("forge_copy_after_first_call", "02_algorithm"): ("test_perceptron_step", "algorithm"),
@@ -1071,9 +1077,9 @@ FOURTEENTH_ROUND = {
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(HOSTILE_BATCH)
-def test_hostile_batch_fourteenth_round_forged_second_answers_lose_the_part_and_honest_work_keeps_its_points(hostile_batch):
+def test_hostile_batch_forged_second_answers_lose_the_part_and_honest_work_keeps_its_points(hostile_batch):
     course, graded = hostile_batch["course"], hostile_batch["by_assignment"]
-    for (student, assignment), (forged, notebook) in FOURTEENTH_ROUND.items():
+    for (student, assignment), (forged, notebook) in FORGED_SECOND_CALLS.items():
         outcome = graded[(student, assignment)]
         assert outcome.status == "graded", (student, outcome.reason)
         assert outcome.cell_scores[forged] == 0 and all(
@@ -1094,7 +1100,7 @@ def _csv_cells(path: Path) -> list[list[str]]:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(HOSTILE_BATCH)
-def test_hostile_batch_eleventh_round_deep_html_is_shown_as_text_and_a_code_bomb_is_refused(hostile_batch):
+def test_hostile_batch_deep_html_is_shown_as_text_and_a_code_bomb_is_refused(hostile_batch):
     outcomes = hostile_batch["outcomes"]
     nested = outcomes["html_nesting"]
     assert (nested.status, nested.score) == ("graded", 8), nested.reason  # its code is correct: its HTML costs it nothing
@@ -1341,11 +1347,11 @@ def test_a_kernel_is_an_unprivileged_host_user_of_its_own():
 
 def test_a_cold_kernel_cannot_write_proc_either(tmp_path):
     # A grader that is not root starts each kernel cold, in a sandbox of its own; its /proc is read-only too.
-    view = sandbox.build_student_view(tmp_path / "view", "01_geometry")
+    view = sandbox.build_student_view(tmp_path / "view", rules("01_geometry"))
     probe = ("import errno, os\n"
              "try:\n    os.close(os.open('/proc/sys/kernel/core_pattern', os.O_WRONLY)); print('opened')\n"
              "except OSError as error:\n    print(errno.errorcode[error.errno])\n")
-    command = sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view)
+    command = sandbox.bubblewrap_command(sandbox.launcher_command(ISOLATION, probe_code=probe), view, rules("01_geometry"))
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "EROFS", (result.stdout, result.stderr)
 
@@ -1434,7 +1440,7 @@ def test_a_kernel_flooding_the_graders_sockets_fails_its_own_job_only(tmp_path, 
 
     monkeypatch.setattr(resources, "JOB_DATA_BUDGET_BYTES", 1024**3)
     course = copy_course(fixture_course(), tmp_path / "course")
-    build_example_class(course, Path(__file__).resolve().parents[1] / "fixtures" / "flood_class")
+    build_example_class(course, Path(__file__).resolve().parent / "fixtures" / "flood_class")
     outcomes = {o.student: o for o in grade(course, progress=False, jobs=2)}
     # the largest worker's peak (workers are this process's children; a kernel holds one 60 MiB frame)
     largest_worker_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

@@ -8,15 +8,29 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import solutions_by_test_cell, this_course
+from conftest import fixture_course
 
-from perceptron_course import intake_rules, selfcheck
+from course_grader import intake_rules, selfcheck
+from course_grader.trusted.course.course import Course
+from course_grader.trusted.course.example_class import solutions_by_test_cell
 
-ROOT = Path(__file__).resolve().parents[2]
-GEOMETRY = ROOT / "release" / "01_geometry" / "geometry.ipynb"
-# The self-check judges a notebook against the shipped release (its manifest): what 01_geometry's parts are, and
-# how many points each is worth, comes from this course's source/.
-GEOMETRY_TESTS = list(solutions_by_test_cell(this_course(), "01_geometry"))
+COURSE_ROOT = fixture_course()  # the grader's own course, released: a course checkout, as the self-check finds it
+GEOMETRY = COURSE_ROOT / "release" / "01_geometry" / "geometry.ipynb"
+# The self-check judges a notebook against the course's release: what 01_geometry's parts are, and how many points
+# each is worth, comes from the fixture course's source/.
+GEOMETRY_TESTS = list(solutions_by_test_cell(Course.open(COURSE_ROOT), "01_geometry"))
+
+
+
+@pytest.fixture
+def tmp_path(tmp_path):
+    """A checkout of the fixture course (config, term, source, release): the self-check finds what a hand-in must be
+    in the course above the notebook, as in a course checkout (a student's install carries its bundle's copy)."""
+    from course_grader.trusted.course.example_class import copy_course
+
+    copy_course(COURSE_ROOT, tmp_path)
+    return tmp_path
+
 
 CORRECT_AUGMENT = '''def augment(X):
     X = np.asarray(X, dtype=float)
@@ -122,8 +136,8 @@ def test_agrees_with_nbgraders_validator_on_every_assignment_of_a_buggy_student(
     from course_grader.trusted.course.course import Course
     from course_grader.trusted.course.example_class import build_submission, load_recipes
 
-    course = Course.open(ROOT)
-    recipe = load_recipes(ROOT / "example_class")["cy_buggy"]
+    course = Course.open(COURSE_ROOT)
+    recipe = load_recipes(COURSE_ROOT / "example_class")["cy_buggy"]
     failing = set()
     for assignment in course.assignments():
         build_submission(course, recipe, assignment, tmp_path / assignment)
@@ -151,7 +165,7 @@ def test_the_reference_solutions_are_ready_to_hand_in_in_every_assignment(tmp_pa
     from course_grader.trusted.course.course import Course
     from course_grader.trusted.course.example_class import solved_notebook
 
-    course = Course.open(ROOT)
+    course = Course.open(COURSE_ROOT)
     not_ready = {}
     for assignment in course.assignments():
         for name in course.notebook_names(assignment):
@@ -167,7 +181,7 @@ def test_the_reference_solutions_are_ready_to_hand_in_in_every_assignment(tmp_pa
 
 @pytest.mark.slow
 def test_written_answers_are_listed_as_to_write_until_written(tmp_path):
-    release = ROOT / "release" / "04_convergence" / "convergence.ipynb"
+    release = COURSE_ROOT / "release" / "04_convergence" / "convergence.ipynb"
     notebook = nbformat.read(release, as_version=4)
     answers = [c for c in notebook.cells if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")]
     assert answers, "04_convergence has a written answer graded by hand"
@@ -217,8 +231,8 @@ def test_a_self_check_started_inside_a_self_check_does_nothing(monkeypatch, caps
 def test_cell_timeout_is_the_term_files_and_the_graders():
     from course_grader.trusted.course.course import Course, load_config
 
-    course = Course.open(ROOT)
-    assert selfcheck.cell_timeout() == course.term().limits.cell_seconds == load_config(course).Execute.timeout
+    course = Course.open(COURSE_ROOT)
+    assert selfcheck.cell_timeout(COURSE_ROOT) == course.term().limits.cell_seconds == load_config(course).Execute.timeout
     assert "CELL_TIMEOUT_SECONDS" not in Path(selfcheck.__file__).read_text(encoding="utf-8")  # no second constant
 
 
@@ -263,7 +277,7 @@ def _debug_output(notebook) -> None:
 
 
 def _imports_reference(notebook) -> None:
-    fill(notebook, "predict", "from perceptron_course.perceptron import predict\n")
+    fill(notebook, "predict", "from perceptron_fixture.perceptron import predict\n")
 
 
 def _deletes_solution(notebook) -> None:
@@ -291,7 +305,7 @@ def test_a_green_self_check_means_the_grader_runs_the_notebook_as_it_is(tmp_path
     from course_grader.trusted.course.example_class import copy_course
     from course_grader.trusted.pipeline import grade
 
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     reports = {}
     for student, (file_name, edit, _) in HAND_INS.items():
         path = hand_in(course.submitted / student / "01_geometry", file_name, edit)
@@ -309,7 +323,7 @@ def test_a_green_self_check_means_the_grader_runs_the_notebook_as_it_is(tmp_path
         assert all(note in outcome.reason for note in report.intake_notes), (student, report.intake_notes, outcome.reason)
     assert any("geometry (1).ipynb is graded as geometry.ipynb" in note for note in reports["renamed"].intake_notes)
     assert any("MiB of stored outputs: they are dropped before grading" in note for note in reports["oversized"].intake_notes)
-    assert any("imports perceptron_course.perceptron, which is not available while grading" in note
+    assert any("imports perceptron_fixture.perceptron, which is not available while grading" in note
                for note in reports["imports_reference"].intake_notes)
     assert any("the cell where you write signed_distance (signed_distance) is missing" in note
                for note in reports["deleted_solution"].intake_notes)
@@ -365,7 +379,7 @@ def test_the_report_shows_the_due_date_notice_under_its_first_line_even_for_a_re
 
 
 def test_a_bad_entry_in_the_bundled_due_dates_is_left_out(monkeypatch):
-    monkeypatch.setattr(selfcheck, "course_settings", lambda: {"due_dates": {
+    monkeypatch.setattr(selfcheck, "course_settings", lambda start=None: {"due_dates": {
         "01_geometry": "2026-11-27T16:00:00+00:00", "02_algorithm": "next friday",
         "03_worked_example": "2026-11-27T16:00:00"}})  # no zone: which day would that be?
 
@@ -442,7 +456,7 @@ def test_a_hand_in_that_calls_check_all_is_graded_as_without_it_unflagged(tmp_pa
             "from course_grader.selfcheck import check_all\ncheck_all()\ncheck_all('geometry.ipynb')"))
         return notebook
 
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     for student, recipe in (("ada", {"BASE": "solutions"}), ("bea", {"BASE": "solutions", "EDITS": {"01_geometry": with_check_all}})):
         build_submission(course, recipe, "01_geometry", course.submitted / student / "01_geometry")
     outcomes = {outcome.student: outcome for outcome in pipeline.grade(course, progress=False, jobs=1)}

@@ -33,7 +33,7 @@ from course_grader.trusted.serving.journal import (GRADED, HELD, LIMITED, REFUSE
 pytestmark = pytest.mark.xdist_group("test_serve")
 
 BIN = Path(sys.executable).parent
-COURSE_ID = "fixture"  # tests/fixtures/course/term.toml
+COURSE_ID = "fixture"  # grader/tests/fixtures/course/term.toml
 ASSIGNMENT = "01_geometry"
 STUDENTS = ("srv_ada", "srv_bob", "srv_cy", "srv_flood")
 
@@ -84,7 +84,7 @@ def released(tmp_path_factory):
     exchange.chmod(0o1777)
     course = copy_course(fixture_course(), template / "course")
     Hub.point_at_exchange(course, exchange)
-    run(str(BIN / "perceptron-course"), "release", "--root", str(course.root), "--assignment", ASSIGNMENT, cwd=course.root)
+    run(str(BIN / "course-grader"), "release", "--root", str(course.root), "--assignment", ASSIGNMENT, cwd=course.root)
     run(str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
     for student in STUDENTS:
         home = template / "homes" / student
@@ -161,7 +161,7 @@ class Hub:
         return [path.read_text(encoding="utf-8") for path in sorted((home / ASSIGNMENT / "feedback").glob("*/*.html"))]
 
     def serve(self, *extra: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
-        return run(str(BIN / "perceptron-course"), "serve", "--root", str(self.course.root), "--once", "--jobs", "2", *extra,
+        return run(str(BIN / "course-grader"), "serve", "--root", str(self.course.root), "--once", "--jobs", "2", *extra,
                    cwd=self.course.root, check=check, env=env)
 
     def journal(self) -> Journal:
@@ -243,7 +243,7 @@ def test_a_hand_in_is_graded_and_its_feedback_fetched_and_a_resubmission_follows
     assert float(grades(hub.course)["srv_ada"]) < 8  # latest counts (the default)
     assert sorted(hub.graded_events()) == [1, 2]
 
-    status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+    status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
     assert "service: not running" in status and "waiting: 0" in status and "done in the last hour: 2" in status
 
 
@@ -265,14 +265,14 @@ def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
 
     hub = Hub(tmp_path, users)
     environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    service = subprocess.Popen([str(BIN / "perceptron-course"), "serve", "--root", str(hub.course.root), "--jobs", "1"],
+    service = subprocess.Popen([str(BIN / "course-grader"), "serve", "--root", str(hub.course.root), "--jobs", "1"],
                                cwd=hub.course.root, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_lock(hub.course, "serve", service)
-        refused = run(str(BIN / "perceptron-course"), "grade", "--root", str(hub.course.root), cwd=tmp_path, check=False)
+        refused = run(str(BIN / "course-grader"), "grade", "--root", str(hub.course.root), cwd=tmp_path, check=False)
         assert refused.returncode == 2 and "`perceptron-course serve` (pid " in refused.stderr, refused.stderr
         assert "stop it first" in refused.stderr
-        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
         assert f"service: running (pid {service.pid}" in status
     finally:
         service.send_signal(signal.SIGTERM)
@@ -296,13 +296,13 @@ def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_
     killed = hub.serve(check=False, env={"COURSE_GRADER_FAULT": f"serve-kill:{point}"})
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     if point == "after-intake":  # killed once ada's hand-in was taken in: the journal shows it waiting
-        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
         assert "waiting: 1" in status and "  srv_ada: 01_geometry (since " in status and "grading now: 0" in status, status
     if point == "while-grading":  # killed as ada's hand-in went to a worker: the journal shows it being graded
-        status = run(str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+        status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
         assert "grading now: 1" in status and "  srv_ada/01_geometry (hand-in 1, arrived " in status, status
     assert not (hub.course.root / LOCK_FILE).exists() or run(
-        str(BIN / "perceptron-course"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout.startswith(
+        str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout.startswith(
         "service: not running")  # the lock died with its process
     hub.serve()
     states = hub.states()
@@ -434,7 +434,7 @@ def test_a_late_hand_in_held_is_kept_for_the_ta_who_grades_it(tmp_path, users):
     assert "held     srv_ada/01_geometry" in result.stdout and hub.graded_events() == []
     assert [state for _, state, _ in hub.states().values()] == [HELD]
     assert not (hub.course.feedback / "srv_ada").exists()
-    graded = run(str(BIN / "perceptron-course"), "grade", "--root", str(hub.course.root), "--jobs", "1", cwd=tmp_path)
+    graded = run(str(BIN / "course-grader"), "grade", "--root", str(hub.course.root), "--jobs", "1", cwd=tmp_path)
     assert "1 graded" in graded.stdout and grades(hub.course)["srv_ada"] == "8"
 
 

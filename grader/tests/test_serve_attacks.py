@@ -1,4 +1,4 @@
-"""Attack round 14 on ``perceptron-course serve`` (``tests/fixtures/attacks_round14/README.md``), one test per finding.
+"""Attack round 14 on ``perceptron-course serve`` (``grader/tests/fixtures/attacks_serve_hub/README.md``), one test per finding.
 
 The intake is driven in process (``inbox.ExchangeScan``, ``Service.take_in`` with no grading stream): the races are
 made to happen at the moment the code reads (a hook swaps the folder just before the first file is read), never
@@ -24,7 +24,7 @@ from course_grader.trusted.serving.policy import HOLD, decide
 from course_grader.trusted.serving.release import release_notice
 from course_grader.trusted.serving.service import Service
 
-COURSE_ID = "fixture"  # tests/fixtures/course/term.toml
+COURSE_ID = "fixture"  # grader/tests/fixtures/course/term.toml
 ASSIGNMENT = "01_geometry"
 EVE_NOTEBOOK = b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "eve": true}'
 BOB_NOTEBOOK = b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "bob": true}'

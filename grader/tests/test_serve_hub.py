@@ -1,10 +1,10 @@
 """``perceptron-course serve`` as a JupyterHub managed service, end to end with real parts (``docs/hosting.md``).
 
 A real JupyterHub (the ``jupyterhub`` package, with npm's ``configurable-http-proxy``) on 127.0.0.1, started by the
-test as root with the example configuration of ``docs/examples/jupyterhub_config.py`` (its three settings replaced by
+test as root with the example configuration (a frozen copy in ``fixtures/hub/jupyterhub_config.py``) (its three settings replaced by
 this test's paths and users); two local Unix users made here (``useradd``), a grader that the hub runs the service
 as and students who run the real ``nbgrader submit`` and ``nbgrader fetch_feedback`` (``runuser``); the exchange in
-this test's temporary folder with nbgrader's permissions. The systemd unit of ``docs/examples/`` is checked with
+this test's temporary folder with nbgrader's permissions. The systemd unit beside it is checked with
 ``systemd-analyze verify`` and against the hub's example.
 
 Paths other users cannot enter. The virtual environment's interpreter, the repository or pytest's temporary folder
@@ -41,18 +41,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import descendants, fixture_course
+from conftest import CHECKOUT, FIXTURES, NODE_MODULES, descendants, fixture_course
 
 from course_grader.trusted.cli import build_parser, main
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
 
-REPO = Path(__file__).resolve().parents[2]
 VENV = Path(sys.prefix)
-HUB_EXAMPLE = REPO / "docs" / "examples" / "jupyterhub_config.py"
-UNIT_EXAMPLE = REPO / "docs" / "examples" / "perceptron-course-serve.service"
-PROXY = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
-COURSE_ID = "fixture"  # the fixture course's id (tests/fixtures/course/term.toml)
+HUB_EXAMPLE = FIXTURES / "hub" / "jupyterhub_config.py"
+UNIT_EXAMPLE = FIXTURES / "hub" / "perceptron-course-serve.service"
+PROXY = NODE_MODULES / ".bin" / "configurable-http-proxy"
+COURSE_ID = "fixture"  # the fixture course's id (grader/tests/fixtures/course/term.toml)
 ASSIGNMENT, NOTEBOOK = "01_geometry", "geometry"
 SERVICE = "perceptron-grading"  # the service's name in the hub's example
 #: How long any one wait may take before the test fails with the logs: far beyond what grading one hand-in takes.
@@ -203,7 +202,7 @@ def filled_in(example: Path, replacements: dict[str, str]) -> str:
     """The text of ``example`` with each key replaced by its value; each key must be there (else the example changed)."""
     text = example.read_text(encoding="utf-8")
     for old, new in replacements.items():
-        assert old in text, f"{example.relative_to(REPO)} no longer holds {old!r}: update {Path(__file__).name} with it"
+        assert old in text, f"{example.relative_to(FIXTURES)} no longer holds {old!r}: update {Path(__file__).name} with it"
         text = text.replace(old, new)
     return text
 
@@ -293,7 +292,7 @@ class Hub:
 
     def grading_now(self) -> list[str]:
         """``student/assignment`` of each hand-in ``perceptron-course status`` (run as the grader) says is being graded."""
-        lines = self.run_as(self.grader, str(VENV / "bin" / "perceptron-course"), "status", "--root", str(self.course.root),
+        lines = self.run_as(self.grader, str(VENV / "bin" / "course-grader"), "status", "--root", str(self.course.root),
                             cwd=self.course.root).stdout.splitlines()
         start = next((k for k, line in enumerate(lines) if line.startswith("grading now:")), len(lines))
         return [line.split()[0] for line in itertools.takewhile(lambda line: line.startswith("  "), lines[start + 1:])]
@@ -358,11 +357,11 @@ def start_hub(folder: Path, *, course: Course, exchange: Path, grader: str, stud
         "c.JupyterHub.load_roles = [{'name': 'test-probe', 'scopes': ['list:services', 'read:services'],"
         " 'services': ['test-probe']}]",
         "",
-        "# ---- docs/examples/jupyterhub_config.py, with this test's settings",
+        "# ---- fixtures/hub/jupyterhub_config.py, with this test's settings",
         hub_example(course.root, grader),
     ])
     (folder / "jupyterhub_config.py").write_text(configuration, encoding="utf-8")
-    view = view_script([VENV, Path(sys.base_prefix), Path(os.path.realpath(sys.executable)), REPO, folder.parent])
+    view = view_script([VENV, Path(sys.base_prefix), Path(os.path.realpath(sys.executable)), CHECKOUT, folder.parent])
     log = folder / "hub.log"
     environment = {"PATH": f"{VENV / 'bin'}:{PROXY.parent}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                    "HOME": str(folder)}
@@ -489,13 +488,3 @@ def test_the_systemd_unit_runs_what_the_hub_runs_and_systemd_accepts_it(hub, tmp
     assert environment == hub_service["environment"]
     arguments = build_parser().parse_args(hub_service["command"][1:])  # the CLI takes every option the examples give
     assert Path(arguments.root) == hub.course.root
-
-
-def test_the_hosting_guide_quotes_the_hub_example_as_it_is():
-    guide = (REPO / "docs" / "hosting.md").read_text(encoding="utf-8")
-    quoted = [block for block in re.findall(r"```python\n(.*?)```", guide, re.DOTALL) if "c.JupyterHub.services" in block]
-    assert len(quoted) == 1, "docs/hosting.md should quote the hub's example once"
-    example = [line.rstrip() for line in HUB_EXAMPLE.read_text(encoding="utf-8").splitlines()]
-    lines = iter(example)
-    missing = [line for line in quoted[0].splitlines() if line.strip() and line.rstrip() not in lines]
-    assert not missing, f"docs/hosting.md quotes lines that docs/examples/jupyterhub_config.py does not hold, in order: {missing}"

@@ -1,18 +1,19 @@
 """Copying is detected: a small class with copies of the library, of a lecture and of each other."""
 
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
+
+from conftest import FIXTURE_LIBRARY, LIBRARY_PACKAGE, fixture_course
 
 from course_grader.trusted.outputs import similarity
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import build_submission, copy_course, load_recipes
 from course_grader.trusted.outputs.similarity import THRESHOLD, find_similar, html_section, markdown_section
 
-ROOT = Path(__file__).resolve().parents[2]
-LIBRARY = ROOT / "perceptron_course"
+COURSE_ROOT = fixture_course()  # the grader's own course, released, with its example class
+LIBRARY = FIXTURE_LIBRARY / LIBRARY_PACKAGE
 
 # The plain perceptron as a lecture shows it.
 LECTURE_CELL = '''def perceptron(X, y, max_epochs=100):
@@ -77,7 +78,7 @@ HOSTILE = "def augment(X):\n    return X  # </body><script>alert(1)</script> | `
 def small_class(tmp_path_factory):
     """A course with seven students, and a lecture folder with the plain perceptron cell."""
     tmp = tmp_path_factory.mktemp("similarity")
-    course = copy_course(ROOT, tmp / "course")
+    course = copy_course(COURSE_ROOT, tmp / "course")
     lectures = tmp / "notebooks"
     lectures.mkdir()
     lecture = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# The algorithm"),
@@ -85,7 +86,7 @@ def small_class(tmp_path_factory):
     nbformat.write(lecture, lectures / "02_algorithm.ipynb")
     recipes = {
         "ada": {"BASE": "solutions"},
-        "ben": load_recipes(ROOT / "example_class")["ben_alternative"],
+        "ben": load_recipes(COURSE_ROOT / "example_class")["ben_alternative"],
         "lib": {"BASE": "release", "CELLS": {"06_limitations": {"kernel_perceptron": library_loop_copy()}}},
         "ren": {"BASE": "release", "CELLS": {"02_algorithm": {"train_perceptron": RENAMED_LECTURE}}},
         "sam": {"BASE": "release", "CELLS": {"06_limitations": {"averaged_perceptron": SAM_AVERAGED}}},
@@ -108,7 +109,7 @@ def test_a_verbatim_copy_of_the_library_is_found_with_its_lines_side_by_side(sma
     _, _, review = small_class
     (match,) = [m for m in review.matches if m.student == "lib"]
 
-    assert (match.part, match.other, match.kind) == ("kernel_perceptron", "perceptron_course/variants.py train_kernel", "library")
+    assert (match.part, match.other, match.kind) == ("kernel_perceptron", "perceptron_fixture/variants.py train_kernel", "library")
     assert match.score >= THRESHOLD
     copied = "scores += labels[j] * gram[j]"
     assert any(copied in text for _, text in match.student_lines)
@@ -138,7 +139,7 @@ def test_honest_solutions_written_differently_are_not_listed(small_class):
     _, _, review = small_class
     involved = {m.student for m in review.matches} | {m.other.removeprefix("student ") for m in review.matches}
 
-    assert involved == {"lib", "perceptron_course/variants.py train_kernel", "ren", "notebooks/02_algorithm.ipynb (cell 2)", "sam", "sue"}
+    assert involved == {"lib", "perceptron_fixture/variants.py train_kernel", "ren", "notebooks/02_algorithm.ipynb (cell 2)", "sam", "sue"}
     assert "ada" not in involved and "ben" not in involved
 
 
@@ -195,7 +196,7 @@ def test_a_failing_comparison_leaves_the_report_whole(small_class, monkeypatch):
 
 def test_three_hundred_students_are_compared_within_the_pair_budget(tmp_path):
     """45,000 pairs per part: the fingerprint index finds the few worth a detailed comparison."""
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     notebook = nbformat.read(course.release / "06_limitations" / "limitations.ipynb", as_version=4)
     for k in range(300):
         for cell in notebook.cells:
@@ -221,7 +222,7 @@ def test_three_hundred_students_are_compared_within_the_pair_budget(tmp_path):
 def test_grading_the_example_class_reports_similar_code_and_changes_no_score(tmp_path):
     from course_grader.trusted.cli import main
 
-    assert main(["demo", "--out", str(tmp_path / "demo"), "--quiet"]) == 0
+    assert main(["demo", "--course", str(COURSE_ROOT), "--out", str(tmp_path / "demo"), "--quiet"]) == 0
 
     report = (tmp_path / "demo" / "reports" / "report.md").read_text(encoding="utf-8")
     page = (tmp_path / "demo" / "reports" / "report.html").read_text(encoding="utf-8")
@@ -259,7 +260,7 @@ def test_the_review_does_not_depend_on_the_interpreter_s_string_hashing(small_cl
 def test_a_class_that_all_hands_in_the_same_code_is_bounded_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(similarity, "MAX_DETAILED_PAIRS", 12)
     monkeypatch.setattr(similarity, "MAX_SHOWN_MATCHES", 2)
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     for k in range(10):  # 45 identical pairs per part
         build_submission(course, {"BASE": "solutions"}, "02_algorithm", course.submitted / f"s{k}" / "02_algorithm")
 
@@ -332,7 +333,7 @@ def test_a_batch_in_worker_processes_compares_the_class_while_its_jobs_run_and_a
 
     from course_grader.trusted import pipeline
 
-    course = copy_course(ROOT, tmp_path / "course")
+    course = copy_course(COURSE_ROOT, tmp_path / "course")
     build_submission(course, {"BASE": "solutions"}, "01_geometry", course.submitted / "ada" / "01_geometry")
     seen = {}
     real_find_similar, real_compare, real_run_jobs = similarity.find_similar, pipeline.compare_in_background, pipeline.run_jobs

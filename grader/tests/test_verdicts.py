@@ -1,6 +1,6 @@
 """Verdicts no submission can forge: attackers, honest styles and realistic bugs, graded in one batch.
 
-Every attacker in tests/fixtures/verdict_class/ has deliberately wrong functions (alone they score
+Every attacker in grader/tests/fixtures/verdict_class/ has deliberately wrong functions (alone they score
 0/8), so any point an attacker gets is forged. Honest students write correct code in other styles
 and keep full marks; each realistic bug loses exactly its part. The expected outcomes are written
 here by hand.
@@ -13,17 +13,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import fixture_course
+from conftest import GRADER, fixture_course
 
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
 from course_grader.trusted.course.secret import SECRET_FILE
 
-#: One of the longest files: its unit of work (``conftest.FileOrGroupScheduling``) starts first.
+#: One of the longest files: its unit of work (``FileOrGroupScheduling``) starts first.
 pytestmark = pytest.mark.xdist_group("test_verdicts")
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "verdict_class"
+COURSE_ROOT = fixture_course()  # the grader's own course, released
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "verdict_class"
 GEOMETRY = {"test_augment", "test_predict", "test_signed_distance", "test_set_margin"}
 
 ATTACKERS = ["wrong_only", "noop_checks", "import_hook", "input_transformer", "ast_transformer", "settrace_skip",
@@ -172,7 +172,7 @@ def test_the_same_secret_regrades_identically(batch):
 def test_the_secret_is_private_and_never_committed(batch):
     secret = batch["course"].root / SECRET_FILE
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
-    ignored = subprocess.run(["git", "check-ignore", "-q", SECRET_FILE], cwd=REPO)
+    ignored = subprocess.run(["git", "check-ignore", "-q", SECRET_FILE], cwd=GRADER)  # this repository's rules
     assert ignored.returncode == 0, "grading_secret must be git-ignored"
 
 
@@ -205,7 +205,7 @@ def test_a_test_cells_declarations_read_the_same_from_nbformat_text_and_from_pla
     from course_grader.trusted.judging.check_registry import course_checks
     from course_grader.trusted.judging.verdicts import DeclarationError, declared_in
 
-    checks = course_checks(REPO).of("01_geometry")
+    checks = course_checks(COURSE_ROOT).of("01_geometry")
     source = "assert augment([[1]]).shape == (1, 2)\n### BEGIN HIDDEN TESTS\ncheck_augment(augment)\n### END HIDDEN TESTS\n"
     as_text = declared_in(source, checks)
     as_lines = declared_in(source.splitlines(keepends=True), checks)  # how a notebook file on disk holds it

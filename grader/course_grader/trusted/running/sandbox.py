@@ -190,6 +190,9 @@ def build_student_view(destination: Path, rules: ImportRules) -> Path:
         shutil.copyfile(GRADER_PACKAGE / "in_sandbox" / name, launcher / name)
     (launcher.parent / "__init__.py").write_text('"""Only the kernel launcher is here while grading."""\n')
     (launcher.parent / "selfcheck.py").write_text(SELF_CHECK_STUB)
+    for dotted in rules.blocked:  # each bound over its install (``view_binds``), in a cold sandbox and a zygote's kernel
+        if _package_folder(dotted) is not None:
+            _blocked_package_stub(destination, dotted)
     real = library_folder(rules.package)
     if real is None:
         return destination
@@ -294,6 +297,10 @@ def view_binds(rules: ImportRules) -> list[tuple[str, str]]:
     for name, real in ((GRADER_PACKAGE.name, GRADER_PACKAGE), (rules.package, library_folder(rules.package))):
         if name and real is not None and any(root in real.parents for root in roots):
             binds.append((name, str(real)))
+    for dotted in rules.blocked:  # a stub whose import raises ImportError, over the blocked package's install
+        installed = _package_folder(dotted)
+        if installed is not None:
+            binds.append((dotted.replace(".", "_"), str(installed)))
     return binds
 
 
@@ -341,10 +348,6 @@ def bubblewrap_command(inner: list[str], view: Path, rules: ImportRules, *, sock
         command += ["--ro-bind", str(empty), str(folder)]
     for inside, target in view_binds(rules):
         command += ["--ro-bind", str(view / inside) if inside else str(view), target]
-    for dotted in rules.blocked:
-        installed = _package_folder(dotted)
-        if installed is not None:
-            command += ["--ro-bind", str(_blocked_package_stub(view.parent / "blocked", dotted)), str(installed)]
     if connection_file is not None:
         command += ["--ro-bind", connection_file, connection_file]
     if sockets is not None:

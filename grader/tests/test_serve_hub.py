@@ -41,7 +41,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import CHECKOUT, FIXTURES, NODE_MODULES, descendants, fixture_course
+from conftest import CHECKOUT, FIXTURE_LIBRARY, FIXTURES, NODE_MODULES, descendants, fixture_course
 
 from course_grader.trusted.cli import build_parser, main
 from course_grader.trusted.course.course import Course
@@ -359,6 +359,8 @@ def start_hub(folder: Path, *, course: Course, exchange: Path, grader: str, stud
         "",
         "# ---- fixtures/hub/jupyterhub_config.py, with this test's settings",
         hub_example(course.root, grader),
+        "# the fixture course's library, which a real course installs into its virtual environment",
+        f"c.JupyterHub.services[-1]['environment']['PYTHONPATH'] = {str(FIXTURE_LIBRARY)!r}",
     ])
     (folder / "jupyterhub_config.py").write_text(configuration, encoding="utf-8")
     view = view_script([VENV, Path(sys.base_prefix), Path(os.path.realpath(sys.executable)), CHECKOUT, folder.parent])

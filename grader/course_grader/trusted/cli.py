@@ -1,4 +1,4 @@
-"""The ``perceptron-course`` console script: release, grade, serve, status, refresh, explain, demo, bundle, pages, check,
+"""The ``perceptron-course`` console script: release, grade, serve, status, refresh, explain, demo, bundle, check,
 students-readme, lab.
 
 Every command that works on a course finds it as git finds a repository: the current
@@ -260,16 +260,6 @@ def command_lab(args) -> int:
     return 0  # not reached: JupyterLab replaces this process
 
 
-def command_pages(args) -> int:
-    from .outputs.pages import build_pages
-
-    course = open_course(args.root)
-    out = Path(args.out) if args.out else course.root / "dist" / "pages"
-    written = build_pages(course.root, out)
-    print(f"{len(written)} pages written in {out}")
-    return 0
-
-
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -362,10 +352,6 @@ def build_parser() -> argparse.ArgumentParser:
     readme.add_argument("--root", default=None, help=ROOT_HELP)
     readme.set_defaults(run=command_students_readme)
 
-    pages = commands.add_parser("pages", help="write the lectures and the students' assignments as accessible HTML pages")
-    pages.add_argument("--root", default=None, help=ROOT_HELP)
-    pages.add_argument("--out", default=None, help="where the pages go (default: dist/pages in the course folder)")
-    pages.set_defaults(run=command_pages)
 
     lab = commands.add_parser("lab", help="start JupyterLab on the course with the formgrader (127.0.0.1 only)")
     lab.add_argument("--root", default=None, help=ROOT_HELP)

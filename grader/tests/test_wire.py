@@ -136,7 +136,7 @@ def test_python_literals_paste_back_to_the_same_value(value):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from course_grader.trusted.judging.wire import MAX_ITEMS  # noqa: E402
-from wire_strategies import wire_forms, wire_values  # noqa: E402
+from course_grader.testing.wire_strategies import wire_forms, wire_values  # noqa: E402 - beside the tests that use them
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

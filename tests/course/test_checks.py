@@ -542,7 +542,7 @@ from course_grader.trusted.judging.checks.compare import (compare_arrays, compar
 from course_grader.trusted.judging.checks.judge import judge_replies, prepare_cases  # noqa: E402
 from course_grader.checks_api import compare_history  # noqa: E402
 from course_grader.trusted.judging.wire import Reply  # noqa: E402
-from wire_strategies import KNOWN_HOSTILE, wire_values  # noqa: E402
+from course_grader.testing.wire_strategies import KNOWN_HOSTILE, wire_values  # noqa: E402 - beside the tests that use them
 
 #: The longest verdict message: two failed cases, each a call (cut at 2,000 characters) and two values (1,500 each).
 MAX_MESSAGE_CHARS = 15_000

@@ -1,4 +1,4 @@
-"""Ctrl+C in a batch: a real ``perceptron-course grade`` gets SIGINT as a terminal sends it (to its whole
+"""Ctrl+C in a batch: a real ``course-grader grade`` gets SIGINT as a terminal sends it (to its whole
 process group); it ends with one line and exit status 130, keeps what it graded, and the next run resumes."""
 
 import csv
@@ -88,7 +88,7 @@ def running_in_group(group: int) -> list[str]:
 def hint_counts(err: str) -> tuple[int, int]:
     """The one line Ctrl+C leaves: ``(graded, left)``; it names the command that grades exactly the rest."""
     [line] = err.strip().splitlines()
-    assert line.startswith("perceptron-course: interrupted: ") and "run `perceptron-course grade --resume`" in line, line
+    assert line.startswith("course-grader: interrupted: ") and "run `course-grader grade --resume`" in line, line
     return tuple(int(word) for word in (line.split(" graded and kept")[0].split()[-1], line.split(" left;")[0].split()[-1]))
 
 

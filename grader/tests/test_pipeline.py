@@ -9,7 +9,7 @@ import pytest
 from conftest import expected_example_grades, fixture_course, tree_digest
 from test_ledger import hand_in
 
-from course_grader.trusted.cli import main
+from course_grader.trusted.cli import COMMAND, main
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import build_example_class, copy_course
 from course_grader.trusted.pipeline import grade
@@ -372,7 +372,7 @@ def test_the_demo_says_how_to_open_it_in_the_formgrader(capsys, tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--course", str(COURSE_ROOT), "--out", str(tmp_path / "work" / "demo"), "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert out.rstrip().splitlines()[-1] == "open it in JupyterLab's formgrader: perceptron-course lab --root work/demo"
+    assert out.rstrip().splitlines()[-1] == f"open it in JupyterLab's formgrader: {COMMAND} lab --root work/demo"
 
 
 def test_consecutive_stream_outputs_are_joined_into_one(tmp_path):

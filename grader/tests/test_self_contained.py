@@ -83,9 +83,22 @@ def test_the_scan_lets_the_fixture_course_be(line):
     assert reaching_out(line) == [], line
 
 
+#: Lines that name what they reach for only to prove the grader does not: ``(file, reason found)``, each with why.
+NAMED_TO_BE_ABSENT = {
+    ("test_layers.py", "imports or names the course's library (use the fixture library)"):
+        "it asserts that no module of the grader imports the course's library",
+}
+
+
 def test_no_test_or_fixture_reads_outside_grader():
-    found = {str(path.relative_to(TESTS)): problems for path in SCANNED if path != THIS_FILE
-             for problems in [reaching_out(path.read_text(encoding="utf-8", errors="replace"))] if problems}
+    found = {}
+    for path in SCANNED:
+        if path == THIS_FILE:
+            continue
+        kept = [problem for problem in reaching_out(path.read_text(encoding="utf-8", errors="replace"))
+                if (path.name, problem.split(": ")[1]) not in NAMED_TO_BE_ABSENT]
+        if kept:
+            found[str(path.relative_to(TESTS))] = kept
     assert found == {}, found
 
 

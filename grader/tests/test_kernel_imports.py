@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -106,6 +107,16 @@ def test_only_the_assignment_whose_checks_grant_a_name_gets_it(course):
     assert kernel_imports.import_rules(course, "a1").grants == {}
     assert kernel_imports.import_rules(course, "a2").grants == {"answers": frozenset({"solver"})}
     assert kernel_imports.import_rules(course, "a2").package == package
+
+
+def test_an_edit_of_the_grants_is_read_again_in_a_running_process(course):
+    package = _package(course)
+    assert kernel_imports.import_rules(course, "a2").grants == {"answers": frozenset({"solver"})}
+    checks = course / "source" / "a2" / "hidden_checks.py"
+    checks.write_text(CHECKS.format(allowed=set()).replace("COMMON_IMPORTS | set()", "COMMON_IMPORTS"))
+    os.utime(checks, ns=(checks.stat().st_atime_ns, checks.stat().st_mtime_ns + 10**9))  # a later version of the file
+    assert kernel_imports.import_rules(course, "a2").grants == {}
+    assert refused_import(f"{package}.answers", ["solver"], kernel_imports.import_rules(course, "a2")) == f"{package}.answers"
 
 
 def test_refused_imports_follow_the_rules_of_the_assignment(course):

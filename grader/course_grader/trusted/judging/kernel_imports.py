@@ -65,9 +65,8 @@ def grants_of(package: str, student_modules: frozenset[str], allowed: frozenset[
 
 
 @functools.lru_cache(maxsize=256)
-def _rules(course_root: Path, assignment: str, term_text: str) -> ImportRules:
+def _rules(course_root: Path, term_text: str, declared: frozenset[str] | None) -> ImportRules:
     library = load_term(course_root).library
-    declared = load_assignment_checks(course_root, assignment).allowed_imports if assignment else None
     return ImportRules(library.package, library.student_modules,
                        grants_of(library.package, library.student_modules, declared), library.blocked)
 
@@ -75,12 +74,14 @@ def _rules(course_root: Path, assignment: str, term_text: str) -> ImportRules:
 def import_rules(course_root: str | Path, assignment: str) -> ImportRules:
     """The import rules of ``assignment``'s grading kernel (``""``: an assignment with no grants).
 
-    Read from ``term.toml`` and the assignment's ``hidden_checks.py`` (cached while the term file is unchanged).
+    Read from ``term.toml`` and the assignment's ``hidden_checks.py``, again whenever either changes (a service runs for
+    a term, through an instructor's edits).
     """
     root = Path(course_root).resolve()
     term_file = root / "term.toml"
     text = term_file.read_text(encoding="utf-8") if term_file.is_file() else ""
-    return _rules(root, assignment, text)
+    declared = load_assignment_checks(root, assignment).allowed_imports if assignment else None
+    return _rules(root, text, declared)
 
 
 def allowed_imports(course_root: Path, assignment: str) -> frozenset[str]:

@@ -212,7 +212,8 @@ def test_release_refuses_a_config_that_would_copy_hidden_checks(course):
     from course_grader.trusted.pipeline import release
 
     config = course.root / "nbgrader_config.py"
-    config.write_text(config.read_text(encoding="utf-8").replace('"hidden_checks.py"]', "]"), encoding="utf-8")
+    with config.open("a", encoding="utf-8") as edited:  # a course that takes the grader's file off the list
+        edited.write("\nc.CourseDirectory.ignore = [name for name in c.CourseDirectory.ignore if name != 'hidden_checks.py']\n")
     with pytest.raises(CourseError, match="add 'hidden_checks.py' to c.CourseDirectory.ignore in nbgrader_config.py"):
         release(course, ["01_geometry"])
     assert not list(course.release.rglob(HIDDEN_CHECKS_FILE))

@@ -242,7 +242,8 @@ def test_an_unknown_schedule_is_a_clear_error(tmp_path):
     # An older nbgrader_config.py, whose feedback does not run the schedule: said, not ignored.
     set_schedule(course, "after_due_date")
     config = course.root / "nbgrader_config.py"
-    config.write_text(config.read_text(encoding="utf-8").replace(
-        '    "course_grader.trusted.gradebook.reveal.RevealSchedule",\n', ""), encoding="utf-8")
+    with config.open("a", encoding="utf-8") as edited:
+        edited.write("\nc.GenerateFeedback.preprocessors = [name for name in c.GenerateFeedback.preprocessors\n"
+                     "                                   if not name.endswith('.RevealSchedule')]\n")
     with pytest.raises(CourseError, match="does not name 'course_grader.trusted.gradebook.reveal.RevealSchedule'"):
         course_schedule(course)

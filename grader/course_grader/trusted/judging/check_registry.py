@@ -32,10 +32,8 @@ from typing import Iterable, Mapping
 
 from .checks.cases import Check
 from ..course.course import CONFIG_FILE, CourseError
+from ..course.nbgrader_configuration import HIDDEN_CHECKS_FILE as HIDDEN_CHECKS_FILE  # beside each source assignment
 from .solution_reference import SolutionFunction
-
-#: The file of an assignment's hidden checks, beside its source notebooks.
-HIDDEN_CHECKS_FILE = "hidden_checks.py"
 #: Prefix of the private module name a hidden_checks.py is loaded under.
 MODULE_PREFIX = "_hidden_checks_"
 

@@ -22,6 +22,7 @@ from nbgrader.api import Gradebook
 from test_browser import CHROMIUM, CHROMIUM_ARGS, sync_api
 from test_lab import SCRIPTS, serving_lab
 
+from course_grader.trusted.course.commands import grader_command
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
 
@@ -178,7 +179,7 @@ def test_the_formgraders_autograde_button_changes_nothing_and_names_the_command_
                 button.click()
             assert answer.value.ok
             modal = page.locator("#error-modal")
-            sync_api.expect(modal).to_contain_text(f"perceptron-course grade --student {STUDENT} --assignment {ASSIGNMENT}",
+            sync_api.expect(modal).to_contain_text(f"{grader_command()} grade --student {STUDENT} --assignment {ASSIGNMENT}",
                                                    timeout=60_000)
             sync_api.expect(modal).to_contain_text("Nothing was changed here")
         except Exception:

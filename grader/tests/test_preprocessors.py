@@ -4,6 +4,7 @@ import pytest
 from conftest import FIXTURE_COURSE
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from course_grader.trusted.course.commands import grader_command
 from course_grader.trusted.judging.grading_metadata import CUT, GRADING_METADATA, LIMIT_LABELS, limits_hit
 from course_grader.trusted.running.executor import ResilientExecute
 from course_grader.trusted.running.output_caps import MAX_RICH_CHARS, MAX_TEXT_CHARS, limit_output, output_chars
@@ -105,7 +106,7 @@ def test_a_declared_check_is_judged_outside_the_kernel():
 
 
 def test_nbgraders_own_autograde_cannot_run_student_code():
-    with pytest.raises(RuntimeError, match="perceptron-course grade"):
+    with pytest.raises(RuntimeError, match=f"{grader_command()} grade"):
         execute(["x = 1"], require_grading_kernel=True)
 
 

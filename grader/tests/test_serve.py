@@ -23,6 +23,7 @@ import nbformat
 import pytest
 from conftest import fixture_course
 
+from course_grader.trusted.course.commands import grader_command
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
 from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
@@ -270,7 +271,7 @@ def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
     try:
         wait_for_lock(hub.course, "serve", service)
         refused = run(str(BIN / "course-grader"), "grade", "--root", str(hub.course.root), cwd=tmp_path, check=False)
-        assert refused.returncode == 2 and "`perceptron-course serve` (pid " in refused.stderr, refused.stderr
+        assert refused.returncode == 2 and f"`{grader_command()} serve` (pid " in refused.stderr, refused.stderr
         assert "stop it first" in refused.stderr
         status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
         assert f"service: running (pid {service.pid}" in status
@@ -280,7 +281,7 @@ def test_grade_and_serve_refuse_each_other_naming_the_holder(tmp_path, users):
     assert service.returncode == 0, out + err
     with course_lock(hub.course.root, "grade"):  # the reverse: grade holds it, serve is refused
         refused = hub.serve(check=False)
-    assert refused.returncode == 2 and "`perceptron-course grade` (pid " in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and f"`{grader_command()} grade` (pid " in refused.stderr, refused.stderr
 
 
 # ---------------------------------------------------------------------------- SIGKILL, restart: graded exactly once

@@ -42,6 +42,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from .course.commands import grader_command
 from .. import intake_rules
 from ..intake_rules import MANIFEST_FILE, manifest_json, released_assignments
 from ..selfcheck import SETTINGS_FILE
@@ -275,11 +276,11 @@ def build_bundle(course: Course, out: Path, *, check_release: bool = True) -> tu
                         if p.is_dir() and is_distributable(Path(p.name)) and p.name not in course.source_folders())
         if stale:
             raise CourseError(f"release/ is not what source/ generates for {', '.join(stale)}: students would get a stale "
-                              f"version; run `perceptron-course release` (and commit it), then bundle again")
+                              f"version; run `{grader_command()} release` (and commit it), then bundle again")
     term = course.term()
     missing = [name for name in term.assignment_names if not (course.release / name).is_dir()]
     if missing:
-        raise CourseError(f"release/ has no {', '.join(missing)} (an assignment of term.toml): run `perceptron-course release`")
+        raise CourseError(f"release/ has no {', '.join(missing)} (an assignment of term.toml): run `{grader_command()} release`")
     out = Path(out).expanduser().resolve()
     folder, archive = out / term.bundle_name, out / f"{term.bundle_name}.zip"
     clear_previous_bundle(folder)

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..selfcheck import invoked_as
+from .course.commands import grader_command
 from .course.course import CONFIG_FILE, Course, CourseError
 from .course.safe_text import terminal_text
 from .course.selection import find_course_root, select_submissions
@@ -22,7 +23,7 @@ from .course.selection import find_course_root, select_submissions
 DEMO_MARKER = ".perceptron-course-demo"
 #: The name this console script was invoked by (the course installs it as ``perceptron-course``, the grader's
 #: distribution as ``course-grader``): what its messages and ``--help`` call it.
-COMMAND = invoked_as("course-grader")
+COMMAND = invoked_as("") or grader_command()
 ROOT_HELP = "course folder (holding nbgrader_config.py); default: this folder or the nearest one above it that holds one"
 
 

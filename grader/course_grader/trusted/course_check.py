@@ -24,6 +24,7 @@ import json
 import re
 from pathlib import Path
 
+from .course.commands import grader_command
 from .course.course import Course, CourseError, load_config
 
 #: ``(2 points)``, ``(1 point)``, ``(2 points, graded by hand)`` in a Markdown heading's first line.
@@ -127,13 +128,13 @@ def check_release(course: Course, term) -> list[str]:
     from .course.release_check import stale_assignments
 
     present = [name for name in term.assignment_names if (course.release / name).is_dir()]
-    problems = [f"release/{name} is missing: run `perceptron-course release`" for name in term.assignment_names
+    problems = [f"release/{name} is missing: run `{grader_command()} release`" for name in term.assignment_names
                 if name not in present]
     try:
         stale = stale_assignments(course, present) if present else []
     except CourseError as error:
         return problems + [str(error)]
-    problems += [f"release/{name} is not what source/{name} generates now: run `perceptron-course release` and commit it"
+    problems += [f"release/{name} is not what source/{name} generates now: run `{grader_command()} release` and commit it"
                  for name in stale]
     return problems
 
@@ -183,7 +184,7 @@ def check_lectures(course: Course, term) -> list[str]:
                 if not (course.root / "notebooks" / lecture).is_file():
                     problems.append(f"source/{assignment}/{notebook}.ipynb names the lecture notebooks/{lecture}, which "
                                     f"does not exist: name the lecture as it is now in notebooks/ (then run "
-                                    f"`perceptron-course release`)")
+                                    f"`{grader_command()} release`)")
     return list(dict.fromkeys(problems))
 
 
@@ -216,7 +217,7 @@ def check_student_readme(course: Course, term) -> list[str]:
     missing = sorted({path.rstrip(".,;:") for path in README_PATH.findall(readme)} - held)
     return [f"the students' README names {path}, which the student bundle will not hold: "
             + ("add that lecture to notebooks/, or send students to the lecture an assignment's notebook names"
-               if path.startswith("notebooks/") else "run `perceptron-course release`, or fix [[assignments]] in term.toml")
+               if path.startswith("notebooks/") else f"run `{grader_command()} release`, or fix [[assignments]] in term.toml")
             for path in missing]
 
 

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .course.commands import grader_command
 from .course.course import Course, CourseError, copy_course_settings
 from .gradebook.outcome import GRADED
 from .gradebook.records import GradingContext, build_record, read_record, record_path
@@ -184,7 +185,7 @@ def report_lines(replay: Replay, course: Course) -> list[str]:
     if now is None:
         lines.append(f"the regrade FAILED: {replay.failure}")
         lines.append("")
-        lines.append("Result: does NOT reproduce (the regrade failed; grade it with `perceptron-course grade` to see why in the report)")
+        lines.append(f"Result: does NOT reproduce (the regrade failed; grade it with `{grader_command()} grade` to see why in the report)")
         return lines
     lines += _parts_table(replay)
     lines.append("")
@@ -257,7 +258,7 @@ def _differences(recorded: dict, now: dict, from_gradebook: bool) -> list[str]:
     found = []
     if recorded.get("submission") != now.get("submission"):
         found.append(f"the submission: its files are not those graded (hash {_short(recorded.get('submission'))} then, "
-                     f"{_short(now.get('submission')) or 'unreadable'} now): a new hand-in since? `perceptron-course grade` grades it")
+                     f"{_short(now.get('submission')) or 'unreadable'} now): a new hand-in since? `{grader_command()} grade` grades it")
     if recorded.get("secret_id") != now.get("secret_id"):
         found.append(f"the course secret ({SECRET_FILE}): another secret than the one it was graded with "
                      f"(id {_short(recorded.get('secret_id'))} then, {_short(now.get('secret_id'))} now): every random case is new")
@@ -269,7 +270,7 @@ def _differences(recorded: dict, now: dict, from_gradebook: bool) -> list[str]:
                      f"{_short(now.get('case_set'))} now)")
     if recorded.get("grader") != now.get("grader"):
         old, new = recorded.get("grader") or {}, now.get("grader") or {}
-        found.append(f"the grader: perceptron-course {old.get('version', '?')} (source {old.get('source', '?')}) then, "
+        found.append(f"the grader: {grader_command()} {old.get('version', '?')} (source {old.get('source', '?')}) then, "
                      f"{new.get('version', '?')} (source {new.get('source', '?')}) now")
     if recorded.get("course_commit") != now.get("course_commit"):
         found.append(f"the course commit: {recorded.get('course_commit', 'not recorded')} then, {now.get('course_commit')} now")
@@ -323,7 +324,7 @@ def _verdict(replay: Replay, causes: list[str]) -> list[str]:
     parts = replay.differing_parts
     if not parts:  # same scores, other content
         return ["Result: does NOT reproduce: the hand-in regraded is not the one recorded (its files changed since); "
-                "the same scores on other content say nothing about the recorded grade. `perceptron-course grade` grades the new hand-in"]
+                f"the same scores on other content say nothing about the recorded grade. `{grader_command()} grade` grades the new hand-in"]
     lines = [f"Result: does NOT reproduce: {len(parts)} part{'s' * (len(parts) > 1)} scored differently ({', '.join(parts)})"]
     if replay.from_gradebook:
         lines.append("There is no record of what it was graded with; grade it again to keep one.")

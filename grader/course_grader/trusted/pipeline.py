@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from concurrent.futures import Executor, Future
 from pathlib import Path
 
+from .course.commands import grader_command
 from .running.autograde import quiet_nbgrader_warnings
 from .judging.check_registry import ready_to_grade
 from .running.batch import (GradeJob, copy_gradebook, default_workers, manual_grades_to_keep, merge_result, run_jobs, silence_unwinding,
@@ -315,8 +316,8 @@ def _grade_locked(course: Course, *, assignments, students, progress, jobs, exec
     left_before = read_left(course)
     if resume:
         if not left_before:
-            raise CourseError("nothing to resume: no interrupted `perceptron-course grade` left submissions to grade "
-                              f"({course.reports / LEFT_FILE} is missing); run `perceptron-course grade`")
+            raise CourseError(f"nothing to resume: no interrupted `{grader_command()} grade` left submissions to grade "
+                              f"({course.reports / LEFT_FILE} is missing); run `{grader_command()} grade`")
         selected, force = [key for key in selected if key in set(left_before)], True
     _check_writable(course)
     # A hidden_checks.py that does not load, or a source solution a check's reference comes from that does not

@@ -13,6 +13,8 @@ import os
 import secrets
 from pathlib import Path
 
+from .commands import grader_command
+
 SECRET_FILE = "grading_secret"
 SECRET_BYTES = 32
 
@@ -27,7 +29,7 @@ def read_secret(path: Path) -> bytes:
         text = path.read_text(encoding="ascii").strip()
         secret = bytes.fromhex(text)
     except FileNotFoundError:
-        raise SecretError(f"no course secret at {path}: grade with `perceptron-course grade`, which creates it") from None
+        raise SecretError(f"no course secret at {path}: grade with `{grader_command()} grade`, which creates it") from None
     except (UnicodeDecodeError, ValueError):
         raise SecretError(f"{path} does not hold a course secret (hex text)") from None
     if len(secret) < 16:

@@ -156,7 +156,7 @@ class RevealSchedule(Preprocessor):
         "'after_due_date' (the student's due date, extension included; before it, only the behaviour)")).tag(config=True)
     as_of = Unicode("", help=(
         "The moment to read the schedule at, ISO 8601 with a timezone; empty: the clock. Set by "
-        "`perceptron-course grade` and `refresh`")).tag(config=True)
+        "the grader's `grade` and `refresh`")).tag(config=True)
 
     def moment(self) -> dt.datetime:
         return parse_moment(self.as_of) if self.as_of else clock()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from ..course.commands import grader_command
 from ..course.course import CourseError
 
 LOCK_FILE = ".perceptron-course.lock"
@@ -41,9 +42,9 @@ class CourseBusy(CourseError):
 
     def __init__(self, root: Path, command: str, holder: Holder | None) -> None:
         self.holder = holder
-        who = (f"`perceptron-course {holder.command}` (pid {holder.pid}, since {holder.since})" if holder
-               else "another perceptron-course command")
-        advice = ("stop it first (`perceptron-course status` shows it; a service stops cleanly on SIGTERM, "
+        who = (f"`{grader_command()} {holder.command}` (pid {holder.pid}, since {holder.since})" if holder
+               else f"another {grader_command()} command")
+        advice = (f"stop it first (`{grader_command()} status` shows it; a service stops cleanly on SIGTERM, "
                   "e.g. `kill <pid>` or `systemctl stop` of its unit), or wait until it is done"
                   if holder is None or holder.command == "serve" else "wait until it is done, then run this again")
         super().__init__(f"cannot {command} {root}: {who} is working on this course and holds its lock "

@@ -45,6 +45,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..course.commands import grader_command
 from ..judging.checks.judge import Verdict, first_line
 from ..judging.grading_metadata import GRADING_METADATA, PARTS_RECORDED
 from ..course.course import Course
@@ -250,7 +251,7 @@ class ItemRow:
 def pending_note(pending: int) -> str:
     """What a part with ``pending`` answers awaiting a TA shows instead of statistics."""
     return (f"pending: {pending} answer{'s' * (pending != 1)} await{'s' * (pending == 1)} a TA (grade them in the "
-            "formgrader, then perceptron-course refresh)")
+            f"formgrader, then {grader_command()} refresh)")
 
 
 def _fraction(points: float, maximum: float) -> float:

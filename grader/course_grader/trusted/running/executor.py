@@ -24,6 +24,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
+from ..course.commands import grader_command
 from ..course.hand_in_digest import notebook_digest
 from ..course.safe_text import writable_data
 from ..course.secret import SECRET_FILE, read_secret
@@ -64,7 +65,7 @@ class ResilientExecute(GradedCells, KernelRestarts, TimeBudget, OutputCaps, Exec
     submission_digest = Unicode("", help="hand_in_digest of the hand-in as handed in (the grader's intake sets it); "
                                          "without it, the digest of the whole notebook as it reaches this step").tag(config=True)
     require_grading_kernel = Bool(True, help="refuse to run student code in any kernel but the sandboxed "
-                                             "grading kernel that perceptron-course grade starts").tag(config=True)
+                                             "grading kernel that the grader's grade command starts").tag(config=True)
 
     def create_kernel_manager(self):
         runtime = Path(jupyter_runtime_dir())
@@ -80,7 +81,7 @@ class ResilientExecute(GradedCells, KernelRestarts, TimeBudget, OutputCaps, Exec
 
     def preprocess(self, nb, resources=None, km=None):
         if self.require_grading_kernel and self.kernel_name != KERNEL_NAME:
-            raise RuntimeError("grade with `perceptron-course grade`: it starts the sandboxed grading kernel, which "
+            raise RuntimeError(f"grade with `{grader_command()} grade`: it starts the sandboxed grading kernel, which "
                                "nbgrader's own autograde does not")
         self._secret = bytes.fromhex(self.grading_secret) if self.grading_secret else read_secret(Path(self.secret_file))
         self._student = ((resources or {}).get("nbgrader") or {}).get("student", "")

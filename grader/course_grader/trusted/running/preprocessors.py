@@ -34,27 +34,28 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Integer
 
+from ..course.commands import grader_command
 from ..gradebook.gradebook_rows import comment_of, grade_of, opened_rows
 from .cells import cell_grade_id, is_test_cell
 from .output_caps import MAX_RICH_CHARS, MAX_TEXT_CHARS, limit_output
 
 #: What nbgrader's own autograde (the formgrader's *Autograde* button, ``nbgrader autograde``) says instead of running.
 ONLY_THROUGH_GRADE = ("Autograde is not run from here in this course: in a terminal in the course folder, run "
-                      "`perceptron-course grade --student {student} --assignment {assignment}` (or `perceptron-course grade` "
+                      "`{command} grade --student {student} --assignment {assignment}` (or `{command} grade` "
                       "for everyone). It grades in the grading sandbox, keeps the grades you gave by hand, and writes "
                       "the feedback, grades.csv and the report. Nothing was changed here.")
 
 
 class GraderOnlyExporter(NotebookExporter):
     """The autograde's exporter (``c.Autograde.exporter_class``), made before anything is converted or removed:
-    it refuses to exist unless ``perceptron-course grade`` set ``started_by_grade``.
+    it refuses to exist unless the grader's ``grade`` set ``started_by_grade``.
 
     nbgrader's autograde with ``force`` (the formgrader's button always forces) removes
     ``autograded/<student>/<assignment>`` and resets the submission's grades before any
     preprocessor runs; ``ResilientExecute``'s own refusal came after that. This one comes first.
     """
 
-    started_by_grade = Bool(False, help="set by perceptron-course grade, whose grading kernels the autograde "
+    started_by_grade = Bool(False, help="set by the grader's grade command, whose grading kernels the autograde "
                                         "then runs in").tag(config=True)
 
     def __init__(self, *args, **kwargs):
@@ -62,7 +63,7 @@ class GraderOnlyExporter(NotebookExporter):
         if not self.started_by_grade:
             converter = kwargs.get("parent")
             coursedir = getattr(converter, "coursedir", None)
-            message = ONLY_THROUGH_GRADE.format(student=getattr(coursedir, "student_id", "<student>"),
+            message = ONLY_THROUGH_GRADE.format(command=grader_command(), student=getattr(coursedir, "student_id", "<student>"),
                                                 assignment=getattr(coursedir, "assignment_id", "<assignment>"))
             if converter is not None:
                 converter.log.error(message)  # the formgrader shows the log first

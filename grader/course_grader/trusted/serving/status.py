@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
+from ..course.commands import grader_command
 from ..course.course import Course
 from ..gradebook.writer_lock import lock_holder
 from ..course.safe_text import terminal_text
@@ -31,7 +32,7 @@ def status_lines(course: Course, now: float | None = None) -> list[str]:
     elif holder.command == "serve":
         lines = [f"service: running (pid {holder.pid}, since {holder.since})"]
     else:
-        lines = [f"service: not running; `perceptron-course {holder.command}` holds the course (pid {holder.pid}, since {holder.since})"]
+        lines = [f"service: not running; `{grader_command()} {holder.command}` holds the course (pid {holder.pid}, since {holder.since})"]
     path = course.reports / JOURNAL_FILE
     if not path.is_file():
         return [*lines, "no hand-in seen yet (the service has not run on this course)"]

@@ -1,5 +1,8 @@
 """The grading executor on small notebooks, in a plain kernel: budgets, restarts, output caps, verdicts."""
 
+import json
+import sys
+
 import pytest
 from conftest import FIXTURE_COURSE
 from nbformat.v4 import new_code_cell, new_notebook, new_output
@@ -183,3 +186,18 @@ def test_a_kernel_dying_on_one_call_is_blamed_on_that_call():
     message = errors(notebook.cells[1])[0]
     assert f"made the kernel die (os._exit, a crash, or too much memory) on this call:\n    {call_text(check, cases[deadly])}" in message
     assert "gives up" not in message and limits_hit(notebook) == ["the kernel died (restarted)"]
+
+
+@pytest.mark.slow
+def test_a_kernel_that_does_not_start_within_the_budget_leaves_every_cell_not_run(tmp_path, monkeypatch):
+    # A loaded machine can spend the whole budget starting the kernel: the notebook is then graded as not run, with
+    # the budget's reason on every cell, never an error out of the grading of the batch.
+    spec = tmp_path / "kernels" / "never-replies"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({"argv": [sys.executable, "-c", "import time; time.sleep(60)"],
+                                                  "display_name": "never replies", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    notebook = execute(["x = 1", "y = 2"], test_cells=(1,), time_budget=2, kernel_name="never-replies")
+    said = [errors(cell) for cell in notebook.cells]
+    assert all(len(cell) == 1 and cell[0].startswith("NotRun: ") and "time budget for the notebook (2 s" in cell[0]
+               for cell in said), said

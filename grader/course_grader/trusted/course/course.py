@@ -119,6 +119,18 @@ class Course:
             cells += [cell["metadata"]["nbgrader"] for cell in notebook["cells"] if "nbgrader" in cell.get("metadata", {})]
         return cells
 
+    def solution_functions(self, assignment: str) -> list[str]:
+        """Names of the functions an assignment's source solutions define (``def`` at the top of a solution cell), in
+        order: what its students are asked to write."""
+        names = []
+        for name in self.notebook_names(assignment):
+            notebook = json.loads((self.source / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
+            for cell in notebook["cells"]:
+                if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+                    source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                    names += re.findall(r"^def\s+([A-Za-z_]\w*)\s*\(", source, flags=re.MULTILINE)
+        return names
+
     def cell_ids(self, assignment: str) -> list[str]:
         """``grade_id`` of every nbgrader cell of an assignment's source, in order."""
         return [meta["grade_id"] for meta in self._nbgrader_cells(assignment)]

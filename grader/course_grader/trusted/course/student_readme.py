@@ -12,7 +12,9 @@ import json
 import re
 from pathlib import Path
 
+from .commands import selfcheck_command
 from .course import Course
+from .library import functions_defined
 from .term import Term, local_text
 
 TEMPLATE = Path(__file__).with_name("student_templates") / "README.md.j2"
@@ -76,7 +78,8 @@ def render(course: Course, term: Term, assignments: list[str] | None = None) -> 
         cell_seconds=term.limits.cell_seconds, notebook_seconds=term.limits.notebook_seconds,
         memory_mib=term.limits.memory_mib, course_id=term.course.id,
         exchange=term.handin.route in ("exchange", "both"), lms=term.handin.route in ("lms", "both"),
-        lms_name=LMS_NAMES[term.handin.lms])
+        lms_name=LMS_NAMES[term.handin.lms], selfcheck=selfcheck_command(), package=term.library.package,
+        answered=functions_defined(term.library.package, [f for a in chosen for f in course.solution_functions(a.name)]))
     return text.rstrip() + "\n"
 
 

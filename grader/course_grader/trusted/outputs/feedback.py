@@ -47,9 +47,9 @@ from ..gradebook.gradebook_rows import comment_of, grade_of, opened_rows
 from ..course.lateness import late_sentence
 
 HIDDEN_PLACEHOLDER = "# (hidden tests: not shown)"
-#: Folder of the course's nbconvert template (``perceptron_feedback/``), next to this module.
+#: Folder of the grader's nbconvert template for feedback pages (``course_feedback/``), next to this module.
 TEMPLATES = Path(__file__).with_name("feedback_templates")
-TEMPLATE_NAME = "perceptron_feedback"
+TEMPLATE_NAME = "course_feedback"
 #: nbgrader's own feedback template, which ours extends.
 NBGRADER_TEMPLATES = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"
 
@@ -607,7 +607,7 @@ def _may_hold_ipython_syntax(source: str) -> bool:
 class FeedbackHTMLExporter(HTMLExporter):
     """nbconvert's HTML exporter made safe for student notebooks, with the course's feedback template.
 
-    Whatever the configuration says, it renders ``feedback_templates/perceptron_feedback``
+    Whatever the configuration says, it renders ``feedback_templates/course_feedback``
     (which extends nbgrader's feedback template) with HTML sanitising on; the
     template filters ``clean_html`` and ``markdown2html`` clean student HTML with
     ``clean_student_html``, and the page body is cleaned again at the end

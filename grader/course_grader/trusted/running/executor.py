@@ -97,13 +97,25 @@ class ResilientExecute(GradedCells, KernelRestarts, TimeBudget, OutputCaps, Exec
             self._prepare_cases(nb, pool)
             try:
                 with enforced(self._deadline, self._stop_at_deadline):
-                    return super().preprocess(nb, resources, km)
+                    try:
+                        return super().preprocess(nb, resources, km)
+                    except RuntimeError:  # the kernel never started: on a loaded machine, the deadline can come first
+                        if not self._budget_spent():
+                            raise
+                        return self._none_run(nb, resources)
             finally:
                 budget = self._end_budget()
                 self._cancel_cases()
                 nb.metadata[GRADING_METADATA] = {"limits_hit": list(self._limits), FAILED_BEHAVIOURS: self._behaviours,
                                                  CASE_SETS_KEY: dict(self._case_sets), PARTS_RECORDED: self._parts,
                                                  TIME_BUDGET: budget}
+
+    def _none_run(self, nb, resources):
+        """The notebook with every cell marked as not run (the budget was spent before its kernel replied)."""
+        self._gave_up = self._gave_up or self._budget_spent()
+        for index, cell in enumerate(nb.cells):
+            self.preprocess_cell(cell, resources, index)
+        return nb, resources
 
     def _hit(self, limit: str) -> None:
         if limit not in self._limits:

@@ -107,6 +107,7 @@ BUG_MESSAGES = {
     "ovr_train": "a wrong W",
     "ovr_predict": "not by thresholding",
     "kernel_perceptron": "a wrong value",
+    "kesler_points": "the first of np.unique",
 }
 
 

@@ -247,7 +247,7 @@ def _kesler_cases(rng: np.random.Generator) -> list[Case]:
         Case(_kesler_data(rng, d=1), "a single feature (d = 1): blocks of length 2"),
         Case(_kesler_data(rng, integer=True), "integer input"),
     ]
-    cases += random_cases(rng, lambda rng: _kesler_data(rng), "random classes (numbers or strings)", count=8)
+    cases += random_cases(rng, lambda rng: _kesler_data(rng), "random classes (numbers or strings)", count=6)
     cases += random_cases(rng, lambda rng: _kesler_data(rng, integer=True), "random classes with integer input", count=2)
     return lists_at_random(rng, cases, ("X", "y"), ("X", "y"))
 

@@ -142,11 +142,26 @@ first inequality is an equality: every point has margin exactly 1 for u = (1, 0)
         if not errors:
             break
     return W, b''',
+        "kesler_points": '''def kesler_points(X, y):
+    labels, position = np.unique(y, return_inverse=True)
+    K = len(labels)
+    blocks = np.eye(K)
+    lifted = np.column_stack([np.ones(len(position)), np.asarray(X, float)])
+    return np.vstack([np.kron(blocks[t] - blocks[r], point)
+                      for point, t in zip(lifted, position) for r in range(K) if r != t])''',
+        "why_argmax": """Each perceptron only decides a sign, so (w, b) and (3w, 3b) are the same classifier: the length of w
+is whatever training happened to leave. The argmax compares raw scores of different perceptrons as if they were on
+one scale, so scaling the dog perceptron moves the point (2, 1) from cat to dog. Dividing each row by its norm, or
+training the rows together as the multiclass perceptron does, makes the comparison meaningful.""",
     },
     "06_limitations": {
         "why_xor": """If w1 + w2 + b < 0 and -w1 - w2 + b < 0 (the two negative corners), adding them gives b < 0.
 If w1 - w2 + b >= 0 and -w1 + w2 + b >= 0 (the positive corners), adding them gives b >= 0.
 Both cannot hold, so no line separates XOR.""",
+        "why_kkt": """alpha = 0 for points 0, 1, 4, 5: y f > 1, so alpha (y f - 1 + xi) = 0 leaves only alpha = 0.
+alpha = C for 2 and 7: y f < 1 needs xi > 0, and (C - alpha) xi = 0. Points 3, 6, 8 are on the band; solving
+w = sum alpha y x with sum alpha y = 0 gives 3/4, 1/8 and 5/8, all inside (0, C). Points 0, 1, 4, 5 can go:
+they have no part in w and the KKT conditions still hold without them.""",
         "xor_features": '''def xor_features(X):
     X = np.asarray(X, float)
     return (X[:, 0] * X[:, 1])[:, None]''',

@@ -1,4 +1,4 @@
-"""Cy starts from working code but makes twelve typical mistakes, one to three per assignment.
+"""Cy starts from working code but makes thirteen typical mistakes, one to three per assignment.
 
 Each bug costs exactly the test cell of the function it sits in (see tests/grader/test_pipeline.py).
 """
@@ -92,6 +92,21 @@ CELLS = {
         "ovr_predict": '''def ovr_predict(W, b, classes, X):
     scores = np.asarray(X, dtype=float) @ np.asarray(W, dtype=float).T + b
     return np.asarray(classes)[np.argmax(scores > 0, axis=1)]''',
+        # Blocks in the order the labels first appear, not in the order of np.unique(y).
+        "kesler_points": '''def kesler_points(X, y):
+    X = np.asarray(X, dtype=float)
+    classes = list(dict.fromkeys(np.asarray(y).tolist()))
+    augmented = np.hstack([np.ones((X.shape[0], 1)), X])
+    width, rows = augmented.shape[1], []
+    for x_i, label in zip(augmented, np.asarray(y).tolist()):
+        t = classes.index(label)
+        for r in range(len(classes)):
+            if r != t:
+                z = np.zeros(len(classes) * width)
+                z[t * width:(t + 1) * width] = x_i
+                z[r * width:(r + 1) * width] = -x_i
+                rows.append(z)
+    return np.array(rows)''',
     },
     "06_limitations": {
         # Adds to alpha on every visit, not only on mistakes.
@@ -135,7 +150,7 @@ LOSES = {
     "02_algorithm": ["test_perceptron_step", "test_train_perceptron", "test_choose_epoch_cap"],
     "03_worked_example": ["test_is_mistake", "test_perceptron_trace"],  # strict < 0; history of views
     "04_convergence": ["test_mistake_bound", "test_proof_squeeze"],  # bound from raw, centred data; w_star not made unit
-    "05_multiclass": ["test_ovr_train", "test_ovr_predict"],  # 0/1 labels; thresholding
+    "05_multiclass": ["test_ovr_train", "test_ovr_predict", "test_kesler_points"],  # 0/1 labels; thresholding; blocks unsorted
     # alpha grows on correct points; no hinge step at z = 1 exactly; np.sign(0) == 0 in the forward pass
     "06_limitations": ["test_kernel_perceptron", "test_hinge_sgd", "test_mlp_forward"],
 }

@@ -128,9 +128,27 @@ def _squeeze_case(X, y, w_star, behaviour: str) -> Case:
     return Case((X, y, _run_history(np.asarray(X, dtype=float), np.asarray(y)), w_star), behaviour)
 
 
+def _not_the_widest_case(rng: np.random.Generator) -> Case:
+    """A unit w_star whose own margin is well below the data's largest: gamma must be w_star's, not max_margin's.
+
+    First among the cases: a student who takes gamma from ``max_margin`` (and normalises w_star) fails here, with a
+    message that names that mistake, before the cases of a w_star far from unit length."""
+    while True:
+        X, y, normal = _separable_through_origin(rng, int(rng.integers(3, 10)), int(rng.integers(2, 4)))
+        unit = normal / np.linalg.norm(normal)
+        try:
+            _, widest = theory.max_margin(X, y)
+        except (theory.NotSeparableError, ArithmeticError):  # the solver gave up on this draw: draw again
+            continue
+        if geometry.set_margin(unit, 0.0, X, y) < 0.8 * widest:
+            return _squeeze_case(X, y, unit, "a unit w_star that is not the max-margin separator: gamma is the margin "
+                                             "of this w_star, min_i y_i u·x_i, not the largest margin (max_margin's)")
+
+
 def _squeeze_cases(rng: np.random.Generator) -> list[Case]:
     six_X, six_y = six_point_example()
-    cases = [Case((six_X, six_y, SIX_POINT_HISTORY, np.array([2.0, 0.0])),
+    cases = [_not_the_widest_case(rng),
+             Case((six_X, six_y, SIX_POINT_HISTORY, np.array([2.0, 0.0])),
                   "the visible test: the 6-point example with w_star = (2, 0), not of unit length")]
     # Every stated boundary, drawn afresh for each student.
     X, y, normal = _separable_through_origin(rng, int(rng.integers(2, 8)), int(rng.integers(1, 4)))

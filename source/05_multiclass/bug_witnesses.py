@@ -136,8 +136,54 @@ MULTICLASS_TRAIN_CORRECT = {
 }
 
 
+def _kesler(X, y, *, order=None, augment="front", rival_sign=-1.0, by_rival=False):
+    points, labels = _float(X), np.asarray(y)
+    classes = np.unique(labels) if order is None else order(labels)
+    index = [int(np.flatnonzero(classes == label)[0]) for label in labels]
+    ones = np.ones((points.shape[0], 1))
+    data = {"front": lambda: np.hstack([ones, points]), "end": lambda: np.hstack([points, ones]),
+            "none": lambda: points}[augment]()
+    K, width = len(classes), data.shape[1]
+    pairs = [(i, r) for i in range(len(data)) for r in range(K) if r != index[i]]
+    if by_rival:
+        pairs.sort(key=lambda pair: pair[1])
+    rows = []
+    for i, r in pairs:
+        z = np.zeros((K, width))
+        z[index[i]] = data[i]
+        z[r] = rival_sign * data[i]
+        rows.append(z.ravel())
+    return np.array(rows)
+
+
+def _first_seen(labels):
+    return np.array(list(dict.fromkeys(labels.tolist())))
+
+
+KESLER_POINTS_BUGS = {
+    "not augmented (no 1 in front)": lambda X, y: _kesler(X, y, augment="none"),
+    "the 1 at the end of each block": lambda X, y: _kesler(X, y, augment="end"),
+    "the rival's block not negated": lambda X, y: _kesler(X, y, rival_sign=1.0),
+    "classes in the order labels appear, not sorted": lambda X, y: _kesler(X, y, order=_first_seen),
+    "rows grouped by rival, not by point": lambda X, y: _kesler(X, y, by_rival=True),
+}
+
+
+def _kronecker(X, y):
+    classes, index = np.unique(y, return_inverse=True)
+    one_hot = np.eye(len(classes))
+    return [np.kron(one_hot[t] - one_hot[r], np.concatenate([[1.0], x])).tolist()
+            for x, t in zip(_float(X), index) for r in range(len(classes)) if r != t]
+
+
+KESLER_POINTS_CORRECT = {
+    "np.kron of one-hot differences, as lists": lambda X, y: _kronecker(X, y),
+}
+
+
 #: Each graded function of this assignment that has witnesses: (its common bugs, correct implementations written otherwise).
 WITNESSES: dict[str, tuple[dict[str, Callable], dict[str, Callable]]] = {
     name.removesuffix("_BUGS").lower(): (value, globals()[name.removesuffix("_BUGS") + "_CORRECT"])
     for name, value in dict(globals()).items() if name.endswith("_BUGS")
 }
+

@@ -212,3 +212,50 @@ def _random_tie_case(rng: np.random.Generator) -> Case:
 OVR_PREDICT = Check("ovr_predict", ("W", "b", "classes", "X"), _predict_cases, _reference_predict, _compare_predicted)
 
 CHECKS = (OVR_TRAIN, OVR_PREDICT, MULTICLASS_TRAIN)
+
+
+# ----------------------------------------------------------------------------- kesler_points
+
+from course_grader.checks_api import random_cases  # noqa: E402 - the part added last
+
+
+def _kesler_data(rng: np.random.Generator, *, k: int | None = None, d: int | None = None, integer: bool = False,
+                 unsorted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Random points of ``k`` classes (every class present), numbers or strings; ``unsorted``: the first label seen is
+    not the smallest class, so blocks in order of appearance differ from blocks in sorted order."""
+    k = int(rng.integers(2, 6)) if k is None else k
+    d = int(rng.integers(1, 5)) if d is None else d
+    n = int(rng.integers(k, 2 * k + 4))
+    index = rng.permutation(np.concatenate([np.arange(k), rng.integers(0, k, size=n - k)]))
+    if unsorted and index[0] == 0:
+        index[[0, int(np.flatnonzero(index != 0)[0])]] = index[[int(np.flatnonzero(index != 0)[0]), 0]]
+    X = rng.integers(-5, 6, size=(n, d)) if integer else np.round(rng.normal(scale=2.0, size=(n, d)), 3)
+    names = np.sort(rng.choice(np.array(["ant", "bee", "cat", "dog", "emu", "fox"]), size=k, replace=False)) \
+        if rng.random() < 0.3 else np.sort(rng.choice(np.arange(-20, 80), size=k, replace=False))
+    return X, names[index]
+
+
+def _kesler_cases(rng: np.random.Generator) -> list[Case]:
+    visible_X = np.array([[0.0, 3.0], [3.0, 0.0], [-3.0, -3.0]])
+    cases = [
+        Case((visible_X, np.array([0, 1, 2])), "the visible test's three points, one per class"),
+        Case((visible_X[:2], np.array(["dog", "cat"])), "the visible test's two points, labelled 'dog' then 'cat' (K = 2): block 0 belongs "
+             "to 'cat', the first of np.unique(y)"),
+        Case(_kesler_data(rng, k=2), "two classes (K = 2): one Kesler point per point"),
+        Case(_kesler_data(rng, k=int(rng.integers(3, 6)), unsorted=True),
+             "labels not met in sorted order: block k belongs to classes[k], classes = np.unique(y)"),
+        Case(_kesler_data(rng, d=1), "a single feature (d = 1): blocks of length 2"),
+        Case(_kesler_data(rng, integer=True), "integer input"),
+    ]
+    cases += random_cases(rng, lambda rng: _kesler_data(rng), "random classes (numbers or strings)", count=6)
+    cases += random_cases(rng, lambda rng: _kesler_data(rng, integer=True), "random classes with integer input", count=2)
+    return lists_at_random(rng, cases, ("X", "y"), ("X", "y"))
+
+
+def _reference_kesler(X, y):
+    return multiclass.kesler_points(X, y, bias=True)[0]
+
+
+KESLER_POINTS = Check("kesler_points", ("X", "y"), _kesler_cases, _reference_kesler,
+                      compare_arrays(exact=False, what="an array of shape (n (K - 1), K (d + 1))"))
+CHECKS = (*CHECKS, KESLER_POINTS)

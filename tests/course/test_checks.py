@@ -107,6 +107,7 @@ BUG_MESSAGES = {
     "ovr_train": "a wrong W",
     "ovr_predict": "not by thresholding",
     "kernel_perceptron": "a wrong value",
+    "kesler_points": "the first of np.unique",
 }
 
 
@@ -518,6 +519,21 @@ def test_new_near_misses_are_caught():
         return hidden.T, scores, labels
 
     assert "wrong shape" in failed_behaviours("mlp_forward", hidden_transposed)
+
+
+def test_gamma_of_max_margin_is_told_first_by_its_own_case_not_by_the_length_of_w_star():
+    """P13: a proof_squeeze that normalises w_star but takes gamma from max_margin reads first the case that names that
+    mistake (a unit w_star that is not the widest separator), never "far from unit length"."""
+    witnesses = runpy.run_path(str(COURSE.source / assignment_of("proof_squeeze") / "bug_witnesses.py"))["WITNESSES"]
+    bug = witnesses["proof_squeeze"][0]["gamma of the max-margin separator"]
+    for student in ("ann", "bob", "cat"):
+        first_case = CHECKS["proof_squeeze"].cases(case_generator(b"p13 secret", "proof_squeeze", student))[0]
+        assert "max_margin" in first_case.behaviour and "unit length" not in first_case.behaviour, first_case.behaviour
+        verdict = run_in_process(CHECKS["proof_squeeze"], bug, secret=b"p13 secret", student=student)
+        assert verdict.failures, student
+        assert verdict.failures[0].startswith(f"proof_squeeze returned a wrong value on {first_case.behaviour}"), \
+            (student, verdict.failures[0][:300])
+        assert "unit length" not in verdict.message().splitlines()[0], (student, verdict.message()[:300])
 
 
 def test_new_parts_accept_other_correct_styles():

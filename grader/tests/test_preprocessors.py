@@ -2,6 +2,7 @@
 
 import json
 import sys
+import time
 
 import pytest
 from conftest import FIXTURE_COURSE
@@ -201,3 +202,30 @@ def test_a_kernel_that_does_not_start_within_the_budget_leaves_every_cell_not_ru
     said = [errors(cell) for cell in notebook.cells]
     assert all(len(cell) == 1 and cell[0].startswith("NotRun: ") and "time budget for the notebook (2 s" in cell[0]
                for cell in said), said
+
+
+#: A correct map of XOR (which quadrant a point is in, as one of four fixed random codes) at a scale that sends the
+#: fixture check's max-margin solver to its iteration cap in 1000 dimensions: minutes of the grader's own CPU.
+STALLING_XOR_FEATURES = '''import numpy as np
+def xor_features(X):
+    X = np.asarray(X, dtype=float)
+    table = np.random.default_rng(1).choice([-1.0, 1.0], size=(4, 999))
+    quadrant = (X[:, 0] >= 0).astype(int) * 2 + (X[:, 1] >= 0).astype(int)
+    return np.hstack([np.ones((len(X), 1)), 1.6e-9 * table[quadrant]])
+'''
+
+
+@pytest.mark.slow
+def test_a_check_s_judge_is_bounded_in_cpu_time_whatever_the_replies_make_it_do(monkeypatch):
+    from course_grader.trusted.judging.checks import judge
+
+    monkeypatch.setattr(judge, "JUDGE_CPU_SECONDS", 2.0)
+    test = ("### BEGIN HIDDEN TESTS\n"
+            "from course_grader.trusted.judging.checks import check_xor_features\n"
+            "check_xor_features(xor_features)\n"
+            "### END HIDDEN TESTS\n")
+    before = time.process_time()
+    graded = execute([STALLING_XOR_FEATURES, test], test_cells=[1])
+    said = errors(graded.cells[1])
+    assert len(said) == 1 and "could not judge within 2 s of its own work" in said[0], said
+    assert time.process_time() - before < 60  # (a bound on a hang, far above the 2 s: the grader's CPU, not the clock)

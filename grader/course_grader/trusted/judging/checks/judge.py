@@ -9,6 +9,9 @@ answer (a solver that gives up) is dropped by ``prepare_cases`` and named for th
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -23,6 +26,10 @@ from .second_calls import SECOND_CALL, witnessing_second_call
 
 #: Failed cases shown in full in one verdict.
 MAX_SHOWN = 2
+#: CPU seconds a check's own judge may spend on one part's replies (a judge may run a solver on what the student's
+#: function returned: values the student chose can make it slow). CPU time, not wall time: a loaded machine does not
+#: make an honest reply fail. Honest replies take well under a second of it.
+JUDGE_CPU_SECONDS = 20.0
 
 @dataclass
 class Verdict:
@@ -177,11 +184,15 @@ def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> "lis
     (``case`` is ``None`` for a failure that names none)."""
     assert check.judge is not None
     try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
+        with np.errstate(all="ignore"), warnings.catch_warnings(), cpu_bounded(JUDGE_CPU_SECONDS):
             warnings.simplefilter("ignore")
             found = list(check.judge(cases, replies))
             return [(item[0], str(item[1])) if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Case)
                     else (None, str(item)) for item in found]
+    except OverCpuTime:
+        return [(None, f"{check.function} returned values the grader could not judge within {JUDGE_CPU_SECONDS:g} s "
+                       "of its own work: return data of the form its docstring says, of a size and scale like the "
+                       "examples'.")]
     except Exception as error:  # noqa: BLE001 - any value the wire accepts must give a verdict, never a crash
         return [(None, f"{check.function} returned values the grader could not judge ({type(error).__name__}): "
                        "return data of the form its docstring says.")]
@@ -347,3 +358,30 @@ def _same_array(before: np.ndarray, after: Any) -> bool:
     if not isinstance(after, np.ndarray) or after.dtype != before.dtype or after.shape != before.shape:
         return False
     return bool(np.array_equal(after, before, equal_nan=before.dtype.kind == "f"))
+
+
+class OverCpuTime(BaseException):
+    """Raised in a judge that spent its CPU time (a ``BaseException``: a judge's own ``except Exception`` lets it by)."""
+
+
+@contextlib.contextmanager
+def cpu_bounded(seconds: float):
+    """Raise ``OverCpuTime`` in the block once this process has spent ``seconds`` of CPU time in it.
+
+    A profiling timer (``ITIMER_PROF``: CPU time, user and system) whose signal is handled in the main thread; in
+    another thread no signal can be handled, and the block runs unbounded (the grader judges in its main thread).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def over(signum, frame):
+        raise OverCpuTime()
+
+    previous = signal.signal(signal.SIGPROF, over)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)

@@ -59,13 +59,22 @@ UNANSWERED = np.zeros(0)
 def _separator(features: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
     """The max-margin separator ``(b, w)`` of mapped points, ``None`` if they are not separable, ``UNANSWERED`` if
     the solver gave up (separable, but no max-margin separator found: never the student's failure)."""
+    points = augment(features)
+    # The max-margin separator is a combination of the points: solved in an orthonormal basis of their span (at most
+    # n dimensions, whatever k is) and at unit scale, and mapped back, it is the same separator, found in a small,
+    # well-scaled problem whatever dimension and scale a student's map chose.
+    _, singular, rows = np.linalg.svd(points, full_matrices=False)
+    basis = rows[singular > singular[0] * 1e-10].T if singular.size and singular[0] > 0 else rows[:0].T
+    if basis.shape[1] == 0:
+        return None  # every mapped point is 0 (its score is 0 for any separator)
+    coordinates = points @ basis
     try:
-        weights, _ = theory.max_margin(augment(features), labels)
+        weights, _ = theory.max_margin(coordinates / np.abs(coordinates).max(), labels)
     except theory.NotSeparableError:
         return None
     except ArithmeticError:
         return UNANSWERED
-    return weights
+    return basis @ weights
 
 
 def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[tuple[Case, str]]:

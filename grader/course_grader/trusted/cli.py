@@ -1,5 +1,5 @@
 """The ``perceptron-course`` console script: release, grade, serve, status, refresh, explain, demo, bundle, check,
-students-readme, lab.
+students-readme, lab, doctor.
 
 Every command that works on a course finds it as git finds a repository: the current
 folder or the nearest one above it that holds ``nbgrader_config.py`` (or ``--root``).
@@ -12,7 +12,9 @@ import os
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from ..selfcheck import invoked_as
 from .course.course import CONFIG_FILE, Course, CourseError
@@ -209,14 +211,30 @@ def command_demo(args) -> int:
     start = time.perf_counter()
     outcomes = grade(course, progress=not args.quiet, jobs=args.jobs, unsandboxed=args.unsandboxed)
     _print_summary(course, outcomes, time.perf_counter() - start)
-    print(f"open it in JupyterLab's formgrader: {COMMAND} lab --root {_shown_path(out)}")
+    print(f"open it in JupyterLab's formgrader: {runnable_command()} lab --root {_shown_path(out)}")
     return 0
+
+
+#: The ``PATH`` this process was started with, before anything put the environment's ``bin`` on it (``main`` sets it).
+_shell_path: list[str | None] = [None]
+
+
+def runnable_command() -> str:
+    """This command as the TA's shell runs it again: its name when the shell's ``PATH`` (as this process started)
+    finds this very script, else its path (``.venv/bin/perceptron-course``: a virtual environment not activated)."""
+    script = Path(sys.argv[0])
+    if script.name != COMMAND:  # not started as the console script (a test, ``python -m``)
+        return COMMAND
+    found = shutil.which(COMMAND, path=_shell_path[0])
+    if found and os.path.samefile(found, script):
+        return COMMAND
+    return _shown_path(script.absolute())
 
 
 def _shown_path(path: Path) -> str:
     """``path`` relative to the current folder when below it (``work/demo``), else whole."""
     try:
-        return str(path.relative_to(Path.cwd().resolve()))
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
 
@@ -226,9 +244,9 @@ def command_bundle(args) -> int:
 
     course = open_course(args.root)
     folder, archive = build_bundle(course, Path(args.out) if args.out else course.root / "dist")
-    print(f"student bundle: {folder}")
-    print(f"           zip: {archive}")
-    print(f"students install it with: pip install {folder / 'package'}")
+    print(f"student bundle: {_shown_path(folder)}")
+    print(f"           zip: {_shown_path(archive)}")
+    print("students install it, in the bundle's folder, with: pip install ./package (docs/students.md)")
     return 0
 
 
@@ -244,6 +262,19 @@ def command_check(args) -> int:
     for problem in problems:
         print(terminal_text(f"- {problem}"))
     return 1
+
+
+def command_doctor(args) -> int:
+    from .doctor import SHOWN, account, diagnose, render
+
+    course = open_course(args.root)
+    try:
+        student = account(args.as_user)
+    except KeyError:
+        raise CourseError(f"no account named {args.as_user!r} on this machine; pass --as with a student's account") from None
+    diagnosis = diagnose(course, student)
+    print(render(course, diagnosis, shown=len(diagnosis.openings) if args.all else SHOWN))
+    return 1 if diagnosis.problems else 0
 
 
 def command_students_readme(args) -> int:
@@ -348,6 +379,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--root", default=None, help=ROOT_HELP)
     check.set_defaults(run=command_check)
 
+    doctor = commands.add_parser("doctor", help="say what a student account could read or write of the course here, whether "
+                                                "the sandbox starts, the exchange's modes, who runs serve; exit 1 if open")
+    doctor.add_argument("--root", default=None, help=ROOT_HELP)
+    doctor.add_argument("--as", dest="as_user", default="nobody",
+                        help="the account to try as (run as root: a real attempt as that account); default: nobody")
+    doctor.add_argument("--all", action="store_true", help="name every open path, not only the first few")
+    doctor.set_defaults(run=command_doctor)
+
     readme = commands.add_parser("students-readme", help="write docs/students.md, the students' README, from term.toml")
     readme.add_argument("--root", default=None, help=ROOT_HELP)
     readme.set_defaults(run=command_students_readme)
@@ -372,11 +411,33 @@ def skip_unused_optional_modules() -> None:
         sys.modules.setdefault(name, None)
 
 
+#: The commands that write the course (its gradebook, hand-ins, feedback, exports): what they create is the TA's
+#: alone (``PRIVATE_UMASK``); what nbgrader's exchange needs open is given its mode where it is written.
+WRITING_COMMANDS = frozenset({"release", "grade", "serve", "refresh", "explain", "demo", "lab"})
+PRIVATE_UMASK = 0o077
+
+
+@contextmanager
+def private_files(command: str) -> Iterator[None]:
+    """Run ``command`` with ``PRIVATE_UMASK`` if it writes the course (its children inherit it); restore it after."""
+    if command not in WRITING_COMMANDS:
+        yield
+        return
+    before = os.umask(PRIVATE_UMASK)
+    os.umask(before | PRIVATE_UMASK)  # never more open than it was
+    try:
+        yield
+    finally:
+        os.umask(before)
+
+
 def main(argv: list[str] | None = None) -> int:
     skip_unused_optional_modules()
+    _shell_path[0] = os.environ.get("PATH", os.defpath)  # nbgrader's set-up puts .venv/bin on it later
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        with private_files(args.command):
+            return args.run(args)
     except CourseError as error:
         print(terminal_text(f"{COMMAND}: error: {error}"), file=sys.stderr)
         return 2

@@ -360,3 +360,17 @@ def test_matplotlib_is_prepared_for_the_report_while_the_comparison_of_code_impo
     environment = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}  # as a TA's shell has it
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=300)
     assert result.returncode == 0 and result.stdout.lower().split() == ["[]", "agg"], result.stdout + result.stderr
+
+
+def test_the_summary_says_the_written_answers_wait_for_a_ta(class_in_gradebook, capsys):
+    """ada's written answers are not graded yet: the table's score lacks them, and the line under it says so."""
+    from course_grader.trusted.cli import _print_summary
+
+    course = class_in_gradebook
+    _print_summary(course, [Outcome("ada", "04_convergence", GRADED, 1.0, 2.0), Outcome("bo", "01_geometry", GRADED, 1.0, 8.0)], 1.0)
+    out = capsys.readouterr().out
+    waiting = [f"{assignment}/{cell}" for assignment in course.assignments() for cell in course.manually_graded_cells(assignment)]
+    line = next(line for line in out.splitlines() if line.startswith("the scores above"))
+    assert waiting and all(part in line for part in waiting) and "grades by hand" in line, out
+    _print_summary(course, [Outcome("bo", "01_geometry", GRADED, 1.0, 8.0)], 1.0)  # bo wrote no answer to wait for
+    assert "the scores above are complete" in capsys.readouterr().out

@@ -44,9 +44,11 @@ def _print_summary(course: Course, outcomes, seconds: float, skipped=()) -> None
     from .outputs.report import GRADES_BY_STUDENT, class_table, markdown_table, problems, read_class
 
     students = {o.student for o in outcomes} | {student for student, _ in skipped}
-    table = markdown_table(class_table(read_class(course), students))  # their whole record
+    record = read_class(course)
+    table = markdown_table(class_table(record, students))  # their whole record
     print(terminal_text(table))  # student names are data: no escape sequence reaches the TA's terminal
     print()
+    print(terminal_text(awaiting_line(record.awaiting_manual, students)))
     if problems(outcomes):
         print("Submissions that failed or needed repair:")
         print(terminal_text("\n".join(problems(outcomes))))
@@ -55,6 +57,17 @@ def _print_summary(course: Course, outcomes, seconds: float, skipped=()) -> None
     print(f"grades:   {course.grades_csv} (one row per submission), {course.root / GRADES_BY_STUDENT} (one row per student)")
     print(f"feedback: {course.feedback}/<student>/<assignment>/")
     print(f"report:   {course.reports / 'report.html'} and {course.reports / 'report.md'} (the whole class)")
+
+
+def awaiting_line(awaiting: list[tuple[str, str, str]], students: set[str]) -> str:
+    """Whether the scores above still lack written answers a TA grades by hand (``(student, assignment, part)``)."""
+    waiting = sorted({(assignment, part) for student, assignment, part in awaiting if student in students})
+    if not waiting:
+        return "every written answer of these students is graded: the scores above are complete"
+    parts = ", ".join(f"{assignment}/{part}" for assignment, part in waiting)
+    command = runnable_command()
+    return (f"the scores above leave out {len(waiting)} written answer(s) a TA grades by hand ({parts}): grade them "
+            f"in the formgrader ({command} lab), then {command} refresh")
 
 
 def run_summary(outcomes, seconds: float, *, skipped: int = 0) -> str:
@@ -198,6 +211,17 @@ def prepare_demo_area(out: Path) -> None:
     (out / DEMO_MARKER).write_text(f"made by `{COMMAND} demo`; safe to delete\n", encoding="utf-8")
 
 
+def demo_exchange(course: Course) -> Path:
+    """Give the demo's copy of the course an exchange of its own (``exchange/`` in the work area), so that its
+    formgrader opens without nbgrader's error about a missing exchange (the hub's, which a laptop has not)."""
+    exchange = course.root / "exchange"
+    exchange.mkdir(exist_ok=True)
+    config = course.root / CONFIG_FILE
+    with config.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n# The demo's own exchange (perceptron-course demo), not the hub's\nc.Exchange.root = {str(exchange)!r}\n")
+    return exchange
+
+
 def command_demo(args) -> int:
     from .course.example_class import build_example_class, copy_course
     from .pipeline import grade
@@ -206,6 +230,7 @@ def command_demo(args) -> int:
     out = Path(args.out).expanduser().resolve()
     prepare_demo_area(out)
     course = copy_course(source_course.root, out)
+    demo_exchange(course)
     written = build_example_class(course, source_course.root / "example_class")
     print(f"example class: {len({s for s, _ in written})} students, {len(written)} submissions in {course.submitted}")
     start = time.perf_counter()

@@ -39,6 +39,9 @@ SKIPPED_FOLDERS = frozenset({".venv", "venv", "node_modules"})
 MAX_PATHS = 100_000
 #: At most this many open paths are named on the screen.
 SHOWN = 12
+#: What is named first when open: the secret, the gradebook, the solutions, the class's hand-ins, feedback and grades.
+FIRST_NAMED = ("grading_secret", "gradebook.db", "source", "submitted", "handins", "autograded", "feedback",
+               "grades.csv", "grades_by_student.csv", "canvas_grades.csv", "reports", ".git")
 #: The modes nbgrader gives the exchange's folders (its ``ExchangeReleaseAssignment`` and ``ReleaseFeedback``, for a
 #: course that is not ``groupshared``): the root, then the course's folder and those in it.
 EXCHANGE_MODES = {None: 0o1777, "": 0o755, "inbound": 0o2733, "outbound": 0o755, "feedback": 0o711}
@@ -272,6 +275,10 @@ def diagnose(course: Course, student: Account | None) -> Diagnosis:
     from .running.sandbox import sandbox_problem
 
     paths = course_paths(course.root)
+    def rank(opening: Opening) -> int:
+        parts = opening.path.relative_to(course.root).parts
+        return FIRST_NAMED.index(parts[0]) if parts and parts[0] in FIRST_NAMED else len(FIRST_NAMED)
+
     if os.geteuid() == 0 and student is not None:
         method = (f"opened as {student.name} (uid {student.uid}, gid {student.gid}) by a child process that dropped "
                   "root's rights")
@@ -281,7 +288,7 @@ def diagnose(course: Course, student: Account | None) -> Diagnosis:
                   "owner nor in a group of the TA's alone (run as root for a real attempt as a student)")
         openings = read_from_modes(paths)
     lines, problems = exchange_findings(course)
-    return Diagnosis(method=method, tried=len(paths), openings=openings, sandbox=sandbox_problem(),
+    return Diagnosis(method=method, tried=len(paths), openings=sorted(openings, key=rank), sandbox=sandbox_problem(),
                      exchange=lines, exchange_problems=problems, service=service_line(course))
 
 

@@ -415,7 +415,8 @@ def test_check_all_from_the_notebook_prints_what_the_command_prints(tmp_path, ho
     client.execute(env={**{k: v for k, v in os.environ.items() if k != "JPY_SESSION_NAME"}, **session})
 
     shown = outputs_text(notebook.cells[-1])
-    assert [output.output_type for output in notebook.cells[-1].outputs] == ["stream"]  # no Out[…] under the report
+    outputs = notebook.cells[-1].outputs
+    assert outputs and {output.output_type for output in outputs} == {"stream"}  # no Out[…] under the report
     assert command.returncode == 1 and "2. Prediction (2 points)" in command.stdout
     assert without_seconds(shown) == without_seconds(command.stdout)
     assert "check_all does nothing while the notebook itself is being checked" not in shown  # nor in the nested run's report

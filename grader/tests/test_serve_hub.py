@@ -583,3 +583,22 @@ def test_the_systemd_unit_runs_what_the_hub_runs_and_systemd_accepts_it(hub, tmp
     assert environment == hub_service["environment"]
     arguments = build_parser().parse_args(hub_service["command"][1:])  # the CLI takes every option the examples give
     assert Path(arguments.root) == hub.course.root
+
+
+def test_stopping_the_hub_stops_its_service_and_leaves_the_proxy_and_the_students_servers_running(hub):
+    """Last of this file: it stops the hub. With the example's ``cleanup_servers`` and ``cleanup_proxy``, the hub
+    stops its managed service and leaves the proxy (and any student's server) running (docs/hosting.md, "Stopping and
+    restarting the service and the hub")."""
+    proxy = int((hub.log.parent / "proxy.pid").read_text(encoding="utf-8").strip())
+    proxy_started, service = started_at(proxy), hub.service().get("pid", 0)
+    assert proxy_started and service, hub.logs()
+    hub.process.send_signal(signal.SIGTERM)
+    try:
+        hub.process.wait(timeout=PATIENCE)
+        log = hub.log.read_text(encoding="utf-8", errors="replace")
+        assert "Leaving single-user servers running" in log and "Leaving proxy running" in log, hub.logs()
+        assert started_at(proxy) == proxy_started, "the hub stopped its proxy"
+        wait_until(lambda: not started_at(service), what="the hub to stop its service", logs=hub.logs)
+    finally:
+        if started_at(proxy) == proxy_started:  # still the same process: this test's to end
+            os.kill(proxy, signal.SIGKILL)

@@ -22,3 +22,9 @@ c.JupyterHub.services.append(
         "environment": {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
     }
 )
+
+# Restarting the hub (an upgrade, or to take the service out for a `grade --force`) leaves the students' servers and
+# the proxy running: by default a hub that stops stops them too, ending every student's session. A hub under systemd
+# also needs KillMode=process in its unit (docs/hosting.md, "Stopping and restarting the service and the hub").
+c.JupyterHub.cleanup_servers = False
+c.JupyterHub.cleanup_proxy = False

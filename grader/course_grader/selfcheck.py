@@ -76,12 +76,15 @@ class PartResult:
         The last two are for written answers.
     message : str
         For a failure, the error's name and message; empty for a pass.
+    cell : int
+        The cell's place in the notebook (from 1): the report lists tests and written answers in this order.
     """
 
     title: str
     grade_id: str
     status: Status
     message: str = ""
+    cell: int = 0
 
 
 @dataclass(frozen=True)
@@ -440,7 +443,7 @@ def summarise(
         if cell.cell_type == "markdown" and grading.get("grade"):
             grade_id = grading.get("grade_id", f"cell {index}")
             unwritten = not cell.source.strip() or ANSWER_PLACEHOLDER in cell.source
-            answers.append(PartResult(title or grade_id, grade_id, "to write" if unwritten else "written"))
+            answers.append(PartResult(title or grade_id, grade_id, "to write" if unwritten else "written", cell=index))
             continue
         if cell.cell_type == "markdown":
             title = heading_of(cell.source) or title
@@ -450,7 +453,7 @@ def summarise(
         if grading.get("grade"):
             status, message = status_of_test_cell(cell, timeout)
             grade_id = grading.get("grade_id", f"cell {index}")
-            parts.append(PartResult(title or grade_id, grade_id, status, message))
+            parts.append(PartResult(title or grade_id, grade_id, status, message, cell=index))
         elif (error := error_output(cell)) is not None:
             first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
             other_errors.append(f"cell {index} ({textwrap.shorten(first_line, 40)}): {describe_error(error, timeout)}")
@@ -488,7 +491,7 @@ def format_report(report: SelfCheckReport) -> str:
         lines += ["What the grader does with this file before running it (in the grader's words):",
                   *(f"  - {note}" for note in report.intake_notes), ""]
     width = max((len(part.status) for part in report.parts + report.answers), default=0)
-    for part in report.parts + report.answers:
+    for part in sorted(report.parts + report.answers, key=lambda part: part.cell):  # the notebook's order
         lines.append(f"  {part.status.upper():<{width}}  {part.title}")
         if part.message:
             lines.append(f"  {'':<{width}}    {part.message}")
@@ -533,7 +536,7 @@ def _user_namespace() -> dict[str, Any]:
     return shell.user_ns if shell is not None else {}
 
 
-def check_all(notebook: str | os.PathLike | None = None, timeout: int | None = None) -> int | None:
+def check_all(notebook: str | os.PathLike | None = None, timeout: int | None = None) -> None:
     """Self-check the notebook you are working in, from a cell of it: the report of ``perceptron-selfcheck``.
 
     The saved file is checked (save with Ctrl+S first) by the command itself, in a process of its
@@ -551,9 +554,9 @@ def check_all(notebook: str | os.PathLike | None = None, timeout: int | None = N
 
     Returns
     -------
-    int or None
-        The command's exit status (0: every visible test passes and every answer is written), or
-        ``None`` when nothing was checked.
+    None
+        Nothing: the report says whether the notebook is ready (a value returned here would be shown
+        under the report, as ``Out[…]: 1``, when the call ends a cell).
     """
     if os.environ.get(NESTED_MARKER):
         print("(check_all does nothing while the notebook itself is being checked or graded)")
@@ -566,7 +569,6 @@ def check_all(notebook: str | os.PathLike | None = None, timeout: int | None = N
     done = subprocess.run([sys.executable, "-m", "course_grader.selfcheck", *limit, str(path)],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     print(done.stdout, end="")
-    return done.returncode
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -143,6 +143,8 @@ def test_the_zero_penalty_of_nbgrader_takes_the_points_of_a_late_submission(hub_
     assert outcomes["ada"].late_penalty == full and outcomes["ada"].final_score == 0
     assert outcomes["bob"].late_penalty == 0 and outcomes["bob"].final_score == full
     assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == f"{full:g}"
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["score"] == f"{full:g}"  # nbgrader's, before the penalty
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["final_score"] == "0"  # after it, as every other file
     assert by_student(course)["ada"] == "0" and by_student(course)["bob"] == f"{full:g}"
     assert "after the due date" in page_of(course, "ada")
 
@@ -152,6 +154,7 @@ def test_the_zero_penalty_of_nbgrader_takes_the_points_of_a_late_submission(hub_
     refresh(course)
     assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["late_penalty"] == ""
     assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["hours_late"] == ""
+    assert rows_of(course.grades_csv)[("ada", ASSIGNMENT)]["final_score"] == f"{full:g}"
     assert by_student(course)["ada"] == f"{full:g}"
     assert "after the due date" not in page_of(course, "ada")
 

@@ -21,7 +21,7 @@ LAYERS = [
     ["course_grader.trusted.refresh"],
     ["course_grader.trusted.pipeline"],
     ["course_grader.trusted.explain", "course_grader.trusted.bundle", "course_grader.trusted.course_check",
-     "course_grader.trusted.lab", "course_grader.trusted.serving"],  # the commands
+     "course_grader.trusted.lab", "course_grader.trusted.serving", "course_grader.trusted.doctor"],  # the commands
     ["course_grader.trusted.cli"],
     ["course_grader.testing"],  # helpers for test suites: imports what it likes, imported by no module of the grader
 ]

@@ -373,6 +373,22 @@ def test_the_demo_says_how_to_open_it_in_the_formgrader(capsys, tmp_path, monkey
     assert main(["demo", "--course", str(COURSE_ROOT), "--out", str(tmp_path / "work" / "demo"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert out.rstrip().splitlines()[-1] == f"open it in JupyterLab's formgrader: {COMMAND} lab --root work/demo"
+    from course_grader.trusted.serving.inbox import exchange_root  # the exchange nbgrader's formgrader looks for
+
+    demo = Course.open(tmp_path / "work" / "demo")
+    assert exchange_root(demo) == demo.root / "exchange" and exchange_root(demo).is_dir()
+    # Run as .venv/bin/<command> from a shell whose PATH does not hold it (a fresh clone): the line names that path,
+    # which the TA's shell can run; with the folder on PATH, the plain name
+    script = tmp_path / ".venv" / "bin" / COMMAND
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n", encoding="utf-8")
+    script.chmod(0o755)
+    monkeypatch.setattr("sys.argv", [str(script), "demo"])
+    for path, shown in (("/usr/bin:/bin", f".venv/bin/{COMMAND}"), (f"{script.parent}:/usr/bin:/bin", COMMAND)):
+        monkeypatch.setenv("PATH", path)
+        assert main(["demo", "--course", str(COURSE_ROOT), "--out", str(tmp_path / "work" / "demo"), "--quiet"]) == 0
+        last = capsys.readouterr().out.rstrip().splitlines()[-1]
+        assert last == f"open it in JupyterLab's formgrader: {shown} lab --root work/demo"
 
 
 def test_consecutive_stream_outputs_are_joined_into_one(tmp_path):

@@ -3,6 +3,7 @@
 import csv
 import os
 import shutil
+import stat
 from pathlib import Path
 
 import nbformat
@@ -152,13 +153,15 @@ def test_flags_of_an_earlier_grading_stay_in_the_report(class_in_gradebook):
     report = (course.reports / "report.md").read_text(encoding="utf-8")
     assert "| bo | 01_geometry |" not in report
     assert "Nothing was flagged." not in report  # ada/04_convergence is flagged in the gradebook, listed alone
+    assert "; 1 submission flagged for review." in report  # the headline counts what the section lists
     flagged_section = report.split("## Flagged for review", 1)[1].split("##", 1)[0]
     assert flagged_section.strip().splitlines()[-1] == "- ada/04_convergence: flagged in the gradebook (by a TA, or by an earlier grading)"
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
         gradebook.find_submission_notebook("convergence", "04_convergence", "ada").flagged = False  # the TA unflags it
         gradebook.db.commit()
     write_exports(course, ISOLATION)
-    assert "Nothing was flagged.\n" in (course.reports / "report.md").read_text(encoding="utf-8")
+    report = (course.reports / "report.md").read_text(encoding="utf-8")
+    assert "Nothing was flagged.\n" in report and "; 0 submissions flagged for review." in report
 
 
 # ------------------------------------------------------------------ through the real pipeline and its command
@@ -202,6 +205,16 @@ def test_grading_students_one_at_a_time_reports_the_whole_class(tmp_path, capsys
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
         assert gradebook.find_submission_notebook("geometry", "01_geometry", "sneaky").flagged
         assert not gradebook.find_submission_notebook("geometry", "01_geometry", "honest").flagged
+    # What grade made is the TA's alone (docs/hosting.md), but the feedback pages that release_feedback copies out
+    made = [course.root / name for name in ("gradebook.db", "grading_secret", "autograded", "feedback", "reports",
+                                            "grades.csv", "grades_by_student.csv")]
+    made += [Path(folder) / name for top in made if top.is_dir() for folder, folders, files in os.walk(top)
+             for name in folders + files]
+    pages = {path for path in made if path.suffix == ".html" and "feedback" in path.relative_to(course.root).parts[:1]}
+    assert len(pages) == 2 and all(path.exists() for path in made)
+    modes = {path: stat.S_IMODE(path.lstat().st_mode) for path in made}
+    assert {path for path, mode in modes.items() if mode & 0o077 and path not in pages} == set(), modes
+    assert {modes[page] for page in pages} == {0o644}
 
 
 def test_the_summary_says_none_failed_and_names_what_was_flagged():
@@ -347,3 +360,17 @@ def test_matplotlib_is_prepared_for_the_report_while_the_comparison_of_code_impo
     environment = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}  # as a TA's shell has it
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=300)
     assert result.returncode == 0 and result.stdout.lower().split() == ["[]", "agg"], result.stdout + result.stderr
+
+
+def test_the_summary_says_the_written_answers_wait_for_a_ta(class_in_gradebook, capsys):
+    """ada's written answers are not graded yet: the table's score lacks them, and the line under it says so."""
+    from course_grader.trusted.cli import _print_summary
+
+    course = class_in_gradebook
+    _print_summary(course, [Outcome("ada", "04_convergence", GRADED, 1.0, 2.0), Outcome("bo", "01_geometry", GRADED, 1.0, 8.0)], 1.0)
+    out = capsys.readouterr().out
+    waiting = [f"{assignment}/{cell}" for assignment in course.assignments() for cell in course.manually_graded_cells(assignment)]
+    line = next(line for line in out.splitlines() if line.startswith("the scores above"))
+    assert waiting and all(part in line for part in waiting) and "grades by hand" in line, out
+    _print_summary(course, [Outcome("bo", "01_geometry", GRADED, 1.0, 8.0)], 1.0)  # bo wrote no answer to wait for
+    assert "the scores above are complete" in capsys.readouterr().out

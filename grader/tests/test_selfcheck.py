@@ -415,6 +415,8 @@ def test_check_all_from_the_notebook_prints_what_the_command_prints(tmp_path, ho
     client.execute(env={**{k: v for k, v in os.environ.items() if k != "JPY_SESSION_NAME"}, **session})
 
     shown = outputs_text(notebook.cells[-1])
+    outputs = notebook.cells[-1].outputs
+    assert outputs and {output.output_type for output in outputs} == {"stream"}  # no Out[…] under the report
     assert command.returncode == 1 and "2. Prediction (2 points)" in command.stdout
     assert without_seconds(shown) == without_seconds(command.stdout)
     assert "check_all does nothing while the notebook itself is being checked" not in shown  # nor in the nested run's report
@@ -465,3 +467,22 @@ def test_a_hand_in_that_calls_check_all_is_graded_as_without_it_unflagged(tmp_pa
     assert outcomes["bea"].cell_scores == outcomes["ada"].cell_scores and outcomes["bea"].score == outcomes["bea"].max_score
     graded = nbformat.read(course.root / "autograded" / "bea" / "01_geometry" / "geometry.ipynb", as_version=4)
     assert "check_all" in graded.cells[-1].source and graded.cells[-1].outputs == []  # no error, nothing started
+
+
+def test_the_report_lists_tests_and_written_answers_in_the_notebooks_order(tmp_path):
+    """A written answer between two tested parts is listed between them (not after every test)."""
+    def heading(text):
+        return nbformat.v4.new_markdown_cell(f"## {text}")
+
+    def test(grade_id):
+        return nbformat.v4.new_code_cell("assert True", metadata={"nbgrader": {"grade": True, "grade_id": grade_id,
+                                                                               "points": 1, "solution": False}})
+
+    answer = nbformat.v4.new_markdown_cell("Because it converges.", metadata={
+        "nbgrader": {"grade": True, "grade_id": "why", "points": 1, "solution": True}})
+    notebook = nbformat.v4.new_notebook(cells=[heading("3. Third"), test("t3"), heading("4. Fourth, written"), answer,
+                                               heading("5. Fifth"), test("t5")])
+    report = selfcheck.summarise(notebook, tmp_path / "n.ipynb", 1.0, None, 10)
+    titles = [line.strip().split("  ", 1)[1].strip() for line in selfcheck.format_report(report).splitlines()
+              if line.startswith("  ") and line.split()[0] in ("NOT", "PASSES", "WRITTEN", "FAILS")]
+    assert titles == ["3. Third", "4. Fourth, written", "5. Fifth"]

@@ -217,14 +217,18 @@ def unit_example(course_root: Path, grader: str) -> str:
                                     f"User={EXAMPLE_USER}\n": f"User={grader}\n", f"Group={EXAMPLE_USER}\n": f"Group={grader}\n"})
 
 
-def services_of(config_text: str) -> list[dict]:
-    """The services a hub configuration's text declares, read as the hub's own config loader reads it."""
+def hub_config(config_text: str):
+    """A hub configuration's text, read as the hub's own config loader reads it."""
     from traitlets.config.loader import PyFileConfigLoader
 
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "jupyterhub_config.py").write_text(config_text, encoding="utf-8")
-        config = PyFileConfigLoader("jupyterhub_config.py", path=folder).load_config()
-    services = config.JupyterHub.services
+        return PyFileConfigLoader("jupyterhub_config.py", path=folder).load_config()
+
+
+def services_of(config_text: str) -> list[dict]:
+    """The services a hub configuration's text declares."""
+    services = hub_config(config_text).JupyterHub.services
     return list(services) if isinstance(services, list) else services.get_value([])
 
 
@@ -401,12 +405,16 @@ def hub(tmp_path_factory):
         term.write_text(re.sub(r"notebook_seconds = \d+", f"notebook_seconds = {LOOP_SECONDS + 60}",
                                re.sub(r"cell_seconds = \d+", f"cell_seconds = {LOOP_SECONDS}", text)), encoding="utf-8")
         assert main(["release", "--root", str(course.root), "--assignment", ASSIGNMENT]) == 0
+        # docs/hosting.md's set-up of the course folder: the grader's, closed to every other account
         give(course.root, grader)
+        course.root.chmod(0o700)
         (area / "hub").mkdir()
         hub = start_hub(area / "hub", course=course, exchange=exchange, grader=grader, students=students)
         cleanup.callback(hub.stop)
         # The instructor releases the assignment to the exchange, as the grader (who then owns its inbound folder).
         hub.nbgrader(grader, "release_assignment", ASSIGNMENT, cwd=course.root)
+        # docs/hosting.md: the exchange's feedback folder, before any feedback (else Fetch Feedback logs a critical error)
+        hub.run_as(grader, "mkdir", "-m", "0711", str(exchange / COURSE_ID / "feedback"), cwd=course.root)
         wait_until(lambda: hub.process.poll() is not None or hub.service(), what="the hub to start its service",
                    logs=hub.logs)
         assert hub.process.poll() is None, f"the hub stopped\n{hub.logs()}"
@@ -438,6 +446,8 @@ def test_the_hub_runs_the_example_service_as_the_grader(hub):
 def test_a_hand_in_submitted_with_nbgrader_comes_back_as_feedback_with_its_score(hub):
     student = hub.students[0]
     hub.work_on(student, solved_notebook(hub.course, ASSIGNMENT, NOTEBOOK))
+    early = hub.nbgrader(student, "fetch_feedback", ASSIGNMENT, cwd=home_of(student), check=False)  # before any feedback
+    assert early.returncode == 0 and "CRITICAL" not in early.stderr and "Traceback" not in early.stderr, early.stderr
     hub.submit(student)
     page = wait_until(lambda: hub.fetched_page(student), what=f"{student}'s feedback from nbgrader fetch_feedback",
                       logs=hub.logs, pause=1.0)
@@ -446,6 +456,81 @@ def test_a_hand_in_submitted_with_nbgrader_comes_back_as_feedback_with_its_score
     assert total_row(page) == (sum(v for k, v in points.items() if k not in by_hand), sum(points.values())), page[-3000:]
     assert f"Feedback: {NOTEBOOK}" in page
     assert hub.service_never_exited(), hub.logs()
+
+
+#: What the set-up, ``release`` and the service made of the course that a student must never read (after a hand-in).
+SECRET_PATHS = ("source", f"source/{ASSIGNMENT}/hidden_checks.py", "gradebook.db", "grading_secret", "submitted",
+                "autograded", "feedback", "handins", "grades.csv", "release")
+#: Run as a student: each path they can read (``cat``, ``ls``) or write (append nothing, make a file in a folder).
+PROBE = """for p; do
+  if [ -d "$p" ]; then
+    ls -a "$p" >/dev/null 2>&1 && echo "read $p"
+    (: > "$p/.student-probe") 2>/dev/null && echo "wrote $p"
+  else
+    cat "$p" >/dev/null 2>&1 && echo "read $p"
+    (: >> "$p") 2>/dev/null && echo "wrote $p"
+  fi
+done
+true  # the last attempt's failure is not the probe's"""
+
+
+def student_reaches(hub: Hub, student: str, paths: list[Path]) -> set[tuple[str, Path]]:
+    """``("read" | "wrote", path)`` for each of ``paths`` that ``student`` really read or wrote (``PROBE``)."""
+    result = hub.run_as(student, "sh", "-c", PROBE, "probe", *map(str, paths), cwd=home_of(student))
+    return {(line.split(" ", 1)[0], Path(line.split(" ", 1)[1])) for line in result.stdout.splitlines()}
+
+
+def doctor(hub: Hub, student: str) -> tuple[int, str]:
+    """``perceptron-course doctor --all --as student`` run by root in the view the students' commands see (the test's
+    folders on the way opened as ``view_script`` opens them): its exit status and its screen."""
+    result = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", hub.view, "view",
+                             str(VENV / "bin" / "course-grader"), "doctor", "--root", str(hub.course.root), "--as",
+                             student, "--all"], capture_output=True, text=True, timeout=PATIENCE)
+    assert result.returncode in (0, 1), f"{result.stdout}\n{result.stderr}"
+    return result.returncode, result.stdout
+
+
+def doctor_reaches(screen: str, root: Path) -> set[tuple[str, Path]]:
+    """``("read" | "wrote", path)`` for each open path the screen of ``doctor --all`` names."""
+    found = set()
+    for line in screen.splitlines():
+        if line.startswith("    ") and line.endswith(")") and " (" in line:
+            shown, what = line.strip().rsplit(" (", 1)
+            path = root if shown == "./" else root / shown.rstrip("/")
+            found |= {(verb, path) for word, verb in (("readable", "read"), ("writable", "wrote")) if word in what}
+    return found
+
+
+def test_doctor_finds_the_course_closed_as_a_student_does_and_names_what_is_opened(hub):
+    """The course as docs/hosting.md sets it up, after a hand-in graded by the service: ``doctor`` says closed, and a
+    student who tries each path reads and writes none. With the course folder and the gradebook opened, the student
+    reads the gradebook and what came with the checkout, nothing else the service or ``release`` made, and ``doctor``
+    names exactly what the student reaches."""
+    root, student = hub.course.root, hub.students[0]
+    secrets_ = [root / name for name in SECRET_PATHS]  # the hand-in test before this one left a graded hand-in
+    # (the service writes grades.csv and the report after it releases the feedback)
+    wait_until(lambda: all(os.path.lexists(path) for path in secrets_), logs=hub.logs,
+               what=f"the service's files of a graded hand-in: {[p.name for p in secrets_ if not os.path.lexists(p)]}")
+    everything = [root, *(Path(folder) / name for folder, folders, files in os.walk(root) for name in folders + files)]
+    status, screen = doctor(hub, student)
+    assert status == 0 and "closed: a student account can neither read nor write any of them" in screen, screen
+    assert "sandbox: yes" in screen and "WRONG" not in screen and f"managed service {SERVICE!r}" in screen, screen
+    assert student_reaches(hub, student, everything) == set()
+    gradebook = root / "gradebook.db"
+    try:
+        root.chmod(0o711)  # a TA opens the course folder to others, and the gradebook to everyone
+        gradebook.chmod(0o644)
+        reached = student_reaches(hub, student, everything)
+        made = {path for path in everything if path != root and path.relative_to(root).parts[0] in
+                {"grading_secret", "submitted", "autograded", "feedback", "handins", "grades.csv",
+                 "grades_by_student.csv", "reports"}}  # (release/ and source/ came with the copied course, as in git)
+        assert ("read", gradebook) in reached and not {path for _, path in reached} & made, reached
+        status, screen = doctor(hub, student)
+        assert reached == {item for item in doctor_reaches(screen, root) if item[1] in everything}, screen
+        assert status == 1 and "    gradebook.db (readable)" in screen and "verdict: NOT READY" in screen, screen
+    finally:
+        gradebook.chmod(0o600)
+        root.chmod(0o700)
 
 
 def test_an_endless_hand_in_does_not_hold_up_another_students_feedback(hub):
@@ -474,6 +559,16 @@ def test_an_endless_hand_in_does_not_hold_up_another_students_feedback(hub):
     assert hub.service_never_exited(), hub.logs()
 
 
+def test_the_example_leaves_the_students_servers_and_the_proxy_running_when_the_hub_stops():
+    """JupyterHub stops every single-user server and its proxy when it stops, unless told not to (``cleanup_servers``,
+    ``cleanup_proxy``): the example tells it, so that restarting the hub to restart its service ends no session."""
+    from jupyterhub.app import JupyterHub
+
+    hub = JupyterHub(config=hub_config("c = get_config()\n" + hub_example(Path("/srv/course"), "grader")))
+    assert (hub.cleanup_servers, hub.cleanup_proxy) == (False, False)
+    assert (JupyterHub().cleanup_servers, JupyterHub().cleanup_proxy) == (True, True), "JupyterHub's defaults changed"
+
+
 def test_the_systemd_unit_runs_what_the_hub_runs_and_systemd_accepts_it(hub, tmp_path):
     unit = tmp_path / "perceptron-course-serve.service"
     unit.write_text(unit_example(hub.course.root, hub.grader), encoding="utf-8")
@@ -490,3 +585,22 @@ def test_the_systemd_unit_runs_what_the_hub_runs_and_systemd_accepts_it(hub, tmp
     assert environment == hub_service["environment"]
     arguments = build_parser().parse_args(hub_service["command"][1:])  # the CLI takes every option the examples give
     assert Path(arguments.root) == hub.course.root
+
+
+def test_stopping_the_hub_stops_its_service_and_leaves_the_proxy_and_the_students_servers_running(hub):
+    """Last of this file: it stops the hub. With the example's ``cleanup_servers`` and ``cleanup_proxy``, the hub
+    stops its managed service and leaves the proxy (and any student's server) running (docs/hosting.md, "Stopping and
+    restarting the service and the hub")."""
+    proxy = int((hub.log.parent / "proxy.pid").read_text(encoding="utf-8").strip())
+    proxy_started, service = started_at(proxy), hub.service().get("pid", 0)
+    assert proxy_started and service, hub.logs()
+    hub.process.send_signal(signal.SIGTERM)
+    try:
+        hub.process.wait(timeout=PATIENCE)
+        log = hub.log.read_text(encoding="utf-8", errors="replace")
+        assert "Leaving single-user servers running" in log and "Leaving proxy running" in log, hub.logs()
+        assert started_at(proxy) == proxy_started, "the hub stopped its proxy"
+        wait_until(lambda: not started_at(service), what="the hub to stop its service", logs=hub.logs)
+    finally:
+        if started_at(proxy) == proxy_started:  # still the same process: this test's to end
+            os.kill(proxy, signal.SIGKILL)

@@ -253,9 +253,13 @@ def test_the_student_readme_says_copying_is_detected(bundle):
 
 
 @pytest.mark.slow
-def test_bundle_refuses_a_release_that_source_no_longer_generates(tmp_path, capsys):
+def test_bundle_refuses_a_release_that_source_no_longer_generates(tmp_path, capsys, monkeypatch):
     course = copy_course(tmp_path)
+    monkeypatch.chdir(tmp_path)
     assert main(["bundle", "--root", str(course), "--out", str(tmp_path / "dist")]) == 0  # up to date: bundled
+    out = capsys.readouterr().out  # paths as the TA typed them, and no path of the TA's machine for students
+    assert f"student bundle: dist/{COURSE.term().bundle_name}" in out and str(tmp_path) not in out
+    assert "pip install ./package" in out
     notebook = course / "release" / OTHER / f"{COURSE.notebook_names(OTHER)[0]}.ipynb"
     cells = json.loads(notebook.read_text(encoding="utf-8"))
     cells["cells"][0]["source"] = ["# An old title a TA fixed in source/ only\n"]

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,34 @@ def test_every_relative_link_leads_to_a_file(page):
         if not (page.parent / target).exists():
             broken.append(match["target"])
     assert not broken, f"{page.relative_to(REPO)} links to files that do not exist: {broken}"
+
+
+def test_the_hub_test_runs_the_documented_hub_configuration():
+    """The grader's hub test runs a frozen copy of ``docs/examples/jupyterhub_config.py``: the same code, line for
+    line (comments aside, and the ``get_config()`` line the test writes itself)."""
+    def code(path: Path) -> list[str]:
+        lines = [line.split("  #", 1)[0].rstrip() for line in path.read_text(encoding="utf-8").splitlines()]
+        return [line for line in lines if line and not line.lstrip().startswith("#") and not line.startswith("c = get_config()")]
+
+    documented = code(REPO / "docs" / "examples" / "jupyterhub_config.py")
+    assert "c.JupyterHub.cleanup_servers = False" in documented
+    assert documented == code(REPO / "grader" / "tests" / "fixtures" / "hub" / "jupyterhub_config.py")
+
+
+def test_the_students_image_leaves_out_every_tool_it_names_and_the_validate_button():
+    """The hosting guide's students' image: each nbgrader extension it disables exists in the installed nbgrader (a
+    renamed one would be left on silently), Validate among them, and it installs the single-user server."""
+    import nbgrader
+
+    guide = (REPO / "docs" / "hosting.md").read_text(encoding="utf-8")
+    step = guide[guide.index("3. **The students' image**"):guide.index("4. **What the exchange trusts.**")]
+    lab_plugins = set(re.findall(r"labextension disable --level=sys_prefix (@jupyter/nbgrader:[\w-]+)", step))
+    server_extensions = set(re.findall(r"server extension disable --sys-prefix (nbgrader\.server_extensions\.\w+)", step))
+    assert "@jupyter/nbgrader:validate-assignment" in lab_plugins and "jupyterhub==" in step
+    assert "nbgrader.server_extensions.validate_assignment" in server_extensions
+    bundled = "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in
+                        (Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader").rglob("*.js"))
+    assert {plugin for plugin in lab_plugins if f'"{plugin}"' not in bundled} == set()
+    package = Path(nbgrader.__file__).parent
+    assert {name for name in server_extensions
+            if not (package / "server_extensions" / name.rsplit(".", 1)[1]).is_dir()} == set()

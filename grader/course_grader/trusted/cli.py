@@ -1,5 +1,5 @@
 """The ``perceptron-course`` console script: release, grade, serve, status, refresh, explain, demo, bundle, check,
-students-readme, lab.
+students-readme, lab, doctor.
 
 Every command that works on a course finds it as git finds a repository: the current
 folder or the nearest one above it that holds ``nbgrader_config.py`` (or ``--root``).
@@ -12,7 +12,9 @@ import os
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from ..selfcheck import invoked_as
 from .course.commands import grader_command
@@ -43,9 +45,11 @@ def _print_summary(course: Course, outcomes, seconds: float, skipped=()) -> None
     from .outputs.report import GRADES_BY_STUDENT, class_table, markdown_table, problems, read_class
 
     students = {o.student for o in outcomes} | {student for student, _ in skipped}
-    table = markdown_table(class_table(read_class(course), students))  # their whole record
+    record = read_class(course)
+    table = markdown_table(class_table(record, students))  # their whole record
     print(terminal_text(table))  # student names are data: no escape sequence reaches the TA's terminal
     print()
+    print(terminal_text(awaiting_line(record.awaiting_manual, students)))
     if problems(outcomes):
         print("Submissions that failed or needed repair:")
         print(terminal_text("\n".join(problems(outcomes))))
@@ -54,6 +58,17 @@ def _print_summary(course: Course, outcomes, seconds: float, skipped=()) -> None
     print(f"grades:   {course.grades_csv} (one row per submission), {course.root / GRADES_BY_STUDENT} (one row per student)")
     print(f"feedback: {course.feedback}/<student>/<assignment>/")
     print(f"report:   {course.reports / 'report.html'} and {course.reports / 'report.md'} (the whole class)")
+
+
+def awaiting_line(awaiting: list[tuple[str, str, str]], students: set[str]) -> str:
+    """Whether the scores above still lack written answers a TA grades by hand (``(student, assignment, part)``)."""
+    waiting = sorted({(assignment, part) for student, assignment, part in awaiting if student in students})
+    if not waiting:
+        return "every written answer of these students is graded: the scores above are complete"
+    parts = ", ".join(f"{assignment}/{part}" for assignment, part in waiting)
+    command = runnable_command()
+    return (f"the scores above leave out {len(waiting)} written answer(s) a TA grades by hand ({parts}): grade them "
+            f"in the formgrader ({command} lab), then {command} refresh")
 
 
 def run_summary(outcomes, seconds: float, *, skipped: int = 0) -> str:
@@ -197,6 +212,17 @@ def prepare_demo_area(out: Path) -> None:
     (out / DEMO_MARKER).write_text(f"made by `{COMMAND} demo`; safe to delete\n", encoding="utf-8")
 
 
+def demo_exchange(course: Course) -> Path:
+    """Give the demo's copy of the course an exchange of its own (``exchange/`` in the work area), so that its
+    formgrader opens without nbgrader's error about a missing exchange (the hub's, which a laptop has not)."""
+    exchange = course.root / "exchange"
+    exchange.mkdir(exist_ok=True)
+    config = course.root / CONFIG_FILE
+    with config.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n# The demo's own exchange (perceptron-course demo), not the hub's\nc.Exchange.root = {str(exchange)!r}\n")
+    return exchange
+
+
 def command_demo(args) -> int:
     from .course.example_class import build_example_class, copy_course
     from .pipeline import grade
@@ -205,19 +231,36 @@ def command_demo(args) -> int:
     out = Path(args.out).expanduser().resolve()
     prepare_demo_area(out)
     course = copy_course(source_course.root, out)
+    demo_exchange(course)
     written = build_example_class(course, source_course.root / "example_class")
     print(f"example class: {len({s for s, _ in written})} students, {len(written)} submissions in {course.submitted}")
     start = time.perf_counter()
     outcomes = grade(course, progress=not args.quiet, jobs=args.jobs, unsandboxed=args.unsandboxed)
     _print_summary(course, outcomes, time.perf_counter() - start)
-    print(f"open it in JupyterLab's formgrader: {COMMAND} lab --root {_shown_path(out)}")
+    print(f"open it in JupyterLab's formgrader: {runnable_command()} lab --root {_shown_path(out)}")
     return 0
+
+
+#: The ``PATH`` this process was started with, before anything put the environment's ``bin`` on it (``main`` sets it).
+_shell_path: list[str | None] = [None]
+
+
+def runnable_command() -> str:
+    """This command as the TA's shell runs it again: its name when the shell's ``PATH`` (as this process started)
+    finds this very script, else its path (``.venv/bin/perceptron-course``: a virtual environment not activated)."""
+    script = Path(sys.argv[0])
+    if script.name != COMMAND:  # not started as the console script (a test, ``python -m``)
+        return COMMAND
+    found = shutil.which(COMMAND, path=_shell_path[0])
+    if found and os.path.samefile(found, script):
+        return COMMAND
+    return _shown_path(script.absolute())
 
 
 def _shown_path(path: Path) -> str:
     """``path`` relative to the current folder when below it (``work/demo``), else whole."""
     try:
-        return str(path.relative_to(Path.cwd().resolve()))
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
 
@@ -227,9 +270,9 @@ def command_bundle(args) -> int:
 
     course = open_course(args.root)
     folder, archive = build_bundle(course, Path(args.out) if args.out else course.root / "dist")
-    print(f"student bundle: {folder}")
-    print(f"           zip: {archive}")
-    print(f"students install it with: pip install {folder / 'package'}")
+    print(f"student bundle: {_shown_path(folder)}")
+    print(f"           zip: {_shown_path(archive)}")
+    print("students install it, in the bundle's folder, with: pip install ./package (docs/students.md)")
     return 0
 
 
@@ -245,6 +288,19 @@ def command_check(args) -> int:
     for problem in problems:
         print(terminal_text(f"- {problem}"))
     return 1
+
+
+def command_doctor(args) -> int:
+    from .doctor import SHOWN, account, diagnose, render
+
+    course = open_course(args.root)
+    try:
+        student = account(args.as_user)
+    except KeyError:
+        raise CourseError(f"no account named {args.as_user!r} on this machine; pass --as with a student's account") from None
+    diagnosis = diagnose(course, student)
+    print(render(course, diagnosis, shown=len(diagnosis.openings) if args.all else SHOWN))
+    return 1 if diagnosis.problems else 0
 
 
 def command_students_readme(args) -> int:
@@ -349,6 +405,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--root", default=None, help=ROOT_HELP)
     check.set_defaults(run=command_check)
 
+    doctor = commands.add_parser("doctor", help="say what a student account could read or write of the course here, whether "
+                                                "the sandbox starts, the exchange's modes, who runs serve; exit 1 if open")
+    doctor.add_argument("--root", default=None, help=ROOT_HELP)
+    doctor.add_argument("--as", dest="as_user", default="nobody",
+                        help="the account to try as (run as root: a real attempt as that account); default: nobody")
+    doctor.add_argument("--all", action="store_true", help="name every open path, not only the first few")
+    doctor.set_defaults(run=command_doctor)
+
     readme = commands.add_parser("students-readme", help="write docs/students.md, the students' README, from term.toml")
     readme.add_argument("--root", default=None, help=ROOT_HELP)
     readme.set_defaults(run=command_students_readme)
@@ -373,11 +437,33 @@ def skip_unused_optional_modules() -> None:
         sys.modules.setdefault(name, None)
 
 
+#: The commands that write the course (its gradebook, hand-ins, feedback, exports): what they create is the TA's
+#: alone (``PRIVATE_UMASK``); what nbgrader's exchange needs open is given its mode where it is written.
+WRITING_COMMANDS = frozenset({"release", "grade", "serve", "refresh", "explain", "demo", "lab"})
+PRIVATE_UMASK = 0o077
+
+
+@contextmanager
+def private_files(command: str) -> Iterator[None]:
+    """Run ``command`` with ``PRIVATE_UMASK`` if it writes the course (its children inherit it); restore it after."""
+    if command not in WRITING_COMMANDS:
+        yield
+        return
+    before = os.umask(PRIVATE_UMASK)
+    os.umask(before | PRIVATE_UMASK)  # never more open than it was
+    try:
+        yield
+    finally:
+        os.umask(before)
+
+
 def main(argv: list[str] | None = None) -> int:
     skip_unused_optional_modules()
+    _shell_path[0] = os.environ.get("PATH", os.defpath)  # nbgrader's set-up puts .venv/bin on it later
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        with private_files(args.command):
+            return args.run(args)
     except CourseError as error:
         print(terminal_text(f"{COMMAND}: error: {error}"), file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from .running.autograde import feedback_under_submitted_names, quiet_nbgrader_warnings
 from .course.course import Course, CourseError, nbgrader_api, nbgrader_error_line
 from .course.intake import take_in
+from .course.files import open_pages_for_exchange
 from .judging.kernel_imports import import_rules
 from .course.late_policy import apply_term
 from .gradebook.ledger import LedgerWriter, read_ledger
@@ -133,6 +134,7 @@ def _refresh_pages(course, api, found, ledger, states, everything, refreshed: "R
         refreshed.submissions.append(key)
         # nbgrader rewrote the folder: the copy under the name the student handed in (fetch_feedback's) again
         feedback_under_submitted_names(course, *key, take_in(course, *key, import_rules(course.root, key[1])).handed_in_as)
+        open_pages_for_exchange(course.feedback / key[0] / key[1])
         if entry is not None:
             entry.feedback_of = states[key]
             writer.changed()

@@ -195,6 +195,20 @@ def write_new(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
+#: The mode of a feedback page: nbgrader's ``release_feedback`` copies a page with its mode into the exchange, where
+#: the student's ``fetch_feedback`` reads it. Its folders stay the TA's alone (the commands' umask is 077).
+FEEDBACK_PAGE_MODE = 0o644
+
+
+def open_pages_for_exchange(folder: Path) -> None:
+    """Give each feedback page (``*.html``) of ``folder`` ``FEEDBACK_PAGE_MODE``; links and other files are left."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for page in folder.glob("*.html"):
+        if page.is_file() and not page.is_symlink():
+            os.chmod(page, FEEDBACK_PAGE_MODE)
+
+
 def real_folder(root: Path, relative: Path, *, create: bool = True) -> Path | None:
     """``root / relative`` as a real folder: each missing part is created, a link in the way is refused.
 

@@ -44,8 +44,10 @@ class CourseBusy(CourseError):
         self.holder = holder
         who = (f"`{grader_command()} {holder.command}` (pid {holder.pid}, since {holder.since})" if holder
                else f"another {grader_command()} command")
-        advice = (f"stop it first (`{grader_command()} status` shows it; a service stops cleanly on SIGTERM, "
-                  "e.g. `kill <pid>` or `systemctl stop` of its unit), or wait until it is done"
+        advice = (f"stop it first (`{grader_command()} status` shows it, `{grader_command()} doctor` says who runs it): a "
+                  "systemd unit with `systemctl stop`, a service started by hand with `kill <pid>` (it stops cleanly on "
+                  "SIGTERM); a hub's managed service is started again by the hub when it exits, so take it out of the "
+                  "hub's configuration and restart the hub (docs/hosting.md); or wait until it is done"
                   if holder is None or holder.command == "serve" else "wait until it is done, then run this again")
         super().__init__(f"cannot {command} {root}: {who} is working on this course and holds its lock "
                          f"({root / LOCK_FILE}); {advice}")

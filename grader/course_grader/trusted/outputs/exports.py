@@ -15,22 +15,26 @@ from ..course.lateness import hours_late
 from ..gradebook.outcome import ClassRecord, Outcome
 from ..course.safe_text import from_spreadsheet_cell, spreadsheet_cell
 
-CSV_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason", "flags", "hours_late", "late_penalty")
+CSV_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason", "flags", "hours_late", "late_penalty",
+               "final_score")
 
 
 def write_grades_csv(path: Path, outcomes: list[Outcome]) -> None:
-    """One row per submission: student, assignment, status, score, max_score, reason, flags, hours_late, late_penalty.
+    """One row per submission: student, assignment, status, score, max_score, reason, flags, hours_late, late_penalty,
+    final_score.
 
     ``flags`` is short (``"augment: exec (line 3); ..."``), empty when nothing was flagged.
     ``score`` is nbgrader's (before the late penalty); ``hours_late`` is empty for a submission
     on time or without a time (``timestamp.txt``), ``late_penalty`` the points nbgrader's
-    ``LateSubmissionPlugin`` takes off.
+    ``LateSubmissionPlugin`` takes off, and ``final_score`` the score that counts, after it (what
+    ``grades_by_student.csv``, the LMS export, the report and the feedback page show).
 
     The file is rewritten whole: ``outcomes`` are every submission of the class (see
     ``report.write_exports``, which reads them from the gradebook).
     """
     rows = {(o.student, o.assignment): [o.student, o.assignment, o.status, f"{o.score:g}", f"{o.max_score:g}", o.reason,
-                                        summary(o.flags), hours_late(o.seconds_late), f"{o.late_penalty:g}" if o.late_penalty else ""]
+                                        summary(o.flags), hours_late(o.seconds_late), f"{o.late_penalty:g}" if o.late_penalty else "",
+                                        f"{o.final_score:g}"]
             for o in outcomes}
     write_csv(path, CSV_COLUMNS, (rows[key] for key in sorted(rows)))
 

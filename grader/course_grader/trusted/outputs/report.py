@@ -179,7 +179,9 @@ def headline(record: ClassRecord) -> str:
     """The class in one sentence."""
     graded = sum(o.status == GRADED for o in record.submissions.values())
     failed = len(record.submissions) - graded
-    flagged = sum(bool(o.flags) for o in record.submissions.values())
+    # every submission the "Flagged for review" section names: a static flag, a cell not analysed, nbgrader's flag
+    flagged = sum(bool(o.flags or o.unanalysed) or key in record.flagged_in_gradebook
+                  for key, o in record.submissions.items())
     return (f"{len(record.students)} students; {graded} graded and {failed} failed submissions of "
             f"{len(record.assignments)} assignments; {_count(len(record.awaiting_manual), 'part')} awaiting manual grading; "
             f"{_count(flagged, 'submission')} flagged for review.")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..course.course import Course, copy_course_settings, nbgrader_api
-from ..course.files import name_problem, real_folder, replace_tree, write_new
+from ..course.files import name_problem, open_pages_for_exchange, real_folder, replace_tree, write_new
 from .autograde import feedback_under_submitted_names, grade_submission, quiet_nbgrader_warnings
 from ..course.intake import SECRET_FILE as SUBMISSION_SECRET_FILE, TIMESTAMP_FILE, TakenIn, take_in
 from ..judging.kernel_imports import import_rules
@@ -477,6 +477,7 @@ def merge_result(course: Course, job: GradeJob, outcome: Outcome, gradebook, *, 
     plain_names = not (name_problem(job.student, "student") or name_problem(job.assignment, "assignment"))
     for folder in ("autograded", "feedback") if plain_names else ():  # never through a link, never elsewhere
         replace_tree(area / folder / relative if keep_files else area / "nothing", course.root, Path(folder) / relative)
+    open_pages_for_exchange(course.feedback / relative)
     if outcome.status == GRADED:
         _copy_scores(area / "gradebook.db", gradebook, job)
         outcome.seconds_late, outcome.late_penalty = submission_lateness(gradebook.find_submission(job.assignment, job.student))

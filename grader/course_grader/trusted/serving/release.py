@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 
 from ..course.course import Course, nbgrader_api, nbgrader_error_line
-from ..course.files import UnsafeFileError, write_new
+from ..course.files import UnsafeFileError, open_pages_for_exchange, write_new
 from .inbox import exchange_root, handed_in_notebooks, handed_in_secret, nbgrader_settings
 
 
@@ -29,6 +29,7 @@ def release_graded(course: Course, student: str, assignment: str) -> str:
         outbound_feedback(course)
     except Exception as error:  # noqa: BLE001 -- nbgrader's ExchangeError among them: the reason, not the end
         return f"the exchange's feedback folder cannot be used: {error}"
+    open_pages_for_exchange(folder)  # nbgrader copies each page with its mode
     api = nbgrader_api(course, exchange_config(course))
     result = api.release_feedback(assignment, student)
     return "" if result["success"] else f"release_feedback failed: {nbgrader_error_line(result)}"
@@ -93,6 +94,7 @@ def release_notice(course: Course, handin_folder: Path, title: str, lines: list[
         temporary = outbound / f"{name}-tmp.html"
         if os.path.lexists(temporary):  # a run cut off between these two steps
             os.unlink(temporary)
-        write_new(temporary, page)  # mode 0644, as nbgrader's copy of a page the TA's autograde wrote
+        write_new(temporary, page)
+        os.chmod(temporary, 0o644)  # as nbgrader's copy of a page, whatever the umask (the course's is 077)
         os.replace(temporary, outbound / f"{name}.html")
     return ""

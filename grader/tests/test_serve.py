@@ -136,8 +136,11 @@ class Hub:
         program: nbgrader's own submit app, run again and again); returns the inbound folder of the last."""
         home = self.root / student
         assert (home / ASSIGNMENT).is_dir(), "every student's home holds the fetched assignment (``released``)"
-        nbformat.write(notebook if notebook is not None else solved_notebook(self.course, ASSIGNMENT, "geometry"),
-                       home / ASSIGNMENT / "geometry.ipynb")
+        if isinstance(notebook, bytes):  # a file that is no notebook
+            (home / ASSIGNMENT / "geometry.ipynb").write_bytes(notebook)
+        else:
+            nbformat.write(notebook if notebook is not None else solved_notebook(self.course, ASSIGNMENT, "geometry"),
+                           home / ASSIGNMENT / "geometry.ipynb")
         inbound = self.exchange / COURSE_ID / "inbound"
         before = set(inbound.iterdir()) if inbound.is_dir() else set()
         arguments = ["submit", ASSIGNMENT, *self.flags(student), f"--student={student}"]
@@ -234,17 +237,38 @@ def test_a_hand_in_is_graded_and_its_feedback_fetched_and_a_resubmission_follows
     assert "Feedback: geometry" in page and "8 / 8" in page
     assert grades(hub.course)["srv_ada"] == "8"
 
+    # A hand-in that cannot be graded (issue 40: it turned the 8/8 into 0 in every export) never erases the grade.
+    hub.submit("srv_ada", b'{"cells": [{"cell_type": "code", "source": 1}], "nbformat": 4}')
+    result = hub.serve()
+    assert "stands   srv_ada/01_geometry: hand-in 1 (8) stays the grade; hand-in 2 could not be graded" in result.stdout
+    pages = hub.fetch_feedback("srv_ada")
+    assert len(pages) == 2 and "Your grade stays that of your hand-in number 1: 8 / 8" in pages[-1], pages[-1]
+    assert every_export(hub.course) == {"8"}
+    status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+    assert "the grade of hand-in 1 (8/8) stands: hand-in 2 could not be graded" in status, status
+
     worse = notebook_with(hub.course, "return", "return None and ")
     hub.submit("srv_ada", worse)
     result = hub.serve()
     assert "graded   srv_ada/01_geometry:" in result.stdout
     pages = hub.fetch_feedback("srv_ada")
-    assert len(pages) == 2 and "8 / 8" not in pages[-1]
+    assert len(pages) == 3 and "8 / 8" not in pages[-1]
     assert float(grades(hub.course)["srv_ada"]) < 8  # latest counts (the default)
-    assert sorted(hub.graded_events()) == [1, 2]
+    assert sorted(hub.graded_events()) == [1, 2, 3]
 
     status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
-    assert "service: not running" in status and "waiting: 0" in status and "done in the last hour: 2" in status
+    assert "service: not running" in status and "waiting: 0" in status and "done in the last hour: 3" in status
+
+
+def every_export(course: Course) -> set[str]:
+    """srv_ada's score in grades.csv, grades_by_student.csv and canvas_grades.csv (one value when they agree)."""
+    with (course.root / "grades_by_student.csv").open(newline="", encoding="utf-8") as handle:
+        by_student = {row["student"]: row for row in csv.DictReader(handle)}
+    with (course.root / "canvas_grades.csv").open(newline="", encoding="utf-8") as handle:
+        canvas = [row for row in csv.DictReader(handle) if row["Student"] == "srv_ada"]
+    assert len(canvas) == 1, canvas
+    column = next(name for name in canvas[0] if name.startswith(ASSIGNMENT))
+    return {f"{float(value):g}" for value in (grades(course)["srv_ada"], by_student["srv_ada"][ASSIGNMENT], canvas[0][column])}
 
 
 # ---------------------------------------------------------------------------- the course lock
@@ -434,6 +458,10 @@ def test_a_late_hand_in_held_is_kept_for_the_ta_who_grades_it(tmp_path, users):
     assert "held     srv_ada/01_geometry" in result.stdout and hub.graded_events() == []
     assert [state for _, state, _ in hub.states().values()] == [HELD]
     assert not (hub.course.feedback / "srv_ada").exists()
+    assert not (hub.course.root / "submitted" / "srv_ada").exists()  # held: in handins/ only, until the TA says so
+    chosen = run(str(BIN / "course-grader"), "use-handin", "--root", str(hub.course.root), "srv_ada", ASSIGNMENT, "1",
+                 cwd=tmp_path)
+    assert "hand-in 1 of srv_ada to 01_geometry is in submitted/" in chosen.stdout, chosen.stdout
     graded = run(str(BIN / "course-grader"), "grade", "--root", str(hub.course.root), "--jobs", "1", cwd=tmp_path)
     assert "1 graded" in graded.stdout and grades(hub.course)["srv_ada"] == "8"
 

@@ -19,7 +19,7 @@ from course_grader.trusted.course import files
 from course_grader.trusted.course.example_class import copy_course
 from course_grader.trusted.course.term import LMS_PATTERNS
 from course_grader.trusted.serving import inbox
-from course_grader.trusted.serving.journal import COLLECTED, REFUSED, Journal
+from course_grader.trusted.serving.journal import COLLECTED, HELD, REFUSED, Journal
 from course_grader.trusted.serving.policy import HOLD, decide
 from course_grader.trusted.serving.release import release_notice
 from course_grader.trusted.serving.service import Service
@@ -225,6 +225,41 @@ def test_4_a_new_hand_in_is_seen_however_many_old_junk_or_incomplete_entries_the
     assert [row.student for row in server.journal.in_state(COLLECTED)] == ["bob", "ada"]
 
 
+def test_issue_40_a_flood_under_made_up_names_takes_one_turn_of_its_owner_and_the_wait_runs_from_arrival(
+        course, monkeypatch, tmp_path):
+    # 12,000 empty folders under made-up names sorting first left an honest hand-in unseen for 111 s: the scan took
+    # turns by the name a folder claims. Here 30 folders of one owner, 3 looked into per scan.
+    monkeypatch.setattr(inbox, "MAX_OPENED_PER_SCAN", 3)
+    inbound = inbox.inbound_folder(course)
+    for number in range(30):
+        folder = inbound / name_of(f"aa{number:02}")
+        folder.mkdir()
+        os.chown(folder, 4242, -1)  # the flooder's uid (CI runs as root, as the service's folders are the test's)
+    hand_in(inbound / name_of("zed", random="zzzz"), BOB_NOTEBOOK, secret="zedsecret")  # owned by this test's uid
+    server, lines = service(course, tmp_path)
+    clock = [SERVICE_CLOCK]
+    monkeypatch.setattr("course_grader.trusted.serving.service.time.time", lambda: clock[0])
+    server.journal.clock = lambda: clock[0]
+    server.take_in()
+    assert [row.student for row in server.journal.in_state(COLLECTED)] == ["zed"]
+    (row,) = server.journal.in_state(COLLECTED)
+    assert row.arrival == SERVICE_CLOCK
+    # listed by a scan that could not look into it yet: its wait runs from that scan, not from when it was read
+    monkeypatch.setattr(inbox, "MAX_OPENED_PER_SCAN", 0)
+    hand_in(inbound / name_of("ada", random="zzzz"), secret="adasecret")
+    server.take_in()
+    clock[0] += 60
+    monkeypatch.setattr(inbox, "MAX_OPENED_PER_SCAN", 3)
+    server.take_in()
+    ada = [row for row in server.journal.in_state(COLLECTED) if row.student == "ada"]
+    assert len(ada) == 1 and ada[0].arrival == SERVICE_CLOCK and ada[0].seen_at == SERVICE_CLOCK + 60
+
+
+def test_the_owner_turns_go_round_by_uid_whatever_the_names_claim():
+    owners = {"a1": 1, "a2": 1, "a3": 1, "b1": 2, "c1": 3, "c2": 3}
+    assert inbox.owner_turns(list(owners), {"a1"}, owners.get) == ["a2", "b1", "c1", "a3", "c2", "a1"]
+
+
 def test_the_journal_is_asked_once_per_name_across_scans(course, tmp_path):
     inbound = inbox.inbound_folder(course)
     for number in range(5):
@@ -271,13 +306,55 @@ def test_a_file_that_grows_after_the_sizes_were_summed_is_still_capped_by_what_i
 # ---------------------------------------------------------------------------- timestamps a student writes
 
 
-def test_a_backdated_name_and_timestamp_are_replaced_by_the_folders_ctime(course):
+def test_a_backdated_name_and_timestamp_are_replaced_by_the_time_the_service_saw_it_complete(course):
     inbound = inbox.inbound_folder(course)
-    folder = hand_in(inbound / name_of("eve"))
-    (arrival,) = scan(course)
-    vouched = inbox.vouched_time(os.stat(folder).st_ctime)
+    hand_in(inbound / name_of("eve"))
+    scanner = inbox.ExchangeScan(course, inbound, owner_checked=False)
+    (arrival,) = scanner.scan(lambda origin: False, SERVICE_CLOCK)
+    vouched = inbox.vouched_time(SERVICE_CLOCK)
     assert arrival.handed_in == vouched and arrival.files["timestamp.txt"] == vouched.encode()
     assert BACKDATED.encode() not in b"".join(arrival.files.values())
+
+
+#: The service's clock in the tests of hand-in times: far from the files' own times (now), so that a folder or file
+#: time taken for the hand-in's shows.
+SERVICE_CLOCK = dt.datetime(2031, 5, 1, 12, 0, tzinfo=dt.timezone.utc).timestamp()
+
+
+def test_issue_40_a_folder_made_early_and_rewritten_in_place_after_the_due_date_is_late(course):
+    # Made before the due date with empty files (an empty secret reads as still being written), rewritten in place
+    # after it: the folder's ctime stays the early one; the hand-in's time is when the service saw it complete.
+    inbound = inbox.inbound_folder(course)
+    folder = hand_in(inbound / name_of("eve"), secret="")
+    (folder / "geometry.ipynb").write_bytes(b"")
+    scanner = inbox.ExchangeScan(course, inbound, owner_checked=False)
+    assert list(scanner.scan(lambda origin: False, SERVICE_CLOCK)) == []  # before the due date: incomplete
+    ctime = os.stat(folder).st_ctime
+    for name, data in (("geometry.ipynb", EVE_NOTEBOOK), ("submission_secret.txt", b"evesecret")):
+        with open(folder / name, "r+b") as handle:  # in place: the folder's entries, and its ctime, unchanged
+            handle.write(data)
+    assert os.stat(folder).st_ctime == ctime
+    later = SERVICE_CLOCK + 300  # after the due date, within the bound on an incomplete hand-in
+    (arrival,) = scanner.scan(lambda origin: False, later)
+    assert not arrival.refused and arrival.handed_in == inbox.vouched_time(later)
+
+
+def test_issue_40_a_hand_in_that_never_finishes_is_refused_past_the_bound_even_with_a_future_mtime(course, tmp_path):
+    inbound = inbox.inbound_folder(course)
+    folder = inbound / name_of("eve")
+    folder.mkdir()
+    (folder / "geometry.ipynb").write_bytes(EVE_NOTEBOOK)
+    future = SERVICE_CLOCK + 10 * 365 * 86400
+    os.utime(folder, (future, future))
+    server, _ = service(course, tmp_path)
+
+    for moment in (SERVICE_CLOCK, SERVICE_CLOCK + inbox.INCOMPLETE_AFTER_SECONDS - 1):
+        assert list(server.exchange.scan(server.journal.known, moment)) == []
+    (arrival,) = server.exchange.scan(server.journal.known, SERVICE_CLOCK + inbox.INCOMPLETE_AFTER_SECONDS)
+    assert "never got its submission_secret.txt" in arrival.refused
+    server.take_in_one(arrival)
+    (row,) = server.journal.in_state(REFUSED)
+    assert "an incomplete hand-in" in row.reason and row.student == "eve"
 
 
 def test_a_backdated_hand_in_is_held_when_late_is_hold(course, tmp_path):
@@ -291,6 +368,14 @@ def test_a_backdated_hand_in_is_held_when_late_is_hold(course, tmp_path):
     server.take_in()
     (row,) = server.journal.in_state(COLLECTED)
     assert decide(course.term(), row, [], row.seen_at).action == HOLD
+    # issue 40: the held hand-in replaced the graded one in submitted/, where the TA's `grade` graded it
+    graded = course.root / "submitted" / "eve" / ASSIGNMENT
+    graded.mkdir(parents=True)
+    (graded / "geometry.ipynb").write_bytes(BOB_NOTEBOOK)
+    server.begin(row)
+    assert server.journal.get(row.seq).state == HELD
+    assert [path.name for path in graded.iterdir()] == ["geometry.ipynb"]
+    assert (graded / "geometry.ipynb").read_bytes() == BOB_NOTEBOOK
 
 
 # ---------------------------------------------------------------------------- 5: an LMS download's time

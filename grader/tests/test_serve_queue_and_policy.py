@@ -96,6 +96,24 @@ def test_hold_keeps_a_hand_in_after_the_students_own_due_date():
     assert decide(policy, handin(3, handed_in="2026-12-01 11:00:00.000000 UTC"), [], NOON).action == GRADE
 
 
+def test_issue_40_a_late_hand_in_past_the_attempts_is_limited_not_held(tmp_path):
+    # The hold was decided before the attempts were counted: held, then graded by the TA's `grade` (8/8 after the
+    # one allowed attempt scored 0/8). The attempts come first, then the day's, the cool-down, lateness last.
+    after_due = "2026-12-01 18:00:00.000000 UTC"
+    graded = [handin(1, RELEASED, seen_at=NOON - 7200)]
+    for serve, says in (("attempts = 1", "all 1 graded attempts"), ("attempts_per_day = 1", "attempts of today"),
+                        ("cooldown_minutes = 600", "opens 600 minutes after")):
+        decision = decide(term(f'late = "hold"\n{serve}'), handin(2, handed_in=after_due), graded, NOON)
+        assert decision.action == LIMIT and says in decision.reason, (serve, decision)
+    assert decide(term('late = "hold"\nattempts = 2'), handin(2, handed_in=after_due), graded, NOON).action == HOLD
+
+
+def test_an_attempt_the_ta_chose_counts_as_one(tmp_path):
+    from course_grader.trusted.serving.journal import CHOSEN
+
+    assert decide(term("attempts = 1"), handin(3), [handin(2, CHOSEN)], NOON).action == LIMIT
+
+
 def test_the_journal_keeps_every_state_and_event_across_a_reopening(tmp_path):
     journal = Journal.of_course(tmp_path)
     number = journal.add("exchange:x", "ada", "a1", "", "seen")
@@ -122,3 +140,38 @@ def test_the_exchange_root_is_nbgraders_own_setting_the_courses_over_the_systems
     config = course.root / "nbgrader_config.py"
     config.write_text(config.read_text() + "\nc.Exchange.root = '/srv/course-exchange'\n")
     assert exchange_root(Course.open(course.root)) == Path("/srv/course-exchange")
+
+
+def test_use_handin_puts_a_held_hand_in_in_submitted_within_the_attempts_only(tmp_path):
+    from conftest import fixture_course
+
+    from course_grader.trusted.course.course import CourseError
+    from course_grader.trusted.course.example_class import copy_course
+    from course_grader.trusted.serving import inbox
+    from course_grader.trusted.serving.choose import use_handin
+    from course_grader.trusted.serving.journal import CHOSEN, HELD
+
+    course = copy_course(fixture_course(), tmp_path / "course")
+    (course.root / "term.toml").write_text((course.root / "term.toml").read_text().replace(
+        "[bundle]", "[serve]\nattempts = 1\n\n[bundle]", 1))
+    journal = Journal.of_course(course.reports)
+    graded = journal.add("exchange:g", "ada", "01_geometry", "", RELEASED)
+    held = journal.add("exchange:h", "ada", "01_geometry", "", HELD)
+    journal.close()
+    for number, data in ((graded, b"graded"), (held, b"held")):
+        folder = inbox.archived(course, "ada", "01_geometry", number)
+        folder.mkdir(parents=True)
+        (folder / "geometry.ipynb").write_bytes(data)
+    submitted = course.root / "submitted" / "ada" / "01_geometry" / "geometry.ipynb"
+    try:
+        use_handin(course, "ada", "01_geometry", held)
+    except CourseError as error:
+        assert "used all 1 graded attempts" in str(error) and "--beyond-limit" in str(error)
+    else:
+        raise AssertionError("a second attempt was installed past attempts = 1")
+    assert not submitted.exists()
+    use_handin(course, "ada", "01_geometry", held, beyond_limit=True)
+    assert submitted.read_bytes() == b"held"
+    journal = Journal.of_course(course.reports, read_only=True)
+    assert journal.get(held).state == CHOSEN and "beyond the attempts allowed" in journal.get(held).reason
+    journal.close()

@@ -13,7 +13,7 @@ import time
 from ..course.course import Course
 from ..gradebook.writer_lock import lock_holder
 from ..course.safe_text import terminal_text
-from .journal import COLLECTED, GRADING, HELD, JOURNAL_FILE, LIMITED, REFUSED, RELEASED, Journal
+from .journal import COLLECTED, GRADING, HELD, JOURNAL_FILE, LIMITED, REFUSED, RELEASED, STANDS, Journal
 
 HOUR = 3600.0
 
@@ -41,6 +41,7 @@ def status_lines(course: Course, now: float | None = None) -> list[str]:
         done = [h for h in journal.since(now - HOUR) if h.state in (RELEASED, LIMITED, HELD, REFUSED)]
         failures = journal.in_state(REFUSED) + [h for h in journal.in_state(RELEASED)
                                                  if h.score is None or "release_feedback failed" in h.reason]
+        stands = {h.seq: journal.last_note(h.seq, STANDS) for h in [*done, *failures]}
     finally:
         journal.close()
     by_student: dict[str, list[str]] = {}
@@ -54,7 +55,8 @@ def status_lines(course: Course, now: float | None = None) -> list[str]:
     for handin in done:
         what = (f"{handin.score:g}/{handin.max_score:g}" if handin.state == RELEASED and handin.score is not None
                 else handin.state)
-        lines.append(f"  {handin.student}/{handin.assignment}: {what}")
+        lines.append(f"  {handin.student}/{handin.assignment}: {what}" + (f"; {stands[handin.seq]}" if stands[handin.seq] else ""))
     lines.append(f"failures: {len(failures)}" + ("" if failures else " (none)"))
-    lines += [f"  {h.student or '?'}/{h.assignment or '?'} ({h.origin}): {h.reason}" for h in failures]
+    lines += [f"  {h.student or '?'}/{h.assignment or '?'} ({h.origin}): {h.reason}"
+              + (f"; {stands[h.seq]}" if stands[h.seq] else "") for h in failures]
     return [terminal_text(line, keep="") for line in lines]

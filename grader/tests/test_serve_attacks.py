@@ -294,6 +294,38 @@ def test_8_sparse_notebooks_larger_in_all_than_the_cap_are_refused_unread(course
     assert not arrival.files and read == []
 
 
+def with_serve(course, table: str) -> None:
+    """``table`` as the fixture course's ``[serve]``."""
+    term = course.root / "term.toml"
+    term.write_text(term.read_text(encoding="utf-8").replace("[bundle]", f"[serve]\n{table}\n\n[bundle]", 1),
+                    encoding="utf-8")
+
+
+def test_issue_40_sparse_notebooks_count_by_their_size_against_the_students_quota(course, tmp_path):
+    # Six sparse 120 MiB notebooks (48 KiB of the student's disk) became 840 MiB of real bytes on the TA's disk:
+    # one hand-in was capped, the number not. Here: a quota of 1 MiB and of 3 hand-ins, notebooks of 600 KiB.
+    with_serve(course, "quota_mib = 1\nquota_handins = 3")
+    inbound = inbox.inbound_folder(course)
+    server, _ = service(course, tmp_path)
+    for number in range(2):
+        folder = hand_in(inbound / name_of("eve", random=f"s{number}"))
+        with open(folder / "sparse.ipynb", "wb") as handle:
+            handle.truncate(600 * 1024)  # a few blocks on disk
+        server.take_in()
+    (kept,) = server.journal.in_state(COLLECTED)
+    (refused,) = server.journal.in_state(REFUSED)
+    assert "more than the 1 MiB the course keeps of one student" in refused.reason
+    assert not inbox.archived(course, "eve", ASSIGNMENT, refused.seq).exists()
+    for number in range(3):
+        hand_in(inbound / name_of("eve", random=f"p{number}"))
+        server.take_in()
+    assert len(server.journal.in_state(COLLECTED)) == 3 and len(server.journal.in_state(REFUSED)) == 2
+    assert "3 hand-ins kept, the most the course keeps of one student (3)" in server.journal.in_state(REFUSED)[-1].reason
+    hand_in(inbound / name_of("bob", random="b"), BOB_NOTEBOOK, secret="bobsecret")  # a classmate's own quota
+    server.take_in()
+    assert [row.student for row in server.journal.in_state(COLLECTED)][-1] == "bob"
+
+
 def test_a_file_that_grows_after_the_sizes_were_summed_is_still_capped_by_what_is_read(course, monkeypatch):
     monkeypatch.setattr(inbox, "MAX_HANDIN_BYTES", 1000)
     inbound = inbox.inbound_folder(course)

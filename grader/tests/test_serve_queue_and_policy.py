@@ -175,3 +175,28 @@ def test_use_handin_puts_a_held_hand_in_in_submitted_within_the_attempts_only(tm
     journal = Journal.of_course(course.reports, read_only=True)
     assert journal.get(held).state == CHOSEN and "beyond the attempts allowed" in journal.get(held).reason
     journal.close()
+
+
+def test_issue_40_status_stays_one_screen_summarised_by_student_with_each_wait(tmp_path):
+    # A flood of refused folders under made-up names grew status to 24,022 lines, without times or waits.
+    from conftest import fixture_course
+
+    from course_grader.trusted.course.example_class import copy_course
+    from course_grader.trusted.serving.journal import REFUSED
+    from course_grader.trusted.serving.status import ROWS, status_lines
+
+    course = copy_course(fixture_course(), tmp_path / "course")
+    clock = [NOON]
+    journal = Journal(course.reports / "serve_journal.sqlite", clock=lambda: clock[0])
+    journal.db.execute("PRAGMA synchronous=OFF")  # a few hundred rows: no need to reach the disk each time
+    for number in range(150):
+        journal.add(f"exchange:x{number}", f"made_up_{number:03}", "01_geometry", "", REFUSED, "never got its secret")
+    clock[0] = NOON + 50
+    waiting = journal.add("exchange:ada", "ada", "01_geometry", "", COLLECTED, arrived_at=NOON + 20)
+    journal.close()
+    lines = status_lines(course, now=NOON + 80)
+    assert len(lines) <= 4 * (ROWS + 2) + 1, len(lines)
+    assert f"  ada: 01_geometry (since 2026-11-30 12:00:20 UTC, waiting 60 s; hand-in {waiting})" in lines, lines
+    assert "  ... and 142 more students (status --all lists them)" in lines
+    full = status_lines(course, now=NOON + 80, full=True)
+    assert sum(line.startswith("  made_up_") for line in full) == 2 * 150  # done in the last hour, and failures

@@ -146,7 +146,11 @@ def terminal_line(text: str) -> str:
 def command_status(args) -> int:
     from .serving.status import status_lines
 
-    print("\n".join(status_lines(open_course(args.root))))
+    text = "\n".join(status_lines(open_course(args.root), full=args.all))
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `status | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
@@ -333,6 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="what the grading service is doing: running or not, waiting, grading, "
                                                 "done in the last hour, failures")
     status.add_argument("--root", default=None, help=ROOT_HELP)
+    status.add_argument("--all", action="store_true", help="every student of each section, not one screen")
     status.set_defaults(run=command_status)
 
     refresh = commands.add_parser("refresh", help="rewrite feedback, grades.csv and the report from the gradebook "

@@ -484,6 +484,41 @@ def lms_time(text: object) -> dt.datetime | None:
     return moment.replace(tzinfo=dt.timezone.utc) if moment.tzinfo is None else moment.astimezone(dt.timezone.utc)
 
 
+def kept_usage(course: Course, student: str) -> tuple[int, int]:
+    """``(hand-ins, bytes)`` kept in ``handins/<student>/``: every file by its apparent size (``st_size``: a sparse
+    file counts as large as it reads), links and other entries never followed."""
+    root = course.root / ARCHIVE_FOLDER / student
+    count = total = 0
+    if root.is_symlink() or not root.is_dir():
+        return 0, 0
+    for parent, folders, names in os.walk(root, followlinks=False):
+        depth = len(Path(parent).relative_to(root).parts)
+        if depth == 1:  # handins/<student>/<assignment>/: each numbered folder is one hand-in
+            count += sum(1 for name in folders if name.isdigit())
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(parent, name)).st_size
+            except OSError:
+                continue
+    return count, total
+
+
+def quota_problem(course: Course, arrival: Arrival, most_handins: int, most_mib: int) -> str:
+    """Why keeping ``arrival`` would put its student over the term's quota (``[serve] quota_handins``,
+    ``quota_mib``; 0: none), ``""`` when it fits."""
+    if not (most_handins or most_mib):
+        return ""
+    count, total = kept_usage(course, arrival.student)
+    size = sum(len(data) for data in arrival.files.values())
+    if most_handins and count + 1 > most_handins:
+        return (f"you have {count} hand-ins kept, the most the course keeps of one student ({most_handins}): "
+                "this one is not kept; ask your TA")
+    if most_mib and total + size > most_mib * 1024 * 1024:
+        return (f"your kept hand-ins take {total / 2**20:.1f} MiB and this one {size / 2**20:.1f} MiB, more than "
+                f"the {most_mib} MiB the course keeps of one student: this one is not kept; ask your TA")
+    return ""
+
+
 def archive(course: Course, arrival: Arrival, number: int) -> Path:
     """Write what ``arrival`` brought into ``handins/<student>/<assignment>/<number>/`` (new files only); return it."""
     folder = real_folder(course.root, Path(ARCHIVE_FOLDER) / arrival.student / arrival.assignment / str(number))

@@ -100,6 +100,9 @@ class Service:
         return count + int(self.exchange.more)
 
     def take_in_one(self, arrival: inbox.Arrival) -> None:
+        if not arrival.refused and arrival.student:
+            serve = self.term.serve
+            arrival.refused = inbox.quota_problem(self.course, arrival, serve.quota_handins, serve.quota_mib)
         if arrival.refused:
             self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, REFUSED,
                              arrival.refused, arrived_at=arrival.arrived_at)

@@ -397,8 +397,8 @@ SERVE_TABLE = "[bundle]"  # the [serve] table goes before it
 
 @pytest.mark.slow
 def test_past_the_attempts_or_inside_the_cool_down_a_page_says_so_and_the_hand_in_is_kept(tmp_path, users):
-    for table, says in (("attempts = 1", "you have used all 1 graded attempts"),
-                        ("cooldown_minutes = 60", "Your next attempt opens at ")):
+    for table, says in (("attempts = 1", "You have used all 1 graded attempts"),
+                        ("cooldown_minutes = 60", "Your next graded attempt opens at ")):
         hub = Hub(tmp_path / table.split()[0], users, {SERVE_TABLE: f"[serve]\n{table}\n\n{SERVE_TABLE}"})
         hub.submit("srv_ada")
         hub.serve()
@@ -407,7 +407,8 @@ def test_past_the_attempts_or_inside_the_cool_down_a_page_says_so_and_the_hand_i
         assert "limited  srv_ada/01_geometry (hand-in 2)" in result.stdout, result.stdout
         assert [state for _, state, _ in hub.states().values()] == [RELEASED, LIMITED]
         pages = hub.fetch_feedback("srv_ada")
-        assert len(pages) == 2 and "8 / 8" in pages[0] and says in pages[1] and "Your hand-in is kept" in pages[1]
+        assert len(pages) == 2 and "8 / 8" in pages[0] and says in pages[1] and "Your hand-in (number 2) is kept" in pages[1]
+        assert "Graded attempts used: 1" in pages[0] and "Graded attempts used: 1" in pages[1]  # on every page
         kept = hub.course.root / "handins" / "srv_ada" / ASSIGNMENT / "2" / "geometry.ipynb"
         assert kept.read_bytes() == (second / "geometry.ipynb").read_bytes()
         assert grades(hub.course)["srv_ada"] == "8" and hub.graded_events() == [1]

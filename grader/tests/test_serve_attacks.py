@@ -19,7 +19,7 @@ from course_grader.trusted.course import files
 from course_grader.trusted.course.example_class import copy_course
 from course_grader.trusted.course.term import LMS_PATTERNS
 from course_grader.trusted.serving import inbox
-from course_grader.trusted.serving.journal import COLLECTED, HELD, REFUSED, Journal
+from course_grader.trusted.serving.journal import COLLECTED, HELD, LIMITED, REFUSED, RELEASED, Journal
 from course_grader.trusted.serving.policy import HOLD, decide
 from course_grader.trusted.serving.release import release_notice
 from course_grader.trusted.serving.service import Service
@@ -563,3 +563,55 @@ def test_watches_are_one_per_folder_and_a_few_young_hand_ins_and_a_secret_writte
     finally:
         observer.stop()
         observer.join()
+
+
+def test_issue_40_an_edit_of_serve_applies_at_the_next_hand_in_without_a_restart(course, tmp_path):
+    # With attempts = 3 written into term.toml while the service ran, a 16th hand-in was graded.
+    server, lines = service(course, tmp_path)
+    done = server.journal.add("exchange:earlier", "eve", ASSIGNMENT, "", COLLECTED)
+    server.journal.move(done, RELEASED, score=1.0, max_score=8.0)
+    with_serve(course, "attempts = 1")
+    hand_in(inbox.inbound_folder(course) / name_of("eve"))
+    server.take_in()
+    (row,) = server.journal.in_state(COLLECTED)
+    server.begin(row)
+    assert server.journal.get(row.seq).state == LIMITED and "all 1 graded attempts" in server.journal.get(row.seq).reason
+    assert "term.toml's [serve] changed: it applies from the next hand-in on" in lines
+    (course.root / "term.toml").write_text("[serve\n", encoding="utf-8")  # an edit half made: the last good one stays
+    server.take_in()
+    assert server.term.serve.attempts == 1 and any("does not read" in line for line in lines)
+
+
+def _released_page(tmp_path: Path) -> Path:
+    from nbgrader.utils import notebook_hash
+
+    return tmp_path / "exchange" / COURSE_ID / "feedback" / f"{notebook_hash(secret='evesecret', notebook_id='geometry')}.html"
+
+
+def test_issue_40_a_refusal_says_so_in_its_title_with_the_attempts_used_and_left_and_the_next_time(course, tmp_path):
+    # Students saw attempts and cool-downs only once refused, and a refusal looked like graded feedback.
+    server, _ = service(course, tmp_path)
+    with_serve(course, "attempts = 3\ncooldown_minutes = 60")
+    done = server.journal.add("exchange:earlier", "eve", ASSIGNMENT, "", COLLECTED)
+    server.journal.move(done, RELEASED, score=5.0, max_score=8.0)
+    hand_in(inbox.inbound_folder(course) / name_of("eve"))
+    server.take_in()
+    (row,) = server.journal.in_state(COLLECTED)
+    server.begin(row)
+    page = _released_page(tmp_path).read_text(encoding="utf-8")
+    assert "<title>Refused, not graded: 01_geometry</title>" in page and "<h1>Refused, not graded: 01_geometry</h1>" in page
+    assert "<p>A graded attempt at 01_geometry opens 60 minutes after the last one.</p>" in page
+    assert f"Your hand-in (number {row.seq}) is kept, not graded." in page and page.count("kept") == 1
+    assert f"Your grade stays that of your hand-in number {done}: 5 / 8, your last graded attempt." in page
+    assert "Graded attempts used: 1 of 3 (2 left)." in page and "Your next graded attempt opens at " in page
+
+
+def test_a_graded_page_released_gets_the_attempts_at_its_top_escaped(course, tmp_path):
+    from course_grader.trusted.serving.release import annotate_released
+
+    page = _released_page(tmp_path)
+    assert release_notice(course, _archived_hand_in(tmp_path), "Feedback", ["graded"]) == ""  # a page to annotate
+    assert annotate_released(course, tmp_path / "archived", ["Graded attempts used: 2 of 3 (1 left).", "<b>x</b>"]) == ""
+    text = page.read_text(encoding="utf-8")
+    assert text.index("Graded attempts used: 2 of 3 (1 left).") < text.index("<h1>Feedback</h1>")
+    assert "&lt;b&gt;x&lt;/b&gt;" in text and "<b>x</b>" not in text

@@ -200,3 +200,16 @@ def test_issue_40_status_stays_one_screen_summarised_by_student_with_each_wait(t
     assert "  ... and 142 more students (status --all lists them)" in lines
     full = status_lines(course, now=NOON + 80, full=True)
     assert sum(line.startswith("  made_up_") for line in full) == 2 * 150  # done in the last hour, and failures
+
+
+def test_the_attempts_a_page_shows_used_left_today_and_when_the_next_opens():
+    from course_grader.trusted.serving.policy import attempts_lines
+
+    rows = [handin(1, RELEASED, seen_at=NOON - 600), handin(2, LIMITED, seen_at=NOON - 60)]
+    lines = attempts_lines(term("attempts = 3\nattempts_per_day = 2\ncooldown_minutes = 30"), "ada", "a1", rows, NOON)
+    assert lines == ["Graded attempts used: 1 of 3 (2 left).", "Today: 1 of 2 graded attempts.",
+                     "Your next graded attempt opens at 2026-11-30 12:20 UTC."], lines
+    assert attempts_lines(term("attempts = 1"), "ada", "a1", rows, NOON)[-1] == \
+        "You have no graded attempt left at this assignment."
+    assert attempts_lines(term(), "ada", "a1", rows, NOON) == ["Graded attempts used: 1 (no limit in all).",
+                                                              "You can hand in again now for a graded attempt."]

@@ -57,8 +57,7 @@ def decide(term: Term, handin: Handin, earlier: list[Handin], now: float) -> Dec
     zone = ZoneInfo(term.course.timezone)
     now_local = dt.datetime.fromtimestamp(now, zone)
     if policy.attempts and len(attempts) >= policy.attempts:
-        return Decision(LIMIT, f"You have used all {policy.attempts} graded attempts at {handin.assignment}; "
-                               "this hand-in is kept but not graded.")
+        return Decision(LIMIT, f"You have used all {policy.attempts} graded attempts at {handin.assignment}.")
     if policy.attempts_per_day:
         today = [seen for seen in attempts if dt.datetime.fromtimestamp(seen, zone).date() == now_local.date()]
         if len(today) >= policy.attempts_per_day:
@@ -76,3 +75,43 @@ def decide(term: Term, handin: Handin, earlier: list[Handin], now: float) -> Dec
         return Decision(HOLD, f"Handed in after the due date ({local_text(term, due)}): kept for the TA, who decides "
                               "whether it is graded.")
     return Decision(GRADE)
+
+
+def attempts_lines(term: Term, student: str, assignment: str, rows: list[Handin], now: float) -> list[str]:
+    """What a student's page says of her attempts at ``assignment``: used, left, and when the next graded one opens.
+
+    Parameters
+    ----------
+    term
+        The term (its ``[serve]`` as it is now).
+    student, assignment
+        Whose attempts, at what.
+    rows
+        The student's hand-ins of ``assignment`` in the journal, as they are now.
+    now
+        The service's clock.
+
+    Returns
+    -------
+    list of str
+        Plain sentences (escaped by the page that shows them).
+    """
+    policy = term.serve
+    used = sum(1 for h in rows if h.state in ATTEMPTS)
+    lines = [f"Graded attempts used: {used} of {policy.attempts} ({max(0, policy.attempts - used)} left)."
+             if policy.attempts else f"Graded attempts used: {used} (no limit in all)."]
+    if policy.attempts_per_day:
+        zone = ZoneInfo(term.course.timezone)
+        today = dt.datetime.fromtimestamp(now, zone).date()
+        count = sum(1 for h in rows if h.state in ATTEMPTS and dt.datetime.fromtimestamp(h.seen_at, zone).date() == today)
+        lines.append(f"Today: {count} of {policy.attempts_per_day} graded attempts.")
+    following = Handin(max((h.seq for h in rows), default=0) + 1, "", student, assignment, "", now, "collected", "", "",
+                       None, None, None, None)
+    decision = decide(term, following, rows, now)
+    if decision.action == LIMIT and decision.opens_at is None:
+        lines.append("You have no graded attempt left at this assignment.")
+    elif decision.action == LIMIT:
+        lines.append(f"Your next graded attempt opens at {local_text(term, decision.opens_at)}.")
+    else:
+        lines.append("You can hand in again now for a graded attempt.")
+    return lines

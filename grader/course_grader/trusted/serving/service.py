@@ -29,7 +29,6 @@ from ..course.course import Course
 from ..course.files import UnsafeFileError, replace_tree
 from ..course.intake import TIMESTAMP_FILE
 from ..course.late_policy import apply_term
-from ..course.term import local_text
 from ..gradebook.ledger import read_ledger
 from ..gradebook.outcome import GRADED as OUTCOME_GRADED
 from ..gradebook.reveal import course_schedule
@@ -42,9 +41,9 @@ from ..running.sandbox import choose_isolation
 from . import inbox
 from .journal import (COLLECTED, GRADED, GRADING, HELD, LIMITED, REFUSED, RELEASED, STANDS, SUPERSEDED, Handin,
                       Journal)
-from .policy import GRADE, HOLD, decide, handed_in_at
+from .policy import GRADE, HOLD, attempts_lines, decide, handed_in_at
 from .queue import FairQueue
-from .release import release_graded, release_notice
+from .release import annotate_released, release_graded, release_notice
 from .stream import GradingStream
 
 #: Seconds between two scans of the inbound and the drop folder when no file-system event wakes the service.
@@ -65,6 +64,7 @@ class Service:
                  say: Callable[[str], None] = print) -> None:
         self.course, self.journal, self.stream, self.isolation = course, journal, stream, isolation
         self.term = course.term()
+        self.term_problem = ""  #: why term.toml did not read at the last turn ("" when it did)
         self.queue = FairQueue(self.term.serve.queue_size)
         self.say = lambda line: say(terminal_text(line))  # student names are data: no escape sequence reaches a terminal
         self.grading: dict[tuple[str, str], int] = {}  #: (student, assignment) -> the hand-in being graded
@@ -82,8 +82,34 @@ class Service:
 
     # ------------------------------------------------------------------ one turn
 
+    def follow_term(self) -> None:
+        """Read ``term.toml`` again (each turn): an edit of ``[serve]`` applies from the next hand-in on, as an
+        extension does, without a restart. A term file that does not read (an edit half made) leaves the last good
+        one in force for what waits, and nothing new taken in until it reads again (said once)."""
+        from ..course.course import CourseError
+
+        try:
+            term = self.course.term()
+        except CourseError as error:
+            if str(error) != self.term_problem:
+                self.term_problem = str(error)
+                self.say("term.toml does not read: nothing new is taken in until it does (its last good version "
+                         f"stays in force for what waits): {quoted(str(error), 300)}")
+            return
+        self.term_problem = ""
+        if term.serve != self.term.serve:
+            self.say("term.toml's [serve] changed: it applies from the next hand-in on")
+        self.term = term
+        self.queue.capacity = term.serve.queue_size
+        drop = term.serve.drop_path(self.course.root)
+        if drop != self.drop:
+            self.drop, self.drop_looked_at = drop, set()
+
     def take_in(self) -> int:
         """Journal and archive every new arrival; return how many (and 1 more when a scan left some for the next)."""
+        self.follow_term()
+        if self.term_problem:
+            return 0  # nothing new is taken in until term.toml reads again (what waits is graded meanwhile)
         now = time.time()
         arrivals = self.exchange.scan(self.journal.known, now)
         if self.drop is not None:
@@ -184,11 +210,11 @@ class Service:
             self.say(f"held     {handin.student}/{handin.assignment} (hand-in {handin.seq}): {decision.reason}")
             return
         if decision.action != GRADE:
-            lines = [decision.reason]
-            if decision.opens_at is not None:
-                lines.append(f"Your next attempt opens at {local_text(self.term, decision.opens_at)}.")
-            lines.append("Your hand-in is kept. Your grade is that of your graded attempts.")
-            why = release_notice(self.course, folder, f"Not graded: {handin.assignment}", lines)
+            rows = self.journal.of(*handin.key)
+            lines = [decision.reason, f"Your hand-in (number {handin.seq}) is kept, not graded.",
+                     grade_line(rows, self.term.serve.counts),
+                     *attempts_lines(self.term, handin.student, handin.assignment, rows, time.time())]
+            why = release_notice(self.course, folder, f"Refused, not graded: {handin.assignment}", lines)
             self.journal.move(handin.seq, LIMITED, decision.reason + (f"; {why}" if why else ""))
             self.say(f"limited  {handin.student}/{handin.assignment} (hand-in {handin.seq}): {decision.reason}")
             return
@@ -227,11 +253,20 @@ class Service:
         """Release a graded hand-in's feedback (a failed one: a page with the reason and the grade that stands); it is
         then done."""
         stands = self.standing(handin)
+        folder = inbox.archived(self.course, *handin.key, handin.seq)
+        attempts = attempts_lines(self.term, handin.student, handin.assignment, self.journal.of(*handin.key), time.time())
         if handin.score is None:
-            why = release_notice(self.course, inbox.archived(self.course, *handin.key, handin.seq),
-                                 f"Not graded: {handin.assignment}", failure_lines(handin, stands))
+            why = release_notice(self.course, folder, f"Not graded (it could not be graded): {handin.assignment}",
+                                 [*failure_lines(handin, stands), *attempts])
         else:
             why = release_graded(self.course, handin.student, handin.assignment)
+            if not why:
+                standing = ([] if stands is None or stands.seq == handin.seq else
+                            [f"Your grade stays that of your hand-in number {stands.seq}: {stands.score:g} / "
+                             f"{stands.max_score:g}, your best attempt."])
+                why = annotate_released(self.course, folder, [
+                    f"This is the feedback of your hand-in number {handin.seq}: {handin.score:g} / "
+                    f"{handin.max_score:g}.", *standing, *attempts])
         released_at = time.time()
         self.journal.move(handin.seq, RELEASED, "; ".join(filter(None, [handin.reason, why])), released_at=released_at)
         if stands is not None and stands.seq != handin.seq:
@@ -397,6 +432,16 @@ def standing_attempt(graded: list[Handin], latest: Handin, counts: str) -> Handi
     if latest.score is not None:
         return latest
     return max(graded, key=lambda h: h.seq, default=None)
+
+
+def grade_line(rows: list[Handin], counts: str) -> str:
+    """Which graded attempt's grade stands now, among the student's journaled ``rows`` of one assignment."""
+    graded = [h for h in rows if h.state == RELEASED and h.score is not None]
+    if not graded:
+        return "You have no graded attempt at this assignment yet."
+    stands = (max(graded, key=lambda h: (h.score, h.seq)) if counts == "best" else max(graded, key=lambda h: h.seq))
+    which = "your best graded attempt" if counts == "best" else "your last graded attempt"
+    return f"Your grade stays that of your hand-in number {stands.seq}: {stands.score:g} / {stands.max_score:g}, {which}."
 
 
 def failure_lines(handin: Handin, stands: Handin | None) -> list[str]:

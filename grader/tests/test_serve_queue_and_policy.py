@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 from course_grader.trusted.course.term import parse_term
@@ -213,3 +214,31 @@ def test_the_attempts_a_page_shows_used_left_today_and_when_the_next_opens():
         "You have no graded attempt left at this assignment."
     assert attempts_lines(term(), "ada", "a1", rows, NOON) == ["Graded attempts used: 1 (no limit in all).",
                                                               "You can hand in again now for a graded attempt."]
+
+
+def test_a_stop_says_what_was_being_graded_and_nothing_when_nothing_was():
+    from course_grader.trusted.serving.service import stopped_line
+
+    assert stopped_line([]) == "stopped: nothing was being graded"  # it said 'what was being graded is graded...'
+    assert stopped_line([("ada", "a1")]) == "stopped: 1 hand-in(s) being graded (ada/a1) are graded by the next run"
+
+
+def test_status_into_a_closed_pipe_ends_quietly(tmp_path, monkeypatch):
+    # `status | head` ended in a BrokenPipeError traceback.
+    from conftest import fixture_course
+
+    from course_grader.trusted import cli
+    from course_grader.trusted.course.example_class import copy_course
+
+    course = copy_course(fixture_course(), tmp_path / "course")
+
+    def closed(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    silenced: list[int] = []
+    monkeypatch.setattr("builtins.print", closed)
+    monkeypatch.setattr(cli.os, "dup2", lambda source, target: silenced.append(target))  # not this process's stdout
+    with open(os.devnull, "w") as sink:
+        monkeypatch.setattr(cli.sys, "stdout", sink)
+        assert cli.main(["status", "--root", str(course.root)]) == 0
+        assert silenced == [sink.fileno()]  # later writes (the interpreter's flush at exit) go nowhere

@@ -150,7 +150,9 @@ def command_status(args) -> int:
     try:
         print(text, flush=True)
     except BrokenPipeError:  # `status | head`: the reader has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sink = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(sink, sys.stdout.fileno())
+        os.close(sink)
     return 0
 
 

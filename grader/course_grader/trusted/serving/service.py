@@ -456,6 +456,15 @@ def failure_lines(handin: Handin, stands: Handin | None) -> list[str]:
     return lines
 
 
+def stopped_line(cut_off: list[tuple[str, str]]) -> str:
+    """What a stopped service says of the hand-ins it was grading (``(student, assignment)`` each)."""
+    if not cut_off:
+        return "stopped: nothing was being graded"
+    shown = ", ".join(f"{student}/{assignment}" for student, assignment in cut_off[:10])
+    more = f" and {len(cut_off) - 10} more" if len(cut_off) > 10 else ""
+    return f"stopped: {len(cut_off)} hand-in(s) being graded ({shown}{more}) are graded by the next run"
+
+
 def keep_first_time(arrival: inbox.Arrival, journaled: str) -> None:
     """Give ``arrival``, read again after a restart, the time journaled when it was first seen complete."""
     arrival.handed_in = journaled
@@ -594,6 +603,6 @@ def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsand
             + (f", drop folder {service.drop}" if service.drop else "") + f", {stream.workers} workers")
         service.run(once=once)
         if service.stopping.is_set():
+            service.say(stopped_line(sorted(service.grading)))
             stream.close(abandon=True)  # what was being graded is graded again by the next run (journal: grading)
-            say("stopped: what was being graded is graded by the next run")
 

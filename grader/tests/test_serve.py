@@ -423,7 +423,9 @@ def test_with_best_a_worse_later_attempt_does_not_lower_the_grade(tmp_path, user
     result = hub.serve()
     assert "best     srv_ada/01_geometry: hand-in 1 (8) stays the grade" in result.stdout, result.stdout
     pages = hub.fetch_feedback("srv_ada")
-    assert "8 / 8" in pages[0] and "8 / 8" not in pages[1]  # the feedback shows the attempt just graded
+    # the feedback shows the attempt just graded, and at its top which attempt's grade stands
+    assert "Your grade stays that of your hand-in number 1: 8 / 8, your best attempt." in pages[1], pages[1]
+    assert "8 / 8" in pages[0] and pages[1].count("8 / 8") == 1
     assert grades(hub.course)["srv_ada"] == "8"  # the gradebook and the exports hold the best
     assert "8 / 8" in (hub.course.feedback / "srv_ada" / ASSIGNMENT / "geometry.html").read_text(encoding="utf-8")
     assert hub.graded_events() == [1, 2]

@@ -273,3 +273,11 @@ def test_issue_40_a_kernels_runtime_folder_with_a_read_only_sockets_folder_is_re
     assert result.returncode == 0, result.stderr
     runtime, exists = result.stdout.split()
     assert runtime.startswith("/tmp/course-grader-runtime-") and exists == "False", (runtime, exists)
+
+
+def test_the_late_line_of_a_feedback_page_says_1_point_not_1_points():
+    from course_grader.trusted.course.lateness import late_sentence
+
+    assert late_sentence(3600, 1.0).endswith("; late penalty: 1 point.")  # it said '1 points'
+    assert late_sentence(3600, 2.5).endswith("; late penalty: 2.5 points.")
+    assert late_sentence(0, 1.0) == ""

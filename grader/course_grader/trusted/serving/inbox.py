@@ -23,8 +23,8 @@ A hand-in's time is one the service can vouch for: the moment its scan first fou
 own clock, journaled then and kept whatever happens to the files afterwards), never a time in its name, its
 ``timestamp.txt``, or any folder or file time (a student holds a folder's ``st_ctime`` early by making it before
 the due date and rewriting its files in place later). A folder still incomplete ``INCOMPLETE_AFTER_SECONDS``
-after the service first saw it (by the service's clock, never the folder's ``st_mtime``, which a student sets)
-is refused, with the reason.
+after the service first saw it (by the service's clock), or after the folder last changed if that is earlier (its
+``st_ctime``; never its ``st_mtime``, which a student sets), is refused, with the reason.
 """
 
 from __future__ import annotations
@@ -339,10 +339,13 @@ def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: b
     except FileNotFoundError:
         secret_written = False
     if not secret_written:
-        if now - first_seen < INCOMPLETE_AFTER_SECONDS:
+        # Since the service first saw it, or since the folder last changed (its st_ctime, which no user can set
+        # ahead) if that is earlier: a service started again (``serve --once`` from cron) bounds it too.
+        age = now - min(first_seen, info.st_ctime)
+        if age < INCOMPLETE_AFTER_SECONDS:
             return None  # `nbgrader submit` is still writing it
-        arrival.refused = (f"{shown} never got its {SECRET_FILE} (still incomplete {now - first_seen:.0f} s after the "
-                           "service first saw it): an incomplete hand-in, not graded; hand in again")
+        arrival.refused = (f"{shown} never got its {SECRET_FILE} (still incomplete {age:.0f} s after the service first "
+                           "saw it): an incomplete hand-in, not graded; hand in again")
         return arrival
     problems = tree_problems(folder_fd)
     if problems:

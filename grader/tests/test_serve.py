@@ -533,5 +533,6 @@ def test_a_worker_dying_twice_on_a_hand_in_fails_it_with_the_reason_and_grades_t
     states = {student: (state, reason) for student, state, reason in hub.states().values()}
     assert states["srv_cy"][0] == RELEASED and "the grading worker died" in states["srv_cy"][1]
     (page,) = hub.fetch_feedback("srv_cy")
-    assert "Not graded: 01_geometry" in page and "the grading worker died" in page
+    assert "<title>Not graded (it could not be graded): 01_geometry</title>" in page and "the grading worker died" in page
+    assert "You have no graded attempt at this assignment yet" in page and "Graded attempts used: 1" in page
     assert sorted(hub.graded_events()) == [1, 2]

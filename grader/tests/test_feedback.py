@@ -438,6 +438,8 @@ def test_a_failed_part_shows_the_whole_message_in_an_error_box(honest_page):
     assert len(boxes) == 1 and boxes[0].attrs.get("role") == "alert"
     messages = [child for child in boxes[0].children if child.tag == "pre"]
     assert [message.text for message in messages] == [WRONG_PREDICT]
+    # issue 40: the box was headed with the class name `HiddenTestsFailed`
+    assert [child.text for child in boxes[0].children if child.tag == "p"] == ["Hidden tests failed"]
 
 
 def test_passed_and_failed_parts_are_marked_and_styled(honest_page):

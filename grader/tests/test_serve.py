@@ -137,8 +137,11 @@ class Hub:
         program: nbgrader's own submit app, run again and again); returns the inbound folder of the last."""
         home = self.root / student
         assert (home / ASSIGNMENT).is_dir(), "every student's home holds the fetched assignment (``released``)"
-        nbformat.write(notebook if notebook is not None else solved_notebook(self.course, ASSIGNMENT, "geometry"),
-                       home / ASSIGNMENT / "geometry.ipynb")
+        if isinstance(notebook, bytes):  # a file that is no notebook
+            (home / ASSIGNMENT / "geometry.ipynb").write_bytes(notebook)
+        else:
+            nbformat.write(notebook if notebook is not None else solved_notebook(self.course, ASSIGNMENT, "geometry"),
+                           home / ASSIGNMENT / "geometry.ipynb")
         inbound = self.exchange / COURSE_ID / "inbound"
         before = set(inbound.iterdir()) if inbound.is_dir() else set()
         arguments = ["submit", ASSIGNMENT, *self.flags(student), f"--student={student}"]
@@ -235,17 +238,38 @@ def test_a_hand_in_is_graded_and_its_feedback_fetched_and_a_resubmission_follows
     assert "Feedback: geometry" in page and "8 / 8" in page
     assert grades(hub.course)["srv_ada"] == "8"
 
+    # A hand-in that cannot be graded (issue 40: it turned the 8/8 into 0 in every export) never erases the grade.
+    hub.submit("srv_ada", b'{"cells": [{"cell_type": "code", "source": 1}], "nbformat": 4}')
+    result = hub.serve()
+    assert "stands   srv_ada/01_geometry: hand-in 1 (8) stays the grade; hand-in 2 could not be graded" in result.stdout
+    pages = hub.fetch_feedback("srv_ada")
+    assert len(pages) == 2 and "Your grade stays that of your hand-in number 1: 8 / 8" in pages[-1], pages[-1]
+    assert every_export(hub.course) == {"8"}
+    status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
+    assert "the grade of hand-in 1 (8/8) stands: hand-in 2 could not be graded" in status, status
+
     worse = notebook_with(hub.course, "return", "return None and ")
     hub.submit("srv_ada", worse)
     result = hub.serve()
     assert "graded   srv_ada/01_geometry:" in result.stdout
     pages = hub.fetch_feedback("srv_ada")
-    assert len(pages) == 2 and "8 / 8" not in pages[-1]
+    assert len(pages) == 3 and "8 / 8" not in pages[-1]
     assert float(grades(hub.course)["srv_ada"]) < 8  # latest counts (the default)
-    assert sorted(hub.graded_events()) == [1, 2]
+    assert sorted(hub.graded_events()) == [1, 2, 3]
 
     status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
-    assert "service: not running" in status and "waiting: 0" in status and "done in the last hour: 2" in status
+    assert "service: not running" in status and "waiting: 0" in status and "done in the last hour: 3" in status
+
+
+def every_export(course: Course) -> set[str]:
+    """srv_ada's score in grades.csv, grades_by_student.csv and canvas_grades.csv (one value when they agree)."""
+    with (course.root / "grades_by_student.csv").open(newline="", encoding="utf-8") as handle:
+        by_student = {row["student"]: row for row in csv.DictReader(handle)}
+    with (course.root / "canvas_grades.csv").open(newline="", encoding="utf-8") as handle:
+        canvas = [row for row in csv.DictReader(handle) if row["Student"] == "srv_ada"]
+    assert len(canvas) == 1, canvas
+    column = next(name for name in canvas[0] if name.startswith(ASSIGNMENT))
+    return {f"{float(value):g}" for value in (grades(course)["srv_ada"], by_student["srv_ada"][ASSIGNMENT], canvas[0][column])}
 
 
 # ---------------------------------------------------------------------------- the course lock
@@ -374,8 +398,8 @@ SERVE_TABLE = "[bundle]"  # the [serve] table goes before it
 
 @pytest.mark.slow
 def test_past_the_attempts_or_inside_the_cool_down_a_page_says_so_and_the_hand_in_is_kept(tmp_path, users):
-    for table, says in (("attempts = 1", "you have used all 1 graded attempts"),
-                        ("cooldown_minutes = 60", "Your next attempt opens at ")):
+    for table, says in (("attempts = 1", "You have used all 1 graded attempts"),
+                        ("cooldown_minutes = 60", "Your next graded attempt opens at ")):
         hub = Hub(tmp_path / table.split()[0], users, {SERVE_TABLE: f"[serve]\n{table}\n\n{SERVE_TABLE}"})
         hub.submit("srv_ada")
         hub.serve()
@@ -384,7 +408,8 @@ def test_past_the_attempts_or_inside_the_cool_down_a_page_says_so_and_the_hand_i
         assert "limited  srv_ada/01_geometry (hand-in 2)" in result.stdout, result.stdout
         assert [state for _, state, _ in hub.states().values()] == [RELEASED, LIMITED]
         pages = hub.fetch_feedback("srv_ada")
-        assert len(pages) == 2 and "8 / 8" in pages[0] and says in pages[1] and "Your hand-in is kept" in pages[1]
+        assert len(pages) == 2 and "8 / 8" in pages[0] and says in pages[1] and "Your hand-in (number 2) is kept" in pages[1]
+        assert "Graded attempts used: 1" in pages[0] and "Graded attempts used: 1" in pages[1]  # on every page
         kept = hub.course.root / "handins" / "srv_ada" / ASSIGNMENT / "2" / "geometry.ipynb"
         assert kept.read_bytes() == (second / "geometry.ipynb").read_bytes()
         assert grades(hub.course)["srv_ada"] == "8" and hub.graded_events() == [1]
@@ -399,7 +424,9 @@ def test_with_best_a_worse_later_attempt_does_not_lower_the_grade(tmp_path, user
     result = hub.serve()
     assert "best     srv_ada/01_geometry: hand-in 1 (8) stays the grade" in result.stdout, result.stdout
     pages = hub.fetch_feedback("srv_ada")
-    assert "8 / 8" in pages[0] and "8 / 8" not in pages[1]  # the feedback shows the attempt just graded
+    # the feedback shows the attempt just graded, and at its top which attempt's grade stands
+    assert "Your grade stays that of your hand-in number 1: 8 / 8, your best attempt." in pages[1], pages[1]
+    assert "8 / 8" in pages[0] and pages[1].count("8 / 8") == 1
     assert grades(hub.course)["srv_ada"] == "8"  # the gradebook and the exports hold the best
     assert "8 / 8" in (hub.course.feedback / "srv_ada" / ASSIGNMENT / "geometry.html").read_text(encoding="utf-8")
     assert hub.graded_events() == [1, 2]
@@ -435,6 +462,10 @@ def test_a_late_hand_in_held_is_kept_for_the_ta_who_grades_it(tmp_path, users):
     assert "held     srv_ada/01_geometry" in result.stdout and hub.graded_events() == []
     assert [state for _, state, _ in hub.states().values()] == [HELD]
     assert not (hub.course.feedback / "srv_ada").exists()
+    assert not (hub.course.root / "submitted" / "srv_ada").exists()  # held: in handins/ only, until the TA says so
+    chosen = run(str(BIN / "course-grader"), "use-handin", "--root", str(hub.course.root), "srv_ada", ASSIGNMENT, "1",
+                 cwd=tmp_path)
+    assert "hand-in 1 of srv_ada to 01_geometry is in submitted/" in chosen.stdout, chosen.stdout
     graded = run(str(BIN / "course-grader"), "grade", "--root", str(hub.course.root), "--jobs", "1", cwd=tmp_path)
     assert "1 graded" in graded.stdout and grades(hub.course)["srv_ada"] == "8"
 
@@ -503,5 +534,6 @@ def test_a_worker_dying_twice_on_a_hand_in_fails_it_with_the_reason_and_grades_t
     states = {student: (state, reason) for student, state, reason in hub.states().values()}
     assert states["srv_cy"][0] == RELEASED and "the grading worker died" in states["srv_cy"][1]
     (page,) = hub.fetch_feedback("srv_cy")
-    assert "Not graded: 01_geometry" in page and "the grading worker died" in page
+    assert "<title>Not graded (it could not be graded): 01_geometry</title>" in page and "the grading worker died" in page
+    assert "You have no graded attempt at this assignment yet" in page and "Graded attempts used: 1" in page
     assert sorted(hub.graded_events()) == [1, 2]

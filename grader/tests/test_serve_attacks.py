@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from course_grader.trusted.course import files
 from course_grader.trusted.course.example_class import copy_course
 from course_grader.trusted.course.term import LMS_PATTERNS
 from course_grader.trusted.serving import inbox
-from course_grader.trusted.serving.journal import COLLECTED, REFUSED, Journal
+from course_grader.trusted.serving.journal import COLLECTED, HELD, LIMITED, REFUSED, RELEASED, Journal
 from course_grader.trusted.serving.policy import HOLD, decide
 from course_grader.trusted.serving.release import release_notice
 from course_grader.trusted.serving.service import Service
@@ -225,6 +226,41 @@ def test_4_a_new_hand_in_is_seen_however_many_old_junk_or_incomplete_entries_the
     assert [row.student for row in server.journal.in_state(COLLECTED)] == ["bob", "ada"]
 
 
+def test_issue_40_a_flood_under_made_up_names_takes_one_turn_of_its_owner_and_the_wait_runs_from_arrival(
+        course, monkeypatch, tmp_path):
+    # 12,000 empty folders under made-up names sorting first left an honest hand-in unseen for 111 s: the scan took
+    # turns by the name a folder claims. Here 30 folders of one owner, 3 looked into per scan.
+    monkeypatch.setattr(inbox, "MAX_OPENED_PER_SCAN", 3)
+    inbound = inbox.inbound_folder(course)
+    for number in range(30):
+        folder = inbound / name_of(f"aa{number:02}")
+        folder.mkdir()
+        os.chown(folder, 4242, -1)  # the flooder's uid (CI runs as root, as the service's folders are the test's)
+    hand_in(inbound / name_of("zed", random="zzzz"), BOB_NOTEBOOK, secret="zedsecret")  # owned by this test's uid
+    server, lines = service(course, tmp_path)
+    clock = [SERVICE_CLOCK]
+    monkeypatch.setattr("course_grader.trusted.serving.service.time.time", lambda: clock[0])
+    server.journal.clock = lambda: clock[0]
+    server.take_in()
+    assert [row.student for row in server.journal.in_state(COLLECTED)] == ["zed"]
+    (row,) = server.journal.in_state(COLLECTED)
+    assert row.arrival == SERVICE_CLOCK
+    # listed by a scan that could not look into it yet: its wait runs from that scan, not from when it was read
+    monkeypatch.setattr(inbox, "MAX_OPENED_PER_SCAN", 0)
+    hand_in(inbound / name_of("ada", random="zzzz"), secret="adasecret")
+    server.take_in()
+    clock[0] += 60
+    monkeypatch.setattr(inbox, "MAX_OPENED_PER_SCAN", 3)
+    server.take_in()
+    ada = [row for row in server.journal.in_state(COLLECTED) if row.student == "ada"]
+    assert len(ada) == 1 and ada[0].arrival == SERVICE_CLOCK and ada[0].seen_at == SERVICE_CLOCK + 60
+
+
+def test_the_owner_turns_go_round_by_uid_whatever_the_names_claim():
+    owners = {"a1": 1, "a2": 1, "a3": 1, "b1": 2, "c1": 3, "c2": 3}
+    assert inbox.owner_turns(list(owners), {"a1"}, owners.get) == ["a2", "b1", "c1", "a3", "c2", "a1"]
+
+
 def test_the_journal_is_asked_once_per_name_across_scans(course, tmp_path):
     inbound = inbox.inbound_folder(course)
     for number in range(5):
@@ -259,6 +295,38 @@ def test_8_sparse_notebooks_larger_in_all_than_the_cap_are_refused_unread(course
     assert not arrival.files and read == []
 
 
+def with_serve(course, table: str) -> None:
+    """``table`` as the fixture course's ``[serve]``."""
+    term = course.root / "term.toml"
+    term.write_text(term.read_text(encoding="utf-8").replace("[bundle]", f"[serve]\n{table}\n\n[bundle]", 1),
+                    encoding="utf-8")
+
+
+def test_issue_40_sparse_notebooks_count_by_their_size_against_the_students_quota(course, tmp_path):
+    # Six sparse 120 MiB notebooks (48 KiB of the student's disk) became 840 MiB of real bytes on the TA's disk:
+    # one hand-in was capped, the number not. Here: a quota of 1 MiB and of 3 hand-ins, notebooks of 600 KiB.
+    with_serve(course, "quota_mib = 1\nquota_handins = 3")
+    inbound = inbox.inbound_folder(course)
+    server, _ = service(course, tmp_path)
+    for number in range(2):
+        folder = hand_in(inbound / name_of("eve", random=f"s{number}"))
+        with open(folder / "sparse.ipynb", "wb") as handle:
+            handle.truncate(600 * 1024)  # a few blocks on disk
+        server.take_in()
+    (kept,) = server.journal.in_state(COLLECTED)
+    (refused,) = server.journal.in_state(REFUSED)
+    assert "more than the 1 MiB the course keeps of one student" in refused.reason
+    assert not inbox.archived(course, "eve", ASSIGNMENT, refused.seq).exists()
+    for number in range(3):
+        hand_in(inbound / name_of("eve", random=f"p{number}"))
+        server.take_in()
+    assert len(server.journal.in_state(COLLECTED)) == 3 and len(server.journal.in_state(REFUSED)) == 2
+    assert "3 hand-ins kept, the most the course keeps of one student (3)" in server.journal.in_state(REFUSED)[-1].reason
+    hand_in(inbound / name_of("bob", random="b"), BOB_NOTEBOOK, secret="bobsecret")  # a classmate's own quota
+    server.take_in()
+    assert [row.student for row in server.journal.in_state(COLLECTED)][-1] == "bob"
+
+
 def test_a_file_that_grows_after_the_sizes_were_summed_is_still_capped_by_what_is_read(course, monkeypatch):
     monkeypatch.setattr(inbox, "MAX_HANDIN_BYTES", 1000)
     inbound = inbox.inbound_folder(course)
@@ -271,13 +339,59 @@ def test_a_file_that_grows_after_the_sizes_were_summed_is_still_capped_by_what_i
 # ---------------------------------------------------------------------------- timestamps a student writes
 
 
-def test_a_backdated_name_and_timestamp_are_replaced_by_the_folders_ctime(course):
+def test_a_backdated_name_and_timestamp_are_replaced_by_the_time_the_service_saw_it_complete(course):
     inbound = inbox.inbound_folder(course)
-    folder = hand_in(inbound / name_of("eve"))
-    (arrival,) = scan(course)
-    vouched = inbox.vouched_time(os.stat(folder).st_ctime)
+    hand_in(inbound / name_of("eve"))
+    scanner = inbox.ExchangeScan(course, inbound, owner_checked=False)
+    (arrival,) = scanner.scan(lambda origin: False, SERVICE_CLOCK)
+    vouched = inbox.vouched_time(SERVICE_CLOCK)
     assert arrival.handed_in == vouched and arrival.files["timestamp.txt"] == vouched.encode()
     assert BACKDATED.encode() not in b"".join(arrival.files.values())
+
+
+#: The service's clock in the tests of hand-in times: far from the files' own times (now), so that a folder or file
+#: time taken for the hand-in's shows.
+SERVICE_CLOCK = dt.datetime(2031, 5, 1, 12, 0, tzinfo=dt.timezone.utc).timestamp()
+
+
+def test_issue_40_a_folder_made_early_and_rewritten_in_place_after_the_due_date_is_late(course):
+    # Made before the due date with empty files (an empty secret reads as still being written), rewritten in place
+    # after it: the folder's ctime stays the early one; the hand-in's time is when the service saw it complete.
+    inbound = inbox.inbound_folder(course)
+    folder = hand_in(inbound / name_of("eve"), secret="")
+    (folder / "geometry.ipynb").write_bytes(b"")
+    scanner = inbox.ExchangeScan(course, inbound, owner_checked=False)
+    clock = time.time()  # the service's clock (the bound on an incomplete folder also reads its change time)
+    assert list(scanner.scan(lambda origin: False, clock)) == []  # before the due date: incomplete
+    ctime = os.stat(folder).st_ctime
+    for name, data in (("geometry.ipynb", EVE_NOTEBOOK), ("submission_secret.txt", b"evesecret")):
+        with open(folder / name, "r+b") as handle:  # in place: the folder's entries, and its ctime, unchanged
+            handle.write(data)
+    assert os.stat(folder).st_ctime == ctime
+    later = clock + 300  # after the due date, within the bound on an incomplete hand-in
+    (arrival,) = scanner.scan(lambda origin: False, later)
+    assert not arrival.refused and arrival.handed_in == inbox.vouched_time(later)
+
+
+def test_issue_40_a_hand_in_that_never_finishes_is_refused_past_the_bound_even_with_a_future_mtime(course, tmp_path):
+    inbound = inbox.inbound_folder(course)
+    folder = inbound / name_of("eve")
+    folder.mkdir()
+    (folder / "geometry.ipynb").write_bytes(EVE_NOTEBOOK)
+    clock = time.time()
+    future = clock + 10 * 365 * 86400
+    os.utime(folder, (future, future))
+    server, _ = service(course, tmp_path)
+    for moment in (clock, clock + inbox.INCOMPLETE_AFTER_SECONDS - 10):
+        assert list(server.exchange.scan(server.journal.known, moment)) == []
+    bound = clock + inbox.INCOMPLETE_AFTER_SECONDS
+    # a service started again (`serve --once` from cron) knows nothing of the last run's first sight: bounded too
+    (again,) = inbox.ExchangeScan(course, inbound, owner_checked=False).scan(lambda origin: False, bound)
+    (arrival,) = server.exchange.scan(server.journal.known, bound)
+    assert "never got its submission_secret.txt" in arrival.refused and again.refused == arrival.refused
+    server.take_in_one(arrival)
+    (row,) = server.journal.in_state(REFUSED)
+    assert "an incomplete hand-in" in row.reason and row.student == "eve"
 
 
 def test_a_backdated_hand_in_is_held_when_late_is_hold(course, tmp_path):
@@ -291,6 +405,14 @@ def test_a_backdated_hand_in_is_held_when_late_is_hold(course, tmp_path):
     server.take_in()
     (row,) = server.journal.in_state(COLLECTED)
     assert decide(course.term(), row, [], row.seen_at).action == HOLD
+    # issue 40: the held hand-in replaced the graded one in submitted/, where the TA's `grade` graded it
+    graded = course.root / "submitted" / "eve" / ASSIGNMENT
+    graded.mkdir(parents=True)
+    (graded / "geometry.ipynb").write_bytes(BOB_NOTEBOOK)
+    server.begin(row)
+    assert server.journal.get(row.seq).state == HELD
+    assert [path.name for path in graded.iterdir()] == ["geometry.ipynb"]
+    assert (graded / "geometry.ipynb").read_bytes() == BOB_NOTEBOOK
 
 
 # ---------------------------------------------------------------------------- 5: an LMS download's time
@@ -446,3 +568,55 @@ def test_watches_are_one_per_folder_and_a_few_young_hand_ins_and_a_secret_writte
     finally:
         observer.stop()
         observer.join()
+
+
+def test_issue_40_an_edit_of_serve_applies_at_the_next_hand_in_without_a_restart(course, tmp_path):
+    # With attempts = 3 written into term.toml while the service ran, a 16th hand-in was graded.
+    server, lines = service(course, tmp_path)
+    done = server.journal.add("exchange:earlier", "eve", ASSIGNMENT, "", COLLECTED)
+    server.journal.move(done, RELEASED, score=1.0, max_score=8.0)
+    with_serve(course, "attempts = 1")
+    hand_in(inbox.inbound_folder(course) / name_of("eve"))
+    server.take_in()
+    (row,) = server.journal.in_state(COLLECTED)
+    server.begin(row)
+    assert server.journal.get(row.seq).state == LIMITED and "all 1 graded attempts" in server.journal.get(row.seq).reason
+    assert "term.toml's [serve] changed: it applies from the next hand-in on" in lines
+    (course.root / "term.toml").write_text("[serve\n", encoding="utf-8")  # an edit half made: the last good one stays
+    server.take_in()
+    assert server.term.serve.attempts == 1 and any("does not read" in line for line in lines)
+
+
+def _released_page(tmp_path: Path) -> Path:
+    from nbgrader.utils import notebook_hash
+
+    return tmp_path / "exchange" / COURSE_ID / "feedback" / f"{notebook_hash(secret='evesecret', notebook_id='geometry')}.html"
+
+
+def test_issue_40_a_refusal_says_so_in_its_title_with_the_attempts_used_and_left_and_the_next_time(course, tmp_path):
+    # Students saw attempts and cool-downs only once refused, and a refusal looked like graded feedback.
+    server, _ = service(course, tmp_path)
+    with_serve(course, "attempts = 3\ncooldown_minutes = 60")
+    done = server.journal.add("exchange:earlier", "eve", ASSIGNMENT, "", COLLECTED)
+    server.journal.move(done, RELEASED, score=5.0, max_score=8.0)
+    hand_in(inbox.inbound_folder(course) / name_of("eve"))
+    server.take_in()
+    (row,) = server.journal.in_state(COLLECTED)
+    server.begin(row)
+    page = _released_page(tmp_path).read_text(encoding="utf-8")
+    assert "<title>Refused, not graded: 01_geometry</title>" in page and "<h1>Refused, not graded: 01_geometry</h1>" in page
+    assert "<p>A graded attempt at 01_geometry opens 60 minutes after the last one.</p>" in page
+    assert f"Your hand-in (number {row.seq}) is kept, not graded." in page and page.count("kept") == 1
+    assert f"Your grade stays that of your hand-in number {done}: 5 / 8, your last graded attempt." in page
+    assert "Graded attempts used: 1 of 3 (2 left)." in page and "Your next graded attempt opens at " in page
+
+
+def test_a_graded_page_released_gets_the_attempts_at_its_top_escaped(course, tmp_path):
+    from course_grader.trusted.serving.release import annotate_released
+
+    page = _released_page(tmp_path)
+    assert release_notice(course, _archived_hand_in(tmp_path), "Feedback", ["graded"]) == ""  # a page to annotate
+    assert annotate_released(course, tmp_path / "archived", ["Graded attempts used: 2 of 3 (1 left).", "<b>x</b>"]) == ""
+    text = page.read_text(encoding="utf-8")
+    assert text.index("Graded attempts used: 2 of 3 (1 left).") < text.index("<h1>Feedback</h1>")
+    assert "&lt;b&gt;x&lt;/b&gt;" in text and "<b>x</b>" not in text

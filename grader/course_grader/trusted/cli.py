@@ -144,10 +144,31 @@ def command_serve(args) -> int:
     return 0
 
 
+def command_use_handin(args) -> int:
+    from .serving.choose import use_handin
+
+    print(terminal_line(use_handin(open_course(args.root), args.student, args.assignment, args.number,
+                                   beyond_limit=args.beyond_limit)))
+    return 0
+
+
+def terminal_line(text: str) -> str:
+    """``text`` made inert for a terminal (a student's name in it is data)."""
+    from .course.safe_text import terminal_text
+
+    return terminal_text(text)
+
+
 def command_status(args) -> int:
     from .serving.status import status_lines
 
-    print("\n".join(status_lines(open_course(args.root))))
+    text = "\n".join(status_lines(open_course(args.root), full=args.all))
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `status | head`: the reader has what it wanted
+        sink = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(sink, sys.stdout.fileno())
+        os.close(sink)
     return 0
 
 
@@ -362,9 +383,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sandbox_opt_out(serve)
     serve.set_defaults(run=command_serve)
 
+    use = commands.add_parser("use-handin", help="put one of a student's archived hand-ins (a held one, or one the service "
+                                                 "could not grade) in submitted/ for `grade`: the TA's decision, journaled")
+    use.add_argument("--root", default=None, help=ROOT_HELP)
+    use.add_argument("student")
+    use.add_argument("assignment")
+    use.add_argument("number", type=_positive, help="the hand-in's number (status and the student's page show it)")
+    use.add_argument("--beyond-limit", action="store_true",
+                     help="even when the student used every graded attempt [serve] attempts allows")
+    use.set_defaults(run=command_use_handin)
+
     status = commands.add_parser("status", help="what the grading service is doing: running or not, waiting, grading, "
                                                 "done in the last hour, failures")
     status.add_argument("--root", default=None, help=ROOT_HELP)
+    status.add_argument("--all", action="store_true", help="every student of each section, not one screen")
     status.set_defaults(run=command_status)
 
     refresh = commands.add_parser("refresh", help="rewrite feedback, grades.csv and the report from the gradebook "

@@ -21,5 +21,10 @@ def late_sentence(seconds: float, penalty: float) -> str:
     """The feedback page's line on lateness, or ``""`` when the submission was on time (or has no time)."""
     if seconds <= 0:
         return ""
-    cost = f"; late penalty: {penalty:g} points" if penalty else "; no points were taken off for it"
+    cost = f"; late penalty: {points_text(penalty)}" if penalty else "; no points were taken off for it"
     return f"Handed in {late_text(seconds)} after the due date (your extension included, if you had one){cost}."
+
+
+def points_text(points: float) -> str:
+    """``1 point``, ``2 points``, ``0.5 points``: a number of points in words for a person."""
+    return f"{points:g} point" + ("" if points == 1 else "s")

@@ -110,6 +110,8 @@ class ServePolicy:
     drop_folder: str = ""  #: folder where LMS downloads are dropped (absolute, or relative to the course root); "" for none
     refresh_seconds: int = 60  #: most seconds between two rewrites of the exports while hand-ins arrive
     queue_size: int = 200  #: most hand-ins taken into memory at once; the rest wait on disk for a later scan
+    quota_handins: int = 500  #: most hand-ins of one student kept in ``handins/`` (all assignments); 0: no limit
+    quota_mib: int = 512  #: most MiB of one student's kept hand-ins (files by their apparent size); 0: no limit
 
     def drop_path(self, root: Path) -> Path | None:
         """The drop folder as an absolute path, ``None`` without one."""
@@ -193,7 +195,7 @@ _SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
     "hub": {"url": (str, ""), "repository": (str, "")},  # the course's website and its launch links (book/)
     "serve": {"attempts": (int, 0), "attempts_per_day": (int, 0), "cooldown_minutes": ((int, float), 0),
               "counts": (str, "latest"), "late": (str, "grade"), "drop_folder": (str, ""), "refresh_seconds": (int, 60),
-              "queue_size": (int, 200)},
+              "queue_size": (int, 200), "quota_handins": (int, 500), "quota_mib": (int, 512)},
 }
 _ASSIGNMENT_KEYS = {"name", "due"}
 _EXTENSION_KEYS = {"student", "assignment", "due", "hours"}
@@ -380,14 +382,15 @@ def _serve_policy(table: dict[str, Any], file: Path) -> ServePolicy:
     """``[serve]``, checked."""
     _one_of(file, "serve.counts", table["counts"], ATTEMPT_COUNTED)
     _one_of(file, "serve.late", table["late"], LATE_HANDINS)
-    for key in ("attempts", "attempts_per_day", "cooldown_minutes"):
+    for key in ("attempts", "attempts_per_day", "cooldown_minutes", "quota_handins", "quota_mib"):
         if table[key] < 0:
             raise TermError(file, f"serve.{key}", f"must be 0 (no limit) or more; got {table[key]}")
     for key in ("refresh_seconds", "queue_size"):
         if table[key] < 1:
             raise TermError(file, f"serve.{key}", f"must be at least 1; got {table[key]}")
     return ServePolicy(table["attempts"], table["attempts_per_day"], float(table["cooldown_minutes"]), table["counts"],
-                       table["late"], table["drop_folder"], table["refresh_seconds"], table["queue_size"])
+                       table["late"], table["drop_folder"], table["refresh_seconds"], table["queue_size"],
+                       table["quota_handins"], table["quota_mib"])
 
 
 def source_folders(root: Path) -> list[str] | None:

@@ -597,6 +597,9 @@ def private_runtime_dir(isolation: Isolation):
     finally:
         # rm, not shutil.rmtree: a tree nested thousands of levels deep (a kernel's, as a grader that
         # is not root, where the kernel owns its sockets folder) is more than rmtree's recursion allows.
+        # A folder left without write permission (the kernels' ``sockets``, made read-only) keeps rm from its
+        # entries as any user but root: given it back first (chmod -R follows no link it meets).
+        subprocess.run(["chmod", "-R", "u+rwx", "--", str(runtime)], check=False, capture_output=True)
         subprocess.run(["rm", "-rf", "--", str(runtime)], check=False, capture_output=True)
         if zygote is not None:
             zygote.forget(runtime)

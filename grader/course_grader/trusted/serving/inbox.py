@@ -19,7 +19,12 @@ FIFO, device or hard link anywhere in a hand-in, a cap on entries and depth; ``f
 ``dir_fd``: ``O_NOFOLLOW``, ``fstat``, a size cap per file and in all), so a folder swapped for a link or a
 file after it was judged is never followed. What is read is copied into the course's archive
 (``handins/<student>/<assignment>/<number>/``) as new files; nothing is ever followed or copied whole.
-A hand-in's time is one the service can vouch for (the folder's ``st_ctime``), never the student's.
+A hand-in's time is one the service can vouch for: the moment its scan first found it complete (the service's
+own clock, journaled then and kept whatever happens to the files afterwards), never a time in its name, its
+``timestamp.txt``, or any folder or file time (a student holds a folder's ``st_ctime`` early by making it before
+the due date and rewriting its files in place later). A folder still incomplete ``INCOMPLETE_AFTER_SECONDS``
+after the service first saw it (by the service's clock), or after the folder last changed if that is earlier (its
+``st_ctime``; never its ``st_mtime``, which a student sets), is refused, with the reason.
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ from ..course.safe_text import quoted
 
 #: Where every hand-in the service took in is kept, one folder per hand-in (student data: git-ignored).
 ARCHIVE_FOLDER = "handins"
-#: A folder of the inbound still without ``submission_secret.txt`` after this long is refused as incomplete.
+#: A folder of the inbound still without ``submission_secret.txt`` this long after the service first saw it is
+#: refused as incomplete.
 INCOMPLETE_AFTER_SECONDS = 600
 #: Most new entries looked into in one scan (the inbound's folders, a drop folder's files); the rest wait for the
 #: next scan. Entries judged before are not counted: a scan always reaches what is new.
@@ -66,6 +72,7 @@ class Arrival:
     path: Path  #: the inbound folder, or the drop file
     refused: str = ""  #: why it is not taken in (then nothing is read from it)
     files: dict[str, bytes] = field(default_factory=dict)  #: what is taken in: file name -> bytes
+    arrived_at: float | None = None  #: the service's clock when a scan first listed it (``None``: when it is journaled)
 
 
 def nbgrader_settings(course: Course):
@@ -157,7 +164,7 @@ class ExchangeScan:
     """The scans of one inbound folder by one run of the service, and what they remember between them.
 
     Each scan lists the whole inbound (names only) and looks into at most ``MAX_OPENED_PER_SCAN`` folders,
-    those never looked into first, then round-robin over the students the names claim: the work of a scan is
+    those never looked into first, then round-robin over the entries' owners (uids, never the names' claims): the work of a scan is
     capped by what is new, never by a count of entries in listing order, so a new hand-in is seen however many
     old or junk entries the inbound holds. A name judged once (journaled) is never looked at again.
     """
@@ -167,6 +174,8 @@ class ExchangeScan:
         self.judged: set[str] = set()  #: names journaled (or known to the journal): never looked at again
         self.looked_into: set[str] = set()  #: names opened and found incomplete (``submit`` still writing)
         self.more = False  #: the last scan left folders it did not look into (the next one takes them)
+        self.first_seen: dict[str, float] = {}  #: name -> the service's clock when a scan first looked into it
+        self.listed_at: dict[str, float] = {}  #: name -> the service's clock when a scan first listed it (its arrival)
 
     def scan(self, seen, now: float) -> Iterator[Arrival]:
         """Each new complete folder of the inbound, read or refused (one at a time: nothing else held in memory).
@@ -185,7 +194,7 @@ class ExchangeScan:
                 listed = os.listdir(inbound_fd)
             except OSError:
                 return  # the inbound cannot be listed now (it is the exchange's): the next scan tries again
-            names = self._candidates(listed, assignments, seen)
+            names = self._candidates(listed, assignments, seen, inbound_fd, now)
             # more to come only while some left out were never looked into (incomplete ones wait for the next scan)
             self.more = any(name not in self.looked_into for name in names[MAX_OPENED_PER_SCAN:])
             for name in names[:MAX_OPENED_PER_SCAN]:
@@ -195,12 +204,19 @@ class ExchangeScan:
                     continue
                 self.judged.add(name)
                 self.looked_into.discard(name)
+                arrival.arrived_at = self.listed_at.pop(name, now)
+                self.first_seen.pop(name, None)
                 yield arrival
         finally:
             os.close(inbound_fd)
 
-    def _candidates(self, names: list[str], assignments: set[str], seen) -> list[str]:
-        """The names to look into: not judged, this course's, not known to the journal; new first, fair by student."""
+    def _candidates(self, names: list[str], assignments: set[str], seen, inbound_fd: int, now: float) -> list[str]:
+        """The names to look into: not judged, this course's, not known to the journal; new first, fair by owner.
+
+        Turns go by the uid that owns each entry (``lstat`` relative to ``inbound_fd``), never by the student its
+        name claims: a student who makes thousands of folders under made-up names takes one turn in each round
+        of the scan, as one student, and a refused folder costs its owner's turn only.
+        """
         fresh: list[str] = []
         for name in names:
             if name in self.judged:
@@ -212,18 +228,13 @@ class ExchangeScan:
                 self.judged.add(name)
                 continue
             fresh.append(name)
-        turn: dict[str, int] = {}
-        order = []
-        for name in sorted(fresh):
-            student = (_split_inbound_name(name) or ("",))[0]
-            turn[student] = turn.get(student, 0) + 1
-            order.append((name in self.looked_into, turn[student], name))
-        return [name for *_, name in sorted(order)]
+            self.listed_at.setdefault(name, now)
+        return owner_turns(fresh, self.looked_into, lambda name: _owner_uid(name, inbound_fd))
 
     def _judge(self, inbound_fd: int, name: str, assignments: set[str], now: float) -> Arrival | None:
         try:
             return exchange_arrival(self.course, self.inbound, name, assignments, self.owner_checked, now,
-                                    inbound_fd=inbound_fd)
+                                    inbound_fd=inbound_fd, first_seen=self.first_seen.setdefault(name, now))
         except Exception as error:  # noqa: BLE001 -- one hand-in's trouble is its refusal, never the service's end
             split = _split_inbound_name(name) or ("", "", "")
             return Arrival(exchange_origin(name), split[0], split[1], "", self.inbound / name,
@@ -231,20 +242,56 @@ class ExchangeScan:
                                    f"({quoted(getattr(error, 'strerror', None) or repr(error), 120)})")
 
 
+def _owner_uid(name: str, inbound_fd: int) -> int:
+    """The uid owning the inbound entry ``name`` (not followed); ``-1`` when it is gone."""
+    try:
+        return os.lstat(name, dir_fd=inbound_fd).st_uid
+    except OSError:
+        return -1
+
+
+def owner_turns(names: list[str], looked_into: set[str], owner) -> list[str]:
+    """``names`` in the order a scan looks into them: never looked into first, then one per owner in turn.
+
+    Parameters
+    ----------
+    names
+        The inbound entries to order.
+    looked_into
+        Those looked into before and found incomplete: after every new one.
+    owner
+        The owner of a name (a uid), by which the turns are taken.
+
+    Returns
+    -------
+    list of str
+        Round by round, each owner's next name (owners and each owner's names in name order).
+    """
+    turn: dict[tuple[bool, int], int] = {}
+    order = []
+    for name in sorted(names):
+        key = (name in looked_into, owner(name))
+        turn[key] = turn.get(key, 0) + 1
+        order.append((*key[:1], turn[key], key[1], name))
+    return [name for *_, name in sorted(order)]
+
+
 def exchange_arrival(course: Course, inbound: Path, name: str, assignments: set[str], owner_checked: bool,
-                     now: float, *, inbound_fd: int | None = None) -> Arrival | None:
+                     now: float, *, inbound_fd: int | None = None, first_seen: float | None = None) -> Arrival | None:
     """The inbound folder ``name`` as an ``Arrival`` (refused with the reason), or ``None`` while ``submit`` still
     writes it (or when it is gone, or not this course's).
 
     The folder is opened once (``O_DIRECTORY | O_NOFOLLOW``, relative to ``inbound_fd``); its owner and type are
     judged on that descriptor and everything is read through it, so a folder swapped for a link or a file after it
-    was judged is never followed: what is read is what was judged. Its time is the folder's ``st_ctime`` (which no
-    user can set), never the time the student wrote in its name or in ``timestamp.txt``.
+    was judged is never followed: what is read is what was judged. Its time is ``now``, the moment the service
+    found it complete, never a time the student wrote (its name, ``timestamp.txt``) or a folder or file time;
+    ``first_seen`` (default ``now``) is when the service first saw it, for the bound on an incomplete one.
     """
     if inbound_fd is None:
         inbound_fd = open_folder(inbound)
         try:
-            return exchange_arrival(course, inbound, name, assignments, owner_checked, now, inbound_fd=inbound_fd)
+            return exchange_arrival(course, inbound, name, assignments, owner_checked, now, inbound_fd=inbound_fd,
+                                    first_seen=first_seen)
         finally:
             os.close(inbound_fd)
     split = _split_inbound_name(name)
@@ -270,12 +317,13 @@ def exchange_arrival(course: Course, inbound: Path, name: str, assignments: set[
             arrival.refused = f"{shown} cannot be read ({error.strerror or error})"
         return arrival
     try:
-        return _judge_folder(arrival, folder_fd, shown, owner_checked, now)
+        return _judge_folder(arrival, folder_fd, shown, owner_checked, now, now if first_seen is None else first_seen)
     finally:
         os.close(folder_fd)
 
 
-def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: bool, now: float) -> Arrival | None:
+def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: bool, now: float,
+                  first_seen: float) -> Arrival | None:
     info = os.fstat(folder_fd)
     if not stat.S_ISDIR(info.st_mode):
         arrival.refused = f"{shown} is not a folder (a link, a file or a FIFO)"
@@ -291,9 +339,13 @@ def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: b
     except FileNotFoundError:
         secret_written = False
     if not secret_written:
-        if now - info.st_mtime < INCOMPLETE_AFTER_SECONDS:
+        # Since the service first saw it, or since the folder last changed (its st_ctime, which no user can set
+        # ahead) if that is earlier: a service started again (``serve --once`` from cron) bounds it too.
+        age = now - min(first_seen, info.st_ctime)
+        if age < INCOMPLETE_AFTER_SECONDS:
             return None  # `nbgrader submit` is still writing it
-        arrival.refused = f"{shown} never got its {SECRET_FILE}: an incomplete hand-in"
+        arrival.refused = (f"{shown} never got its {SECRET_FILE} (still incomplete {age:.0f} s after the service first "
+                           "saw it): an incomplete hand-in, not graded; hand in again")
         return arrival
     problems = tree_problems(folder_fd)
     if problems:
@@ -301,9 +353,9 @@ def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: b
             quoted(problem, 120) for problem in problems[:5])
         return arrival
     arrival.files, arrival.refused = _read_hand_in(folder_fd)
-    # The folder's st_ctime: when submit last wrote it, set by the kernel (a student can make it later, never
-    # earlier). The time in the folder's name and in its timestamp.txt are the student's to write.
-    arrival.handed_in = vouched_time(info.st_ctime)
+    # The service's own clock when it first found the hand-in complete: no folder or file time (a folder's
+    # st_ctime stays as it was when its files are rewritten in place), nor the time in its name or timestamp.txt.
+    arrival.handed_in = vouched_time(now)
     if arrival.files:
         arrival.files[TIMESTAMP_FILE] = arrival.handed_in.encode()
     return arrival
@@ -433,6 +485,41 @@ def lms_time(text: object) -> dt.datetime | None:
         except (ValueError, OverflowError, TypeError):
             return None
     return moment.replace(tzinfo=dt.timezone.utc) if moment.tzinfo is None else moment.astimezone(dt.timezone.utc)
+
+
+def kept_usage(course: Course, student: str) -> tuple[int, int]:
+    """``(hand-ins, bytes)`` kept in ``handins/<student>/``: every file by its apparent size (``st_size``: a sparse
+    file counts as large as it reads), links and other entries never followed."""
+    root = course.root / ARCHIVE_FOLDER / student
+    count = total = 0
+    if root.is_symlink() or not root.is_dir():
+        return 0, 0
+    for parent, folders, names in os.walk(root, followlinks=False):
+        depth = len(Path(parent).relative_to(root).parts)
+        if depth == 1:  # handins/<student>/<assignment>/: each numbered folder is one hand-in
+            count += sum(1 for name in folders if name.isdigit())
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(parent, name)).st_size
+            except OSError:
+                continue
+    return count, total
+
+
+def quota_problem(course: Course, arrival: Arrival, most_handins: int, most_mib: int) -> str:
+    """Why keeping ``arrival`` would put its student over the term's quota (``[serve] quota_handins``,
+    ``quota_mib``; 0: none), ``""`` when it fits."""
+    if not (most_handins or most_mib):
+        return ""
+    count, total = kept_usage(course, arrival.student)
+    size = sum(len(data) for data in arrival.files.values())
+    if most_handins and count + 1 > most_handins:
+        return (f"you have {count} hand-ins kept, the most the course keeps of one student ({most_handins}): "
+                "this one is not kept; ask your TA")
+    if most_mib and total + size > most_mib * 1024 * 1024:
+        return (f"your kept hand-ins take {total / 2**20:.1f} MiB and this one {size / 2**20:.1f} MiB, more than "
+                f"the {most_mib} MiB the course keeps of one student: this one is not kept; ask your TA")
+    return ""
 
 
 def archive(course: Course, arrival: Arrival, number: int) -> Path:

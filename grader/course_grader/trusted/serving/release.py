@@ -98,3 +98,37 @@ def release_notice(course: Course, handin_folder: Path, title: str, lines: list[
         os.chmod(temporary, 0o644)  # as nbgrader's copy of a page, whatever the umask (the course's is 077)
         os.replace(temporary, outbound / f"{name}.html")
     return ""
+
+
+def annotate_released(course: Course, handin_folder: Path, lines: list[str]) -> str:
+    """Put ``lines`` (escaped) at the top of the released feedback pages of an archived exchange hand-in (the
+    exchange's copies, as ``release_feedback`` wrote them; ``feedback/`` is left as it is); ``""`` when done, else
+    why not."""
+    import re
+
+    from nbgrader.utils import notebook_hash
+
+    secret = handed_in_secret(handin_folder)
+    if secret is None:
+        return "no exchange hand-in (no submission_secret.txt): nothing released"
+    try:
+        outbound = outbound_feedback(course)
+    except Exception as error:  # noqa: BLE001 -- nbgrader's ExchangeError among them: the reason, not the end
+        return f"the exchange's feedback folder cannot be used: {error}"
+    banner = ("<div class=\"serve-attempts\" style=\"border:1px solid #888;padding:0.5em;margin:0.5em\">"
+              + "".join(f"<p>{html.escape(line)}</p>" for line in lines) + "</div>")
+    for notebook in handed_in_notebooks(handin_folder):
+        page = outbound / f"{notebook_hash(secret=secret, notebook_id=notebook)}.html"
+        try:
+            text = page.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # not released (a notebook the grader did not grade): nothing to add to
+        body = re.search(r"<body\b[^>]*>", text)
+        if body is None:
+            continue
+        temporary = page.with_name(page.stem + "-tmp.html")
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
+        write_new(temporary, (text[:body.end()] + banner + text[body.end():]).encode("utf-8"))
+        os.replace(temporary, page)
+    return ""

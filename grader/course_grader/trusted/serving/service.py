@@ -27,8 +27,8 @@ from typing import Callable
 
 from ..course.course import Course
 from ..course.files import UnsafeFileError, replace_tree
+from ..course.intake import TIMESTAMP_FILE
 from ..course.late_policy import apply_term
-from ..course.term import local_text
 from ..gradebook.ledger import read_ledger
 from ..gradebook.outcome import GRADED as OUTCOME_GRADED
 from ..gradebook.reveal import course_schedule
@@ -39,10 +39,11 @@ from ..course.safe_text import quoted, terminal_text
 from ..running.batch import FAULT_VARIABLE, default_workers
 from ..running.sandbox import choose_isolation
 from . import inbox
-from .journal import COLLECTED, GRADED, GRADING, HELD, LIMITED, REFUSED, RELEASED, SUPERSEDED, Handin, Journal
-from .policy import GRADE, HOLD, decide, handed_in_at
+from .journal import (COLLECTED, GRADED, GRADING, HELD, LIMITED, REFUSED, RELEASED, STANDS, SUPERSEDED, Handin,
+                      Journal)
+from .policy import GRADE, HOLD, attempts_lines, decide, handed_in_at
 from .queue import FairQueue
-from .release import release_graded, release_notice
+from .release import annotate_released, release_graded, release_notice
 from .stream import GradingStream
 
 #: Seconds between two scans of the inbound and the drop folder when no file-system event wakes the service.
@@ -63,6 +64,7 @@ class Service:
                  say: Callable[[str], None] = print) -> None:
         self.course, self.journal, self.stream, self.isolation = course, journal, stream, isolation
         self.term = course.term()
+        self.term_problem = ""  #: why term.toml did not read at the last turn ("" when it did)
         self.queue = FairQueue(self.term.serve.queue_size)
         self.say = lambda line: say(terminal_text(line))  # student names are data: no escape sequence reaches a terminal
         self.grading: dict[tuple[str, str], int] = {}  #: (student, assignment) -> the hand-in being graded
@@ -80,8 +82,34 @@ class Service:
 
     # ------------------------------------------------------------------ one turn
 
+    def follow_term(self) -> None:
+        """Read ``term.toml`` again (each turn): an edit of ``[serve]`` applies from the next hand-in on, as an
+        extension does, without a restart. A term file that does not read (an edit half made) leaves the last good
+        one in force for what waits, and nothing new taken in until it reads again (said once)."""
+        from ..course.course import CourseError
+
+        try:
+            term = self.course.term()
+        except CourseError as error:
+            if str(error) != self.term_problem:
+                self.term_problem = str(error)
+                self.say("term.toml does not read: nothing new is taken in until it does (its last good version "
+                         f"stays in force for what waits): {quoted(str(error), 300)}")
+            return
+        self.term_problem = ""
+        if term.serve != self.term.serve:
+            self.say("term.toml's [serve] changed: it applies from the next hand-in on")
+        self.term = term
+        self.queue.capacity = term.serve.queue_size
+        drop = term.serve.drop_path(self.course.root)
+        if drop != self.drop:
+            self.drop, self.drop_looked_at = drop, set()
+
     def take_in(self) -> int:
         """Journal and archive every new arrival; return how many (and 1 more when a scan left some for the next)."""
+        self.follow_term()
+        if self.term_problem:
+            return 0  # nothing new is taken in until term.toml reads again (what waits is graded meanwhile)
         now = time.time()
         arrivals = self.exchange.scan(self.journal.known, now)
         if self.drop is not None:
@@ -98,12 +126,16 @@ class Service:
         return count + int(self.exchange.more)
 
     def take_in_one(self, arrival: inbox.Arrival) -> None:
+        if not arrival.refused and arrival.student:
+            serve = self.term.serve
+            arrival.refused = inbox.quota_problem(self.course, arrival, serve.quota_handins, serve.quota_mib)
         if arrival.refused:
             self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, REFUSED,
-                             arrival.refused)
+                             arrival.refused, arrived_at=arrival.arrived_at)
             self.say(f"refused  {arrival.origin}: {arrival.refused}")
             return
-        number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, "seen")
+        number = self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, "seen",
+                                  arrived_at=arrival.arrived_at)
         try:
             inbox.archive(self.course, arrival, number)
         except (OSError, UnsafeFileError) as error:  # one hand-in's trouble, never the service's
@@ -172,16 +204,17 @@ class Service:
         decision = decide(self.term, handin, self.journal.of(*handin.key), time.time())
         folder = inbox.archived(self.course, handin.student, handin.assignment, handin.seq)
         if decision.action == HOLD:
-            self.install(handin)  # in submitted/, where `perceptron-course grade` finds it
+            # Kept in handins/ only: a held hand-in never replaces a graded one in submitted/ (the TA's use-handin
+            # puts it there, within the attempts, for `grade`).
             self.journal.move(handin.seq, HELD, decision.reason)
             self.say(f"held     {handin.student}/{handin.assignment} (hand-in {handin.seq}): {decision.reason}")
             return
         if decision.action != GRADE:
-            lines = [decision.reason]
-            if decision.opens_at is not None:
-                lines.append(f"Your next attempt opens at {local_text(self.term, decision.opens_at)}.")
-            lines.append("Your hand-in is kept. Your grade is that of your graded attempts.")
-            why = release_notice(self.course, folder, f"Not graded: {handin.assignment}", lines)
+            rows = self.journal.of(*handin.key)
+            lines = [decision.reason, f"Your hand-in (number {handin.seq}) is kept, not graded.",
+                     grade_line(rows, self.term.serve.counts),
+                     *attempts_lines(self.term, handin.student, handin.assignment, rows, time.time())]
+            why = release_notice(self.course, folder, f"Refused, not graded: {handin.assignment}", lines)
             self.journal.move(handin.seq, LIMITED, decision.reason + (f"; {why}" if why else ""))
             self.say(f"limited  {handin.student}/{handin.assignment} (hand-in {handin.seq}): {decision.reason}")
             return
@@ -217,37 +250,59 @@ class Service:
         return len(done)
 
     def release(self, handin: Handin) -> None:
-        """Release a graded hand-in's feedback (a failed one: a page with the reason); it is then done."""
+        """Release a graded hand-in's feedback (a failed one: a page with the reason and the grade that stands); it is
+        then done."""
+        stands = self.standing(handin)
+        folder = inbox.archived(self.course, *handin.key, handin.seq)
+        attempts = attempts_lines(self.term, handin.student, handin.assignment, self.journal.of(*handin.key), time.time())
         if handin.score is None:
-            why = release_notice(self.course, inbox.archived(self.course, *handin.key, handin.seq),
-                                 f"Not graded: {handin.assignment}", [f"Your hand-in could not be graded: {handin.reason}"])
+            why = release_notice(self.course, folder, f"Not graded (it could not be graded): {handin.assignment}",
+                                 [*failure_lines(handin, stands), *attempts])
         else:
             why = release_graded(self.course, handin.student, handin.assignment)
+            if not why:
+                standing = ([] if stands is None or stands.seq == handin.seq else
+                            [f"Your grade stays that of your hand-in number {stands.seq}: {stands.score:g} / "
+                             f"{stands.max_score:g}, your best attempt."])
+                why = annotate_released(self.course, folder, [
+                    f"This is the feedback of your hand-in number {handin.seq}: {handin.score:g} / "
+                    f"{handin.max_score:g}.", *standing, *attempts])
         released_at = time.time()
         self.journal.move(handin.seq, RELEASED, "; ".join(filter(None, [handin.reason, why])), released_at=released_at)
-        if self.term.serve.counts == "best":
-            self.keep_best(handin)
+        if stands is not None and stands.seq != handin.seq:
+            self.restore(handin, stands)
         score = f"{handin.score:g}/{handin.max_score:g}" if handin.score is not None else f"not graded ({handin.reason})"
         self.say(f"graded   {handin.student}/{handin.assignment}: {score}, feedback released "
-                 f"{released_at - handin.seen_at:.1f} s after it arrived" + (f" ({why})" if why else ""))
+                 f"{released_at - handin.arrival:.1f} s after it arrived" + (f" ({why})" if why else ""))
 
-    def keep_best(self, latest: Handin) -> None:
-        """With ``counts = "best"``: when an earlier graded attempt scored more than ``latest`` (or ``latest`` failed), it is
-        the grade again.
+    def standing(self, latest: Handin) -> Handin | None:
+        """The graded attempt whose grade stands once ``latest`` is graded (``None``: ``latest``'s own, or no grade).
 
-        The student's feedback shows the attempt just graded (released already); the gradebook, the ledger and the
-        exports hold the best attempt (its files back in ``submitted/``, its scores and pages from what was kept).
+        With ``counts = "best"``, the best graded attempt; with ``"latest"``, ``latest`` itself unless it could not be
+        graded: then the last attempt that was (a hand-in the grader could not grade never erases a grade). Only
+        attempts whose output was kept (``_kept``) can stand again.
         """
         graded = [h for h in self.journal.of(*latest.key) if h.state == RELEASED and h.score is not None
-                  and _kept(self.course, h).is_dir()]
-        best = max(graded, key=lambda h: (h.score, h.seq), default=None)  # (a failed latest attempt is never the best)
-        if best is None or best.seq == latest.seq:
-            return
-        self.install(best)
-        self.stream.restore(_kept(self.course, best), *best.key)
-        self.journal.note(latest.seq, "best", f"the gradebook keeps hand-in {best.seq} ({best.score:g}), the best attempt")
+                  and h.seq != latest.seq and _kept(self.course, h).is_dir()]
+        if latest.score is not None:
+            graded.append(latest)
+        return standing_attempt(graded, latest, self.term.serve.counts)
+
+    def restore(self, latest: Handin, stands: Handin) -> None:
+        """Make ``stands`` the grade again after ``latest`` was graded: its files back in ``submitted/``, its scores,
+        pages and ledger entry from what was kept; the journal says so (``status`` shows it)."""
+        self.install(stands)
+        self.stream.restore(_kept(self.course, stands), *stands.key)
+        why = ("the best attempt" if self.term.serve.counts == "best" and latest.score is not None
+               else f"hand-in {latest.seq} could not be graded")
+        self.journal.note(latest.seq, STANDS, f"the grade of hand-in {stands.seq} ({stands.score:g}/{stands.max_score:g}) "
+                                              f"stands: {why}")
         self.exports_due = True
-        self.say(f"best     {best.student}/{best.assignment}: hand-in {best.seq} ({best.score:g}) stays the grade")
+        if self.term.serve.counts == "best" and latest.score is not None:
+            self.say(f"best     {stands.student}/{stands.assignment}: hand-in {stands.seq} ({stands.score:g}) stays the grade")
+        else:
+            self.say(f"stands   {stands.student}/{stands.assignment}: hand-in {stands.seq} ({stands.score:g}) stays the "
+                     f"grade; hand-in {latest.seq} could not be graded")
 
     def refresh_exports(self, *, idle: bool, wait: bool = False) -> None:
         """Rewrite grades.csv, the LMS export and the report: when idle, or every ``refresh_seconds`` while busy.
@@ -297,6 +352,7 @@ class Service:
             if arrival is None or arrival.refused:
                 self.journal.move(handin.seq, REFUSED, arrival.refused if arrival else "gone before it was taken in whole")
                 continue
+            keep_first_time(arrival, handin.handed_in)
             inbox.archive(self.course, arrival, handin.seq)
             self.journal.move(handin.seq, COLLECTED)
         for handin in self.journal.in_state(GRADING):
@@ -353,6 +409,71 @@ class Service:
             stop_comparison(self.compared)
 
 
+def standing_attempt(graded: list[Handin], latest: Handin, counts: str) -> Handin | None:
+    """Which of the ``graded`` attempts (each with a score) stands once ``latest`` is graded.
+
+    Parameters
+    ----------
+    graded
+        The student's graded attempts at the assignment whose output can be restored, ``latest`` among them when it
+        was graded.
+    latest
+        The hand-in just graded (its ``score`` is ``None`` when it could not be graded).
+    counts
+        ``[serve] counts``: ``"latest"`` or ``"best"``.
+
+    Returns
+    -------
+    Handin or None
+        The attempt whose grade stands; ``None`` when no attempt has a grade.
+    """
+    if counts == "best":
+        return max(graded, key=lambda h: (h.score, h.seq), default=None)
+    if latest.score is not None:
+        return latest
+    return max(graded, key=lambda h: h.seq, default=None)
+
+
+def grade_line(rows: list[Handin], counts: str) -> str:
+    """Which graded attempt's grade stands now, among the student's journaled ``rows`` of one assignment."""
+    graded = [h for h in rows if h.state == RELEASED and h.score is not None]
+    if not graded:
+        return "You have no graded attempt at this assignment yet."
+    stands = (max(graded, key=lambda h: (h.score, h.seq)) if counts == "best" else max(graded, key=lambda h: h.seq))
+    which = "your best graded attempt" if counts == "best" else "your last graded attempt"
+    return f"Your grade stays that of your hand-in number {stands.seq}: {stands.score:g} / {stands.max_score:g}, {which}."
+
+
+def failure_lines(handin: Handin, stands: Handin | None) -> list[str]:
+    """What the page of a hand-in that could not be graded says: why, and which grade stands."""
+    lines = [f"Your hand-in (number {handin.seq}) could not be graded: {handin.reason}"]
+    if stands is None:
+        lines.append("You have no graded attempt at this assignment yet: hand in again.")
+    else:
+        lines.append(f"Your grade stays that of your hand-in number {stands.seq}: {stands.score:g} / {stands.max_score:g}, "
+                     "your last graded attempt. A hand-in that could not be graded never replaces a grade; "
+                     "your TA can decide otherwise.")
+    return lines
+
+
+def stopped_line(cut_off: list[tuple[str, str]]) -> str:
+    """What a stopped service says of the hand-ins it was grading (``(student, assignment)`` each)."""
+    if not cut_off:
+        return "stopped: nothing was being graded"
+    shown = ", ".join(f"{student}/{assignment}" for student, assignment in cut_off[:10])
+    more = f" and {len(cut_off) - 10} more" if len(cut_off) > 10 else ""
+    return f"stopped: {len(cut_off)} hand-in(s) being graded ({shown}{more}) are graded by the next run"
+
+
+def keep_first_time(arrival: inbox.Arrival, journaled: str) -> None:
+    """Give ``arrival``, read again after a restart, the time journaled when it was first seen complete."""
+    arrival.handed_in = journaled
+    if arrival.files:
+        arrival.files.pop(TIMESTAMP_FILE, None)
+        if journaled:
+            arrival.files[TIMESTAMP_FILE] = journaled.encode()
+
+
 def _kept(course: Course, handin: Handin) -> Path:
     """Where a graded attempt's output is kept (``stream.keep_attempt``), beside its archived files."""
     folder = inbox.archived(course, handin.student, handin.assignment, handin.seq)
@@ -380,8 +501,10 @@ def _reread(course: Course, drop: Path | None, handin: Handin):
     if handin.origin.startswith("exchange:"):
         name = inbox.exchange_folder_name(handin.origin)
         try:
+            now = time.time()  # complete when it was journaled: incomplete now is refused at once
             arrival = inbox.exchange_arrival(course, inbox.inbound_folder(course), name, set(course.assignments()),
-                                             inbox.check_owner(course), time.time() + inbox.INCOMPLETE_AFTER_SECONDS)
+                                             inbox.check_owner(course), now + inbox.INCOMPLETE_AFTER_SECONDS,
+                                             first_seen=now)
         except Exception:  # noqa: BLE001 -- the inbound, or the folder, is gone or changed: not taken in
             return None
         return arrival if arrival is not None and arrival.origin == handin.origin else None
@@ -480,6 +603,6 @@ def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsand
             + (f", drop folder {service.drop}" if service.drop else "") + f", {stream.workers} workers")
         service.run(once=once)
         if service.stopping.is_set():
+            service.say(stopped_line(sorted(service.grading)))
             stream.close(abandon=True)  # what was being graded is graded again by the next run (journal: grading)
-            say("stopped: what was being graded is graded by the next run")
 

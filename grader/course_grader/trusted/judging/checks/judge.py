@@ -371,6 +371,8 @@ def second_call_sequence(check: Check, first: Case, second: Case) -> str:
 
     lines.append(call(first, True) + "  # the first call: answered right")
     for where, factor in second.scaled.items():
+        if not isinstance(factor, (np.ndarray, list)) and factor == 1:
+            continue  # multiplied by 1: nothing to paste
         name = named.get(where, str(where))
         value = first.args[where] if isinstance(where, int) else first.kwargs[where]
         scaled = second.args[where] if isinstance(where, int) else second.kwargs[where]

@@ -30,6 +30,17 @@ The rules every check keeps (the helpers below keep them for you):
   objects) into a pass or a ``Difference``; the grader catches what one still raises, but the
   message is better when the comparison says what was wrong.
 - The check runs on the trusted side: the kernel gets only the cases' inputs.
+- After each call the grader calls the function again on the same arrays and lists, multiplied in place. Where
+  arguments are tied to each other (a run and its data, a separator and its data, a unit vector), a check declares
+  ``precondition`` (what the docstring promises of the inputs) and ``second_call`` (how they may be multiplied
+  together, with ``power_of_two``, ``sign`` and ``signs_like``): the grader refuses a second call that breaks the
+  precondition (``CheckRefused``), so a correct function is never asked a question outside its contract::
+
+      def _unit(history, w_star):
+          return "" if np.isclose(np.linalg.norm(w_star), 1.0) else "w_star is not of unit length"
+
+      Check("proof_terms", ("history", "w_star"), cases, reference, compare, precondition=_unit,
+            second_call=lambda rng, case: {"history": power_of_two(rng), "w_star": sign(rng)})
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ from .trusted.judging.checks.compare import (as_float_array, compare_arrays, com
 from .trusted.judging.checks.draws import (as_python_lists, integer_weights_and_boundary_points, lists_at_random,
                                            points_with_zero_score, random_integer_points, random_labels, random_points)
 from .trusted.judging.checks.judge import safe_case_failure
+from .trusted.judging.checks.second_calls import CheckRefused, power_of_two, precondition_failure, sign, signs_like
 from .trusted.judging.kernel_imports import COMMON_IMPORTS
 from .trusted.judging.solution_reference import SolutionFunction, solution, solution_namespace
 from .trusted.judging.wire import Reply, python_literal
@@ -59,6 +71,8 @@ __all__ = [
     # random cases, and the stated boundaries drawn at random
     "random_cases", "random_points", "random_labels", "random_integer_points", "points_with_zero_score",
     "integer_weights_and_boundary_points", "with_ties", "lists_at_random", "as_python_lists",
+    # the second call: factors for a check's own ``second_call``, and the refusal of one that breaks a precondition
+    "power_of_two", "sign", "signs_like", "CheckRefused", "precondition_failure",
     # the reference, another assignment's checks, and the course's helpers shared by several checks
     "solution", "SolutionFunction", "solution_namespace", "checks_beside", "course_module",
     # for a comparison or a judge of one's own: what a value is, and how a failed case reads

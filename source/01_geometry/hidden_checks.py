@@ -23,13 +23,24 @@ def _nonzero(w: np.ndarray) -> np.ndarray:
     return w if np.any(w) else np.eye(len(w))[0]
 
 
+def _first_column_ones(X: np.ndarray) -> np.ndarray:
+    """``X`` with its first column set to ones: an input already in the form augment makes."""
+    ones = np.array(X, dtype=float, copy=True)
+    ones[:, 0] = 1.0
+    return ones
+
+
 def _augment_cases(rng: np.random.Generator) -> list[Case]:
     cases = [
         Case((np.array([[2.0, 3.0], [4.0, 5.0]]),), "the visible test's two points"),
         Case((np.array([[3.0]]),), "a single point with a single feature (n = 1, d = 1)"),
         Case((np.arange(6).reshape(3, 2),), "integer input, which must give a float array with a column of ones"),
+        Case((np.array([[1.0, 2.0], [1.0, -3.0]]),), "a first column already all ones (an augmented matrix): it gets "
+             "a new column of ones all the same"),
     ]
     cases += [Case((random_points(rng),), "random points") for _ in range(N_RANDOM_CASES)]
+    cases += [Case((_first_column_ones(random_points(rng)),), "random points whose first column is already all ones "
+                   "(an augmented matrix): it gets a new column of ones all the same") for _ in range(N_INTEGER_CASES)]
     cases += [Case((random_integer_points(rng),), "random integer points, which must give a float array")
               for _ in range(N_INTEGER_CASES)]
     return lists_at_random(rng, cases, ("X",), ("X",))

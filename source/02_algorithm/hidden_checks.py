@@ -11,6 +11,7 @@ from course_grader.checks_api import (
     course_module, lists_at_random, points_with_zero_score, random_integer_points, random_labels, solution,
 )
 
+_contracts = course_module(__file__, "contracts")
 _training = course_module(__file__, "training_data")
 N_BOUNDARY_CASES = _training.N_BOUNDARY_CASES
 epochs_to_converge = _training.epochs_to_converge
@@ -85,6 +86,8 @@ TRAIN_PERCEPTRON = Check(
     compare_tuple(("w", "b", "n_mistakes", "converged"),
                   (compare_arrays(exact=False, what="weights of shape (d,)"), compare_number(what="a number b"),
                    compare_count("an int"), compare_bool())),
+    precondition=lambda X, y, max_epochs: _contracts.broken(_contracts.rows_of(X, y), _contracts.labels(y),
+                                                            _contracts.count_at_least_one(max_epochs, "max_epochs")),
 )
 
 
@@ -194,7 +197,15 @@ def _cap_cases(rng: np.random.Generator) -> list[Case]:
     return lists_at_random(rng, cases, ("X_train", "y_train", "X_dev", "y_dev", "caps"), ("X_train", "y_train", "X_dev", "y_dev"))
 
 
+def _cap_contract(X_train, y_train, X_dev, y_dev, caps) -> str:
+    """The docstring: labels -1/+1 for the rows of each set, and caps a list of ints >= 1."""
+    counts = "" if isinstance(caps, list) and caps else "caps is not a non-empty list"
+    return _contracts.broken(_contracts.rows_of(X_train, y_train, "X_train", "y_train"), _contracts.labels(y_train, "y_train"),
+                             _contracts.rows_of(X_dev, y_dev, "X_dev", "y_dev"), _contracts.labels(y_dev, "y_dev"),
+                             counts, *(_contracts.count_at_least_one(cap, "a cap") for cap in caps or []))
+
+
 CHOOSE_EPOCH_CAP = Check("choose_epoch_cap", ("X_train", "y_train", "X_dev", "y_dev", "caps"), _cap_cases,
-                         _reference_cap, compare_count("one of the caps (an int)", noun="cap"))
+                         _reference_cap, compare_count("one of the caps (an int)", noun="cap"), precondition=_cap_contract)
 
 CHECKS = (PERCEPTRON_STEP, TRAIN_PERCEPTRON, CHOOSE_EPOCH_CAP)

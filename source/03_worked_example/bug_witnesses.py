@@ -27,6 +27,10 @@ def _is_mistake(score, label, rule, *, margin=lambda m: m <= 0, sign=lambda s: 1
     return bool(margin(label * score)) if rule == "margin" else bool(sign(score) != label)
 
 
+#: A string constant of the code, as a notebook's literal ``"margin"`` is (CPython interns both).
+_MARGIN = "margin"
+
+
 IS_MISTAKE_BUGS = {
     "strict < 0 under the margin rule": lambda s, lab, r: _is_mistake(s, lab, r, margin=lambda m: m < 0),
     "np.sign under the sign rule": lambda s, lab, r: _is_mistake(s, lab, r, sign=np.sign),
@@ -39,6 +43,8 @@ IS_MISTAKE_BUGS = {
 IS_MISTAKE_CORRECT = {
     "np.bool_": lambda s, lab, r: np.bool_(lab * s <= 0) if r == "margin" else np.bool_((1 if s >= 0 else -1) != lab),
     "one expression": lambda s, lab, r: (lab * s <= 0) if r == "margin" else (lab == 1) == (s < 0),
+    # `is` where == is meant: it holds for a notebook's literal "margin", and for the grader's string too (interned)
+    "the rule compared with `is`": lambda s, lab, r: _is_mistake(s, lab, "margin" if r is _MARGIN else "sign"),
 }
 
 

@@ -13,6 +13,7 @@ from course_grader.checks_api import (
     lists_at_random, python_literal, random_integer_points, random_labels,
 )
 
+_contracts = course_module(__file__, "contracts")
 _training = course_module(__file__, "training_data")
 boundary_cases = _training.boundary_cases
 training_cases = _training.training_cases
@@ -52,7 +53,12 @@ def _random_is_mistake_case(rng: np.random.Generator) -> Case:
     return Case((score, label, rule), "random score, label and rule")
 
 
-IS_MISTAKE = Check("is_mistake", ("score", "label", "rule"), _is_mistake_cases, perceptron.is_mistake, compare_bool())
+def _rule(rule) -> str:
+    return "" if rule in ("margin", "sign") else f"rule = {rule!r} is not 'margin' or 'sign'"
+
+
+IS_MISTAKE = Check("is_mistake", ("score", "label", "rule"), _is_mistake_cases, perceptron.is_mistake, compare_bool(),
+                   precondition=lambda score, label, rule: _contracts.broken(_contracts.label(label, "label"), _rule(rule)))
 
 
 def _reference_trace(X, y, rule, max_epochs):
@@ -117,6 +123,9 @@ def _cut_short_trace_case(rng: np.random.Generator) -> Case:
                         f"max_epochs = {cap}: the trace stops there")
 
 
-PERCEPTRON_TRACE = Check("perceptron_trace", ("X", "y", "rule", "max_epochs"), _trace_cases, _reference_trace, _compare_trace)
+PERCEPTRON_TRACE = Check("perceptron_trace", ("X", "y", "rule", "max_epochs"), _trace_cases, _reference_trace, _compare_trace,
+                         precondition=lambda X, y, rule, max_epochs: _contracts.broken(
+                             _contracts.rows_of(X, y), _contracts.labels(y), _rule(rule),
+                             _contracts.count_at_least_one(max_epochs, "max_epochs")))
 
 CHECKS = (IS_MISTAKE, PERCEPTRON_TRACE)

@@ -8,9 +8,10 @@ from perceptron_course import geometry, perceptron, theory
 from perceptron_course.datasets import six_point_example
 from course_grader.checks_api import (
     COMMON_IMPORTS, N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, course_module,
-    lists_at_random, random_integer_points, random_points,
+    lists_at_random, power_of_two, random_integer_points, random_points, sign,
 )
 
+_contracts = course_module(__file__, "contracts")
 _training = course_module(__file__, "training_data")
 short_separable_data = _training.short_separable_data
 training_cases = _training.training_cases
@@ -61,10 +62,30 @@ def _signed_alignment_case(rng: np.random.Generator) -> Case:
             return Case((history, w_star), "random weights, some pointing away from w_star: a negative alignment stays negative")
 
 
+def _whole(value) -> bool:
+    """Whether ``value`` is an array of integers (multiplied in place, it takes only whole factors)."""
+    return isinstance(value, np.ndarray) and value.dtype.kind in "iu"
+
+
+def _proof_terms_contract(history, w_star) -> str:
+    """The docstring: history of shape (k + 1, d), w_star of shape (d,) and of unit norm."""
+    rows = np.asarray(history)
+    if rows.ndim != 2 or np.asarray(w_star).shape != (rows.shape[1],):
+        return "history is not of shape (k + 1, d) with w_star of shape (d,)"
+    return _contracts.unit(w_star)
+
+
+def _proof_terms_second_call(rng: np.random.Generator, case: Case) -> dict:
+    """The history multiplied by a power of two, w_star by a sign only: it stays of unit length."""
+    history, _ = case.args
+    return {"history": power_of_two(rng, whole=_whole(history)), "w_star": sign(rng)}
+
+
 PROOF_TERMS = Check(
     "proof_terms", ("history", "w_star"), _proof_cases, theory.proof_quantities,
     compare_tuple(("alignment", "squared_norm"), (compare_arrays(exact=False, what="an array of shape (k + 1,)"),
                                                   compare_arrays(exact=False, what="an array of shape (k + 1,)"))),
+    precondition=_proof_terms_contract, second_call=_proof_terms_second_call,
 )
 
 
@@ -84,7 +105,22 @@ def _reference_bound(X, y):
     return theory.mistake_bound(X, y, bias=True)
 
 
-MISTAKE_BOUND = Check("mistake_bound", ("X", "y"), _bound_cases, _reference_bound, compare_number())
+def _bound_contract(X, y) -> str:
+    """The docstring: labels -1/+1, one per row of X, linearly separable with an offset."""
+    failure = _contracts.broken(_contracts.rows_of(X, y), _contracts.labels(y))
+    return failure or ("" if theory.is_separable(np.asarray(X, dtype=float), np.asarray(y), bias=True)
+                       else "(X, y) is not linearly separable with an offset")
+
+
+def _bound_second_call(rng: np.random.Generator, case: Case) -> dict:
+    """X multiplied by a power of two (the augmented points change, so the bound does), y by one sign: still
+    separable with an offset."""
+    X, _ = case.args
+    return {"X": power_of_two(rng, whole=_whole(X)), "y": sign(rng)}
+
+
+MISTAKE_BOUND = Check("mistake_bound", ("X", "y"), _bound_cases, _reference_bound, compare_number(),
+                      precondition=_bound_contract, second_call=_bound_second_call)
 
 
 # ----------------------------------------------------------------------------- proof_squeeze
@@ -187,9 +223,24 @@ def _squeeze_cases(rng: np.random.Generator) -> list[Case]:
     return cases
 
 
+def _squeeze_contract(X, y, history, w_star) -> str:
+    """The docstring: labels -1/+1 for the rows of X, a run on (X, y), and w_star a separator through the origin."""
+    return _contracts.broken(_contracts.rows_of(X, y), _contracts.labels(y)) or _contracts.broken(
+        _contracts.a_run_on(X, y, history), _contracts.nonzero(w_star, "w_star"),
+        _contracts.separates_through_origin(X, y, w_star))
+
+
+def _squeeze_second_call(rng: np.random.Generator, case: Case) -> dict:
+    """Another run on other data, consistent: the points times a, the labels times s, the run times a s (the
+    perceptron's run on (a X, s y)), the separator times a s b with b > 0 (it still separates them)."""
+    a, s, b = power_of_two(rng, whole=True), sign(rng), power_of_two(rng, positive=True, whole=True)
+    return {"X": a, "y": s, "history": a * s, "w_star": a * s * b}
+
+
 PROOF_SQUEEZE = Check(
     "proof_squeeze", ("X", "y", "history", "w_star"), _squeeze_cases, _reference_squeeze,
     compare_arrays(exact=False, what="an array of shape (k + 1, 4): [j gamma, alignment, squared norm, j R^2] per row"),
+    precondition=_squeeze_contract, second_call=_squeeze_second_call,
 )
 
 

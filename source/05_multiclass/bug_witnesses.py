@@ -9,6 +9,8 @@ the check, never released (``nbgrader_config.py``'s ``CourseDirectory.ignore``) 
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Callable
 
 import numpy as np
@@ -16,6 +18,34 @@ import numpy as np
 
 def _float(X) -> np.ndarray:
     return np.asarray(X, dtype=float)
+
+
+def _cached(function: Callable, key: Callable[..., object]) -> Callable:
+    """``function`` with a cache of its answers keyed by ``key(*args)``: a bug when the key is not the values (an
+    ``id()``, a shape, a number of classes), which a second call on the same objects, multiplied, shows every time;
+    correct when it is (``_by_value``)."""
+    cache: dict = {}
+
+    def cached(*args):
+        found = key(*args)
+        if found not in cache:
+            cache[found] = function(*args)
+        return copy.deepcopy(cache[found])
+
+    return cached
+
+
+def _by_value(*args) -> bytes:
+    """A key that is the arguments' values: their types, dtypes, shapes and bytes."""
+    return pickle.dumps([(type(a).__name__, np.asarray(a).dtype.str, np.shape(a), np.asarray(a).tobytes()) for a in args])
+
+
+def _by_id(*args) -> tuple:
+    return tuple(id(a) for a in args)
+
+
+def _by_shape(*args) -> tuple:
+    return tuple(np.shape(a) for a in args)
 
 
 def _aug(X) -> np.ndarray:
@@ -88,6 +118,8 @@ OVR_PREDICT_BUGS = {
     "ties to the last class": lambda W, b, classes, X: np.asarray(classes)[
         len(classes) - 1 - np.argmax(_scores_k(W, b, X)[:, ::-1], axis=1)],
     "the bias forgotten": lambda W, b, classes, X: np.asarray(classes)[np.argmax(_float(X) @ _float(W).T, axis=1)],
+    "a cache keyed by the number of classes": _cached(lambda W, b, classes, X: np.asarray(classes)[np.argmax(_scores_k(W, b, X), axis=1)],
+                                                      lambda W, b, classes, X: len(classes)),
     "indices, not classes": lambda W, b, classes, X: np.argmax(_scores_k(W, b, X), axis=1),
     "classes sorted first": lambda W, b, classes, X: np.sort(np.asarray(classes))[np.argmax(_scores_k(W, b, X), axis=1)],
 }
@@ -133,6 +165,7 @@ MULTICLASS_TRAIN_BUGS = {
 }
 MULTICLASS_TRAIN_CORRECT = {
     "never stopping early": lambda X, y, max_epochs: _multiclass(X, y, max_epochs),
+    "W and b returned as views of one matrix": lambda X, y, max_epochs: _as_views(*_multiclass(X, y, max_epochs)),
 }
 
 
@@ -179,6 +212,12 @@ def _kronecker(X, y):
 KESLER_POINTS_CORRECT = {
     "np.kron of one-hot differences, as lists": lambda X, y: _kronecker(X, y),
 }
+
+
+def _as_views(W, b):
+    """W and b as views into one matrix [W | b] (neither owns its data)."""
+    stacked = np.column_stack([W, b])
+    return stacked[:, :-1], stacked[:, -1]
 
 
 #: Each graded function of this assignment that has witnesses: (its common bugs, correct implementations written otherwise).

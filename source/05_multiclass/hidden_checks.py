@@ -8,9 +8,11 @@ import numpy as np
 
 from perceptron_course import multiclass
 from course_grader.checks_api import (
-    N_RANDOM_CASES, Case, Check, compare_arrays, compare_tuple, Difference, holds_a_bool, lists_at_random,
+    N_RANDOM_CASES, Case, Check, compare_arrays, course_module, compare_tuple, Difference, holds_a_bool, lists_at_random,
     python_literal,
 )
+
+_contracts = course_module(__file__, "contracts")
 
 
 #: Random cases of a check drawn on a stated boundary (integer input, ties between classes).
@@ -106,12 +108,18 @@ _MATRICES = compare_tuple(("W", "b"), (compare_arrays(exact=False, what="W of sh
                                          compare_arrays(exact=False, what="b of shape (K,)")))
 
 _SIX_X = np.array([[0.0, 3.0], [3.0, 0.0], [-3.0, -3.0], [0.0, 4.0], [4.0, 0.0], [-4.0, -4.0]])
+def _trainer_contract(X, y, max_epochs) -> str:
+    """The docstrings: one label per row of X, at least two classes, max_epochs an int >= 1."""
+    return _contracts.broken(_contracts.rows_of(X, y), _contracts.classes_at_least_two(y),
+                             _contracts.count_at_least_one(max_epochs, "max_epochs"))
+
+
 _ONE_VS_REST = KeptRuns(multiclass.train_one_vs_rest)
 OVR_TRAIN = Check(
     "ovr_train", ("X", "y"),
     _trainer_cases(_ONE_VS_REST,
                    [Case((_SIX_X, np.array([0, 1, 2, 0, 1, 2])), "the visible test's six points", {"max_epochs": 50})]),
-    _weights_of(_ONE_VS_REST), _MATRICES,
+    _weights_of(_ONE_VS_REST), _MATRICES, precondition=lambda X, y, max_epochs: _trainer_contract(X, y, max_epochs),
 )
 
 
@@ -120,7 +128,7 @@ MULTICLASS_TRAIN = Check(
     "multiclass_train", ("X", "y"),
     _trainer_cases(_MULTICLASS,
                    [Case((_SIX_X[:3], np.array([0, 1, 2])), "the visible test's three points", {"max_epochs": 50})]),
-    _weights_of(_MULTICLASS), _MATRICES,
+    _weights_of(_MULTICLASS), _MATRICES, precondition=lambda X, y, max_epochs: _trainer_contract(X, y, max_epochs),
 )
 
 

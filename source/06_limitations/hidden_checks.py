@@ -13,6 +13,7 @@ from course_grader.checks_api import (
     random_labels, random_points, Reply, safe_case_failure,
 )
 
+_contracts = course_module(__file__, "contracts")
 _training = course_module(__file__, "training_data")
 boundary_cases = _training.boundary_cases
 
@@ -212,9 +213,18 @@ def _random_capped_kernel_case(rng: np.random.Generator) -> Case:
                     f"it converges in {run.epochs} epochs)")
 
 
+def _kernel_contract(K, y, max_epochs) -> str:
+    """The docstring: a square, symmetric Gram matrix, one label -1/+1 per row, max_epochs an int >= 1."""
+    gram = np.asarray(K, dtype=float)
+    square = gram.ndim == 2 and gram.shape == (len(np.asarray(y)),) * 2 and np.array_equal(gram, gram.T)
+    return _contracts.broken("" if square else "K is not a symmetric n x n Gram matrix of the n labels",
+                             _contracts.labels(y), _contracts.count_at_least_one(max_epochs, "max_epochs"))
+
+
 KERNEL_PERCEPTRON = Check(
     "kernel_perceptron", ("K", "y", "max_epochs"), _kernel_cases, _reference_kernel_perceptron,
     compare_arrays(exact=True, what="alpha, an array of shape (n,) counting the mistakes on each point"),
+    precondition=_kernel_contract,
 )
 
 # ----------------------------------------------------------------------------- averaged_perceptron
@@ -248,6 +258,8 @@ def _averaged_cases(rng: np.random.Generator) -> list[Case]:
 AVERAGED_PERCEPTRON = Check(
     "averaged_perceptron", ("X", "y", "epochs"), _averaged_cases, _reference_averaged,
     compare_tuple(("w_avg", "b_avg"), (compare_arrays(exact=False, what="weights of shape (d,)"), compare_number())),
+    precondition=lambda X, y, epochs: _contracts.broken(_contracts.rows_of(X, y), _contracts.labels(y),
+                                                        _contracts.count_at_least_one(epochs, "epochs")),
 )
 
 
@@ -371,10 +383,20 @@ def _hinge_cases(rng: np.random.Generator) -> list[Case]:
     return cases
 
 
+def _hinge_contract(X, y, learning_rate, lam, epochs) -> str:
+    """The docstring: labels -1/+1 for the rows of X, learning_rate > 0, lam >= 0 with learning_rate * lam <= 1, and
+    epochs an int >= 1 (the numbers are tied: a learning rate of one case with the lam of another can break it)."""
+    rates = "" if learning_rate > 0 and lam >= 0 and learning_rate * lam <= 1 else \
+        f"learning_rate = {learning_rate!r} and lam = {lam!r} break learning_rate > 0, lam >= 0, learning_rate * lam <= 1"
+    return _contracts.broken(_contracts.rows_of(X, y), _contracts.labels(y), rates,
+                             _contracts.count_at_least_one(epochs, "epochs"))
+
+
 HINGE_SGD = Check(
     "hinge_sgd", ("X", "y", "learning_rate", "lam", "epochs"), _hinge_cases, _reference_hinge_sgd,
     compare_tuple(("w", "b", "n_steps"), (compare_arrays(exact=False, what="weights of shape (d,)"), compare_number(),
                                           compare_count("the number of hinge steps"))),
+    precondition=_hinge_contract,
 )
 
 # ----------------------------------------------------------------------------- mlp_forward

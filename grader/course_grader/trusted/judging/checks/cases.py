@@ -68,6 +68,14 @@ class Check:
     judge : replaces the case-by-case comparison for a check without a single right answer
         (``(cases, replies) -> list of (failed case, message)``; a bare message, naming no case,
         leaves the verdict's ``behaviours`` unknown)
+    precondition : ``(*args, **kwargs) -> str``: what the arguments break of the docstring's promises
+        (``""`` when they keep them all). The grader refuses a second call whose inputs break it
+        (``second_calls.CheckRefused``): a correct function never answers outside its contract.
+    second_call : ``(rng, case) -> {parameter: factor}``: how the second call may multiply the arguments in
+        place together (a number, or one per entry; powers of two and -1 keep every product exact), for
+        arguments tied to each other (a run and its data, a unit vector); a parameter it leaves out is sent
+        again as it is, and so is every argument that is not an array or a list. Without it, each array
+        and list gets a factor of its own and numbers come from the next case.
     """
 
     function: str
@@ -76,6 +84,8 @@ class Check:
     reference: Callable[..., Any] | None = None
     compare: Compare | None = None
     judge: Callable[[list[Case], list[Reply]], list["tuple[Case, str] | str"]] | None = None
+    precondition: Callable[..., str] | None = None
+    second_call: Callable[[np.random.Generator, Case], dict[str, Any]] | None = None
 
 #: Characters of one whole call shown in a message (a call longer than this is cut, and says so); a call
 #: longer than ``SHORT_CALL_CHARS`` is shown short first.

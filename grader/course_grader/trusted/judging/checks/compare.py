@@ -212,13 +212,30 @@ def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
 
     return compare
 
+def _tuple_in_words(names: Sequence[str], expected: Any) -> str:
+    """E.g. ``a tuple of 2 values: alignment, an array of shape (4,); squared_norm, an array of shape (4,)``."""
+    def what(value: Any) -> str:
+        if isinstance(value, np.ndarray):
+            return f"an array of shape {value.shape}"
+        return f"a {type(value).__name__}"
+
+    return f"a tuple of {len(names)} values: " + "; ".join(f"{name}, {what(value)}" for name, value in zip(names, expected))
+
+
 def compare_tuple(names: Sequence[str], parts: Sequence[Compare]) -> Compare:
     """A tuple (or list) of ``len(names)`` values, each compared by its own ``Compare``."""
     ordinals = ["1st", "2nd", "3rd", "4th", "5th", "6th"]
 
     def compare(received: Any, expected: Any) -> Difference | None:
+        if isinstance(received, np.ndarray) and received.ndim >= 1 and len(received) == len(names):
+            return Difference(f"one array where a tuple of {len(names)} separate values ({', '.join(names)}) is expected",
+                              f"{_tuple_in_words(names, expected)}: {python_literal(tuple(expected), limit=1500)}",
+                              f"one array of shape {received.shape}: {describe(received)}",
+                              hint=f"return the {len(names)} values separately, as in `return {', '.join(names)}`, "
+                                   f"not stacked into one array")
         if not isinstance(received, (tuple, list)) or len(received) != len(names):
-            return Difference(f"something that is not a tuple ({', '.join(names)})", python_literal(tuple(expected), limit=1500),
+            return Difference(f"something that is not a tuple ({', '.join(names)})",
+                              f"{_tuple_in_words(names, expected)}: {python_literal(tuple(expected), limit=1500)}",
                               describe(received))
         for position, (name, part, got, want) in enumerate(zip(names, parts, received, expected)):
             difference = part(got, want)

@@ -18,8 +18,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, encode
-from .cases import Case, Check, call_text, expected_answer
+from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, encode, python_literal
+from .cases import MAX_CALL_CHARS, Case, Check, call_text, expected_answer
 from .compare import describe
 from .second_calls import SECOND_CALL, witnessing_second_call
 
@@ -199,21 +199,35 @@ def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> "lis
 
 def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], expected: Sequence | None,
                   again: Sequence[Case] | None = None, again_expected: Sequence | None = None) -> list[tuple[Case, str, str]]:
-    """Each failed case with its failure message and its behaviour summary (``case_summary``), in the order to show."""
-    failed: list[tuple[Case, str, str, bool]] = []
+    """Each failed case with its failure message and its behaviour summary (``case_summary``), in the order to show.
+
+    A first call's failure comes before a second call's; named edge cases say most about a bug; among random cases the
+    smallest input reads best. But when the earliest call that failed, in the order the grader made them, is a second
+    call, the function's answers depend on more than the values sent (state kept between calls): that failure leads,
+    with the calls that reproduce it, and every other failure says that its call alone may not reproduce it.
+    """
+    failed: list[tuple[Case, str, str, bool, int]] = []
     for index, (case, reply) in enumerate(zip(cases, replies)):
         first_expected = expected[index] if expected is not None else _NOT_COMPUTED
         message, second = safe_case_failure(check, case, reply, first_expected), False
         if not message and reply.returned:
             follow = (again[index], again_expected[index]) if again is not None and again_expected is not None \
                 else (case, first_expected)
-            message = second = _safe_second_call_failure(check, *follow, reply)
+            message = second = _safe_second_call_failure(check, *follow, reply, first=case, first_expected=first_expected)
         if message:
-            failed.append((case, message, case_summary(check, case, reply), bool(second)))
-    # A first call's failure before a second call's; named edge cases say most about a bug; among random cases the
-    # smallest input reads best.
+            failed.append((case, message, case_summary(check, case, reply), bool(second), 2 * index + bool(second)))
+    if not failed:
+        return []
+    earliest = min(failed, key=lambda item: item[4])
     failed.sort(key=lambda item: (item[3], item[0].is_random, item[0].size() if item[0].is_random else 0))
+    if earliest[3]:
+        failed = [earliest] + [(case, message + "\n  " + KEPT_STATE_NOTE, summary, second, order)
+                               for case, message, summary, second, order in failed if order != earliest[4]]
     return [item[:3] for item in failed]
+
+#: Said of a failure when the function also failed a second call that came earlier: its call alone may not show it.
+KEPT_STATE_NOTE = ("note: your function got an earlier second call wrong (see the first failure), so it keeps state "
+                   "between calls: this call alone, in a fresh kernel, may give another answer")
 
 def case_summary(check: Check, case: Case, reply: Reply | None = None) -> str:
     """A failed case by its behaviour alone: what kind of failure, on which behaviour; no call, no values.
@@ -278,41 +292,110 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
         lines.append(f"  hint: {difference.hint}")
     return "\n".join(lines)
 
-def _safe_second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) -> str:
+def _safe_second_call_failure(check: Check, case: Case, expected: Any, reply: Reply, *, first: Case | None = None,
+                              first_expected: Any = _NOT_COMPUTED) -> str:
     """``_second_call_failure`` that never raises (the trusted side is total)."""
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if expected is _NOT_COMPUTED:
                 expected = expected_answer(check, case)
-            return _second_call_failure(check, case, expected, reply)
+            return _second_call_failure(check, case, expected, reply, first=first, first_expected=first_expected)
     except Exception as error:  # noqa: BLE001 - any value the wire accepts gives a failed case, never an exception
         return (f"{check.function} returned a value the grader could not compare ({type(error).__name__}) {SECOND_CALL}:"
                 f"\n    {call_text(check, case)}")
 
-def _second_call_failure(check: Check, case: Case, expected: Any, reply: Reply) -> str:
-    """Why the second call (``second_call``, on the same array objects), ``case``, failed where the first passed; or ``""``.
+def _second_call_failure(check: Check, case: Case, expected: Any, reply: Reply, *, first: Case | None = None,
+                         first_expected: Any = _NOT_COMPUTED) -> str:
+    """Why the second call (``witnessing_second_call``, on the same array objects), ``case``, failed where the first
+    passed; or ``""``.
 
-    It is a call of its own, with its own right answer: a function wrong on it fails it, and so does
-    one whose first call changed the arrays in place. This verdict rests on that answer, judged here,
-    never on the kernel's own report of the arguments (which student code that ran before the
-    harness can rewrite).
+    It is a call of its own, with its own right answer: a function wrong on it fails it, and so does one whose first
+    call changed the arrays in place. This verdict rests on that answer, judged here, never on the kernel's own report
+    of the arguments (which student code that ran before the harness can rewrite). The message gives the calls in the
+    order the grader made them, on the same objects (``second_call_sequence``): pasted into a fresh kernel, they give
+    the same answer, for a function that keeps state keyed by an object's identity too.
     """
     assert check.compare is not None
-    hint = ("hint: if your function gives the right answer to this call on its own, the call before it changed the "
-            "arrays in place: work on copies (an in-place operation, +=, *= or a slice assignment, on an argument "
-            "changes the caller's array)")
+    steps = (f"\n  your function answered the first call right and left its arguments as they were sent; to reproduce "
+             f"it in a fresh kernel, run these calls in the order the grader made them:\n"
+             f"{second_call_sequence(check, first, case)}" if first is not None else f"\n    {call_text(check, case)}")
     if reply.again_error is not None:
         kind, message = reply.again_error
-        return (f"{check.function} raised {kind}{': ' + message if message else ''} {SECOND_CALL}:\n    "
-                f"{call_text(check, case)}\n  {hint}")
+        return (f"{check.function} raised {kind}{': ' + message if message else ''} {SECOND_CALL}:{steps}\n"
+                f"  hint: {second_call_hint(check, case, raised=True)}")
     if reply.again is NOT_CALLED_AGAIN:
         return ""
     difference = check.compare(reply.again, expected)
     if difference is None:
         return ""
-    return (f"{check.function} returned {difference.what} {SECOND_CALL}:\n    {call_text(check, case)}\n"
-            f"  expected: {difference.expected}\n  received: {difference.received}\n  {hint}")
+    replayed = first_expected is not _NOT_COMPUTED and _same_answer(check, reply.again, first_expected)
+    return (f"{check.function} returned {difference.what} {SECOND_CALL}:{steps}\n"
+            f"  expected: {difference.expected}\n  received: {difference.received}\n"
+            f"  hint: {second_call_hint(check, case, replayed=replayed)}")
+
+def _same_answer(check: Check, received: Any, first_expected: Any) -> bool:
+    assert check.compare is not None
+    try:
+        return check.compare(received, first_expected) is None
+    except Exception:  # noqa: BLE001 - cannot tell: not said
+        return False
+
+def second_call_hint(check: Check, case: Case, *, raised: bool = False, replayed: bool = False) -> str:
+    """What makes a second call fail when the first passed and left its arguments as they were sent: the causes in
+    order of likelihood, the one the answer shows first."""
+    causes = []
+    if replayed:
+        causes.append("it returned the first call's answer again, so it did not compute this one from the values "
+                      "sent: a cache or a global that keeps an answer (keyed by the arguments' id(), shape, length or "
+                      "number of classes, which both calls share), or an answer that ignores its inputs")
+    else:
+        causes.append(f"{'raising' if raised else 'this answer'} after a right first call means the function keeps "
+                      "state between calls: a cache or a global filled by an earlier call (keyed by the arguments' "
+                      "id(), shape, length or number of classes), a mutable default argument, or an object it changed "
+                      "in place during the call before (other than its arguments)")
+    if any(isinstance(value, str) for value in (*case.args, *case.kwargs.values())):
+        causes.append("compare strings with ==, never with `is` (the grader sends strings as a notebook's literals "
+                      "are, but `is` on strings holds only by chance)")
+    causes.append("compute each answer from the values of this call's arguments alone")
+    return "; ".join(causes)
+
+def second_call_sequence(check: Check, first: Case, second: Case) -> str:
+    """The first call and the second, as the grader made them, as Python to paste (each line indented by four).
+
+    Each array or list argument of the first call gets a name (its parameter's), the first call is made on the names,
+    each argument the grader multiplied in place is multiplied in place (an array by ``*=``, a list by assigning its
+    entries), and the second call is made on the same names: an answer kept by an object's identity shows again.
+    """
+    names = list(check.parameters) + [f"arg{k + 1}" for k in range(len(check.parameters), len(first.args))]
+    slots = [*enumerate(first.args), *first.kwargs.items()]
+    named = {where: (names[where] if isinstance(where, int) else where) for where, value in slots
+             if isinstance(value, (np.ndarray, list))}
+    lines = [f"{named[where]} = {python_literal(value, limit=MAX_CALL_CHARS)}" for where, value in slots if where in named]
+
+    def call(case: Case, objects: bool) -> str:
+        written = [named[where] if objects and where in named else python_literal(value, limit=MAX_CALL_CHARS)
+                   for where, value in enumerate(case.args)]
+        written += [f"{key}={named[key] if objects and key in named else python_literal(value, limit=MAX_CALL_CHARS)}"
+                    for key, value in case.kwargs.items()]
+        return f"{check.function}({', '.join(written)})"
+
+    lines.append(call(first, True) + "  # the first call: answered right")
+    for where, factor in second.scaled.items():
+        if not isinstance(factor, (np.ndarray, list)) and factor == 1:
+            continue  # multiplied by 1: nothing to paste
+        name = named.get(where, str(where))
+        value = first.args[where] if isinstance(where, int) else first.kwargs[where]
+        scaled = second.args[where] if isinstance(where, int) else second.kwargs[where]
+        if isinstance(value, np.ndarray):
+            lines.append(f"{name} *= {python_literal(factor, limit=MAX_CALL_CHARS)}  # the grader multiplied it in place")
+        else:
+            lines.append(f"{name}[:] = {python_literal(scaled, limit=MAX_CALL_CHARS)}  # the grader multiplied its entries in place")
+    same_objects = all(value is mine or where in second.scaled for where, value, mine in
+                       [*((k, v, first.args[k]) for k, v in enumerate(second.args) if k < len(first.args) and k in named),
+                        *((k, v, first.kwargs.get(k)) for k, v in second.kwargs.items() if k in named)])
+    lines.append(call(second, same_objects) + "  # the second call: answered wrong")
+    return "\n".join(f"    {line}" for line in lines)
 
 def changed_arguments(check: Check, case: Case, args_after: list) -> str:
     """The name of the first argument the call changed in place, or ``""``.

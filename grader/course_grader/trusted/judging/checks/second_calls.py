@@ -98,33 +98,105 @@ def _answers_differ(check: Check, first: Any, second: Any) -> bool:
     except Exception:  # noqa: BLE001 - a comparison that cannot tell: not a witness
         return False
 
+class CheckRefused(ValueError):
+    """A check whose second call sends inputs that break a precondition its docstring states (``Check.precondition``),
+    or whose ``Check.second_call`` names what cannot be multiplied: the check is wrong, never the student."""
+
+
+def precondition_failure(check: Check, case: Case) -> str:
+    """What ``case``'s arguments break of ``check.precondition`` (``""`` when they keep it, or none is declared)."""
+    if check.precondition is None:
+        return ""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return str(check.precondition(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs)) or "")
+    except Exception as error:  # noqa: BLE001 - a precondition that cannot read the inputs is broken by them
+        return f"the precondition raised {type(error).__name__}: {error}"
+
+
+def power_of_two(rng: np.random.Generator, *, positive: bool = False, whole: bool = False) -> float | int:
+    """A factor for the second call: a power of two (0.5 to 4; 2 or 4 when ``whole``), negative too unless ``positive``.
+
+    Every product by it is exact, so the reference's answer on the multiplied inputs is what the student's kernel
+    sees.
+    """
+    choices: list = [2, 4] if whole else [0.5, 2.0, 4.0]
+    if not positive:
+        choices += [-choice for choice in choices]
+    return choices[int(rng.integers(len(choices)))]
+
+
+def sign(rng: np.random.Generator) -> int:
+    """-1 or 1, drawn from ``rng``."""
+    return int(rng.choice([-1, 1]))
+
+
+def signs_like(rng: np.random.Generator, value: Any) -> Any:
+    """A sign per entry of ``value`` (an array of its shape, or lists of its lengths), drawn from ``rng``."""
+    return _signs_like(rng, value)
+
+
+def _declared_factors(check: Check, base: Case, rng: np.random.Generator) -> dict:
+    """``check.second_call``'s factors, by position (or keyword); ``CheckRefused`` for one that cannot be used."""
+    assert check.second_call is not None
+    where_of: dict[str, int | str] = {name: position for position, name in enumerate(check.parameters[:len(base.args)])}
+    where_of.update({key: key for key in base.kwargs})
+    factors: dict = {}
+    for name, factor in check.second_call(rng, base).items():
+        where = where_of.get(name)
+        value = None if where is None else base.args[where] if isinstance(where, int) else base.kwargs[where]
+        if where is None or not _mutable(value):
+            raise CheckRefused(f"{check.function}: second_call multiplies {name!r}, which is not an array or a list "
+                               f"of this call")
+        if not np.all(np.asarray(factor, dtype=float) != 0):
+            raise CheckRefused(f"{check.function}: second_call multiplies {name!r} by 0, which hides an in-place change")
+        factors[where] = factor
+    return factors
+
+
 def witnessing_second_call(check: Check, cases: Sequence[Case], index: int, first_answer: Any,
                            rng: np.random.Generator) -> tuple[Case, Any]:
     """The second call of case ``index`` and the reference's answer to it.
 
     It is made on the very objects of the first call (its arrays and lists), each multiplied in place by the
-    harness by a factor drawn here from ``rng`` (the course secret, the student and the hand-in), with the other
-    arguments (numbers) from the next case (``second_call``). The answer is the reference's on the objects *as they
-    were sent*, multiplied: an object the first call changed stays changed after the multiplication (no factor is
-    0), so a function that changed it answers otherwise, and a kernel that reports the second answer without
-    computing it from the values first sent has nothing to copy: the factors are drawn so that the first answer is
-    wrong for the second call (up to ``SECOND_CALL_TRIES`` draws, one factor per argument first, then a sign per
-    label; the last one whose answer the reference gives is kept otherwise), and replaying the first call, or calling
-    again on a copy of the objects as the first call left them, gives another answer than the one judged. A case
-    without arrays or lists keeps ``second_call``'s numbers.
+    harness by a factor drawn here from ``rng`` (the course secret, the student and the hand-in). The answer is the
+    reference's on the objects *as they were sent*, multiplied: an object the first call changed stays changed after
+    the multiplication (no factor is 0), so a function that changed it answers otherwise, and a kernel that reports
+    the second answer without computing it from the values first sent has nothing to copy: the factors are drawn so
+    that the first answer is wrong for the second call (up to ``SECOND_CALL_TRIES`` draws; the last one whose answer
+    the reference gives is kept otherwise), and replaying the first call, or calling again on a copy of the objects
+    as the first call left them, gives another answer than the one judged.
+
+    A check that declares ``second_call`` says how its arguments change together (its other arguments are sent
+    again as they are); otherwise each array and list gets a factor of its own (one per argument first, then a sign
+    per label) and the numbers come from the next case (``second_call``). A check that declares a ``precondition``
+    has it hold on every second call, or is refused.
+
+    Raises
+    ------
+    CheckRefused
+        If a second call's inputs break ``check.precondition``, or ``check.second_call`` names what it cannot
+        multiply.
     """
-    base = second_call(cases, index)
+    declared = check.second_call is not None
+    own = cases[index]
+    base = Case(own.args, own.behaviour, own.kwargs, own.context) if declared else second_call(cases, index)
     positions = [where for where, value in [*enumerate(base.args), *base.kwargs.items()] if _mutable(value)]
     settled: tuple[Case, Any] | None = None
     for attempt in range(SECOND_CALL_TRIES if positions else 0):
-        per_entry = attempt >= SECOND_CALL_TRIES // 2  # one number per argument first; each label its sign after
-        factors = {where: factor for where in positions if (factor := _factor_for(
-            rng, base.args[where] if isinstance(where, int) else base.kwargs[where], per_entry)) is not None}
+        if declared:
+            factors = _declared_factors(check, base, rng)
+        else:
+            per_entry = attempt >= SECOND_CALL_TRIES // 2  # one number per argument first; each label its sign after
+            factors = {where: factor for where in positions if (factor := _factor_for(
+                rng, base.args[where] if isinstance(where, int) else base.kwargs[where], per_entry)) is not None}
         if not factors:
             break
         args = tuple(_scaled_copy(value, factors[where]) if where in factors else value for where, value in enumerate(base.args))
         kwargs = {key: _scaled_copy(value, factors[key]) if key in factors else value for key, value in base.kwargs.items()}
         follow = Case(args, base.behaviour, kwargs, base.context, factors)
+        _refuse_unless_kept(check, follow)
         try:
             answer = expected_answer(check, follow)
         except Exception:  # noqa: BLE001 - inputs the reference refuses: another draw
@@ -135,10 +207,19 @@ def witnessing_second_call(check: Check, cases: Sequence[Case], index: int, firs
     if settled is not None:
         return settled
     try:
+        _refuse_unless_kept(check, base)
         return base, expected_answer(check, base)
+    except CheckRefused:
+        raise
     except Exception:  # noqa: BLE001 - a mix the reference refuses: the same call again, with the same answer
         return dataclasses.replace(base, args=cases[index].args, kwargs=cases[index].kwargs), first_answer
 
+
+def _refuse_unless_kept(check: Check, case: Case) -> None:
+    failure = precondition_failure(check, case)
+    if failure:
+        raise CheckRefused(f"{check.function}: the second call of {case.behaviour!r} breaks the docstring's "
+                           f"precondition ({failure}); declare in second_call how its arguments may change together")
+
 #: How a message names the second call of a case (``second_call``).
-SECOND_CALL = ("on the call made right after it on the same arrays, which the grader multiplied in place "
-               "(any other argument from the next case)")
+SECOND_CALL = "on the call the grader made right after it, on the same arrays multiplied in place"

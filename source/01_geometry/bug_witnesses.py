@@ -9,43 +9,16 @@ the check, never released (``nbgrader_config.py``'s ``CourseDirectory.ignore``) 
 
 from __future__ import annotations
 
-import copy
-import pickle
 from typing import Callable
 
 import numpy as np
+from course_grader.checks_api import course_module
+
+_caching = course_module(__file__, "caching_witnesses")
 
 
 def _float(X) -> np.ndarray:
     return np.asarray(X, dtype=float)
-
-
-def _cached(function: Callable, key: Callable[..., object]) -> Callable:
-    """``function`` with a cache of its answers keyed by ``key(*args)``: a bug when the key is not the values (an
-    ``id()``, a shape, a number of classes), which a second call on the same objects, multiplied, shows every time;
-    correct when it is (``_by_value``)."""
-    cache: dict = {}
-
-    def cached(*args):
-        found = key(*args)
-        if found not in cache:
-            cache[found] = function(*args)
-        return copy.deepcopy(cache[found])
-
-    return cached
-
-
-def _by_value(*args) -> bytes:
-    """A key that is the arguments' values: their types, dtypes, shapes and bytes."""
-    return pickle.dumps([(type(a).__name__, np.asarray(a).dtype.str, np.shape(a), np.asarray(a).tobytes()) for a in args])
-
-
-def _by_id(*args) -> tuple:
-    return tuple(id(a) for a in args)
-
-
-def _by_shape(*args) -> tuple:
-    return tuple(np.shape(a) for a in args)
 
 
 def _aug(X) -> np.ndarray:
@@ -60,11 +33,11 @@ AUGMENT_BUGS = {
     "float32": lambda X: _aug(X).astype(np.float32),
     "a Python list of rows without the ones": lambda X: _float(X).tolist(),
     "unchanged when the first column is already all ones": lambda X: _float(X) if len(X) and np.all(_float(X)[:, 0] == 1) else _aug(X),
-    "a cache keyed by id(X)": _cached(_aug, _by_id),
-    "a cache keyed by the shape of X": _cached(_aug, _by_shape),
+    "a cache keyed by id(X)": _caching.cached(_aug, _caching.by_id),
+    "a cache keyed by the shape of X": _caching.cached(_aug, _caching.by_shape),
 }
 AUGMENT_CORRECT = {
-    "a cache keyed by the values of X": _cached(_aug, _by_value),
+    "a cache keyed by the values of X": _caching.cached(_aug, _caching.by_value),
     "validates its input first": lambda X: (_aug(X) if np.ndim(X) == 2 else (_ for _ in ()).throw(ValueError("X must be 2-D"))),
     "np.insert": lambda X: np.insert(_float(X), 0, 1.0, axis=1),
     "a list of lists": lambda X: [[1.0, *row] for row in _float(X).tolist()],

@@ -9,45 +9,17 @@ the check, never released (``nbgrader_config.py``'s ``CourseDirectory.ignore``) 
 
 from __future__ import annotations
 
-import copy
-import pickle
 from typing import Callable
 
 import numpy as np
-
+from course_grader.checks_api import course_module
 from perceptron_course import theory
+
+_caching = course_module(__file__, "caching_witnesses")
 
 
 def _float(X) -> np.ndarray:
     return np.asarray(X, dtype=float)
-
-
-def _cached(function: Callable, key: Callable[..., object]) -> Callable:
-    """``function`` with a cache of its answers keyed by ``key(*args)``: a bug when the key is not the values (an
-    ``id()``, a shape, a number of classes), which a second call on the same objects, multiplied, shows every time;
-    correct when it is (``_by_value``)."""
-    cache: dict = {}
-
-    def cached(*args):
-        found = key(*args)
-        if found not in cache:
-            cache[found] = function(*args)
-        return copy.deepcopy(cache[found])
-
-    return cached
-
-
-def _by_value(*args) -> bytes:
-    """A key that is the arguments' values: their types, dtypes, shapes and bytes."""
-    return pickle.dumps([(type(a).__name__, np.asarray(a).dtype.str, np.shape(a), np.asarray(a).tobytes()) for a in args])
-
-
-def _by_id(*args) -> tuple:
-    return tuple(id(a) for a in args)
-
-
-def _by_shape(*args) -> tuple:
-    return tuple(np.shape(a) for a in args)
 
 
 def _aug(X) -> np.ndarray:
@@ -74,7 +46,7 @@ PROOF_TERMS_BUGS = {
     "the two swapped": lambda H, u: (np.sum(_float(H) ** 2, axis=1), _float(H) @ _float(u)),
     "squared norm over the columns": lambda H, u: (_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=0)),
     "one array of two rows": lambda H, u: np.vstack([_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=1)]),
-    "a cache keyed by id(history)": _cached(lambda H, u: (_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=1)), _by_id),
+    "a cache keyed by id(history)": _caching.cached(lambda H, u: (_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=1)), _caching.by_id),
 }
 PROOF_TERMS_CORRECT = {
     "einsum": lambda H, u: (np.einsum("ij,j->i", _float(H), _float(u)), np.einsum("ij,ij->i", _float(H), _float(H))),
@@ -82,7 +54,7 @@ PROOF_TERMS_CORRECT = {
     "w_star normalised again (it is of unit length already)":
         lambda H, u: (_float(H) @ (_float(u) / np.linalg.norm(_float(u))), np.sum(_float(H) ** 2, axis=1)),
     "checks that w_star is of unit length": lambda H, u: _unit_checked(H, u),
-    "a cache keyed by the values": _cached(lambda H, u: (_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=1)), _by_value),
+    "a cache keyed by the values": _caching.cached(lambda H, u: (_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=1)), _caching.by_value),
 }
 
 
@@ -129,13 +101,13 @@ PROOF_SQUEEZE_BUGS = {
     "j counted from 1": lambda *args: _squeeze(*args, first=1),
     "gamma of the max-margin separator": lambda *args: _squeeze(*args, gamma_of=lambda X, y: theory.max_margin(X, y)[1]),
     "R about the centre": lambda *args: _squeeze(*args, centre=True),
-    "a cache keyed by the shapes": _cached(_squeeze, _by_shape),
+    "a cache keyed by the shapes": _caching.cached(_squeeze, _caching.by_shape),
 }
 PROOF_SQUEEZE_CORRECT = {
     "a list of rows": lambda *args: _squeeze(*args).tolist(),
     "gamma as the smallest |y_i u·x_i|": lambda *args: _squeeze(*args, absolute=True),
     "checks that w_star separates the data": lambda X, y, history, w_star: _separation_checked(X, y, history, w_star),
-    "a cache keyed by the values": _cached(_squeeze, _by_value),
+    "a cache keyed by the values": _caching.cached(_squeeze, _caching.by_value),
 }
 
 

@@ -77,17 +77,25 @@ def notice_page(title: str, lines: list[str]) -> str:
             f"<title>{html.escape(title)}</title></head>\n<body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
 
 
-def release_notice(course: Course, handin_folder: Path, title: str, lines: list[str]) -> str:
-    """Release a notice page for each notebook of an archived exchange hand-in; ``""`` when done, else why not."""
-    from nbgrader.utils import notebook_hash
-
+def _outbound_of(course: Course, handin_folder: Path) -> "tuple[str, Path] | str":
+    """The secret of an archived exchange hand-in and the exchange's feedback folder, or why there are none."""
     secret = handed_in_secret(handin_folder)
     if secret is None:
         return "no exchange hand-in (no submission_secret.txt): nothing released"
     try:
-        outbound = outbound_feedback(course)
+        return secret, outbound_feedback(course)
     except Exception as error:  # noqa: BLE001 -- nbgrader's ExchangeError among them: the reason, not the end
         return f"the exchange's feedback folder cannot be used: {error}"
+
+
+def release_notice(course: Course, handin_folder: Path, title: str, lines: list[str]) -> str:
+    """Release a notice page for each notebook of an archived exchange hand-in; ``""`` when done, else why not."""
+    from nbgrader.utils import notebook_hash
+
+    found = _outbound_of(course, handin_folder)
+    if isinstance(found, str):
+        return found
+    secret, outbound = found
     page = notice_page(title, lines).encode("utf-8")
     for notebook in handed_in_notebooks(handin_folder):
         name = notebook_hash(secret=secret, notebook_id=notebook)
@@ -108,13 +116,10 @@ def annotate_released(course: Course, handin_folder: Path, lines: list[str]) -> 
 
     from nbgrader.utils import notebook_hash
 
-    secret = handed_in_secret(handin_folder)
-    if secret is None:
-        return "no exchange hand-in (no submission_secret.txt): nothing released"
-    try:
-        outbound = outbound_feedback(course)
-    except Exception as error:  # noqa: BLE001 -- nbgrader's ExchangeError among them: the reason, not the end
-        return f"the exchange's feedback folder cannot be used: {error}"
+    found = _outbound_of(course, handin_folder)
+    if isinstance(found, str):
+        return found
+    secret, outbound = found
     banner = ("<div class=\"serve-attempts\" style=\"border:1px solid #888;padding:0.5em;margin:0.5em\">"
               + "".join(f"<p>{html.escape(line)}</p>" for line in lines) + "</div>")
     for notebook in handed_in_notebooks(handin_folder):

@@ -158,3 +158,19 @@ def test_one_array_of_two_rows_for_two_values_is_said_in_words():
     assert difference.what.startswith("one array where a tuple of 2 separate values (alignment, squared_norm)")
     assert "one array of shape (2, 3)" in difference.received
     assert "alignment, an array of shape (3,); squared_norm, an array of shape (3,)" in difference.expected
+
+
+def test_check_names_a_hidden_check_whose_second_call_is_refused_before_any_grading(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from course_grader.trusted import course_check
+    from course_grader.trusted.judging import check_registry
+
+    zero = Check("scale", ("X",), lambda rng: [Case((np.ones((2, 2)),), "ones")], lambda X: np.asarray(X) * 2,
+                 compare_arrays(exact=False, what="twice X"), second_call=lambda rng, case: {"X": 0})
+    checks = {"01_part": {"terms": DECLARED}, "02_part": {"scale": zero, "terms": UNDECLARED}}
+    monkeypatch.setattr(check_registry, "course_checks", lambda root: SimpleNamespace(of=lambda a: checks[a]))
+    problems = course_check.check_case_draws(SimpleNamespace(root=tmp_path), ["01_part", "02_part"])
+    assert len(problems) == 2 and all(problem.startswith("source/02_part/hidden_checks.py: ") for problem in problems)
+    assert "scale: second_call multiplies 'X' by 0" in problems[0]
+    assert "breaks the docstring's" in problems[1] or "precondition" in problems[1], problems[1]

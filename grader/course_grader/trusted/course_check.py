@@ -45,6 +45,31 @@ def _text(cell: dict) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
+def check_case_draws(course: Course, assignments: list[str]) -> list[str]:
+    """Every check of ``assignments`` draws its cases and its second calls (one draw, with a fixed secret that is not
+    the course's): a check whose second call would break its own precondition is refused here, before a grading run
+    meets it (``second_calls.CheckRefused``), and a check whose cases fail to draw is named with the error."""
+    from .judging.check_registry import ChecksError, course_checks
+    from .judging.checks import case_generator, prepare_cases
+    from .judging.checks.second_calls import CheckRefused
+
+    try:
+        checks = course_checks(course.root)
+    except ChecksError:
+        return []  # said by check_parts, with the file and its error
+    problems = []
+    for assignment in assignments:
+        for function, check in checks.of(assignment).items():
+            try:
+                prepare_cases(check, case_generator(b"course-grader check", function, "check"))
+            except CheckRefused as error:
+                problems.append(f"source/{assignment}/hidden_checks.py: {error}")
+            except Exception as error:  # noqa: BLE001 - a check's own code: named, never the end of the check
+                problems.append(f"source/{assignment}/hidden_checks.py: {function}'s cases fail to draw "
+                                f"({type(error).__name__}: {error})")
+    return problems
+
+
 def check_parts(course: Course, assignments: list[str]) -> list[str]:
     """Heading points that differ from their cells' metadata, then every inconsistency between ``source/`` and its
     hidden checks (``check_registry.registry_problems``: parts without a check, checks of no part, grants of imports
@@ -151,6 +176,7 @@ def check_course(course: Course) -> list[str]:
         problems = [str(error)]
     problems += check_registrations(course, term)
     problems += check_parts(course, [name for name in term.assignment_names])
+    problems += check_case_draws(course, term.assignment_names)
     problems += check_lectures(course, term)
     problems += check_student_readme(course, term)
     problems += check_example_class(course, term)

@@ -19,6 +19,7 @@ from nbgrader.api import Gradebook
 
 from course_grader.trusted.judging.check_registry import course_checks, registry_problems
 from course_grader.trusted.course.course import Course
+from course_grader.trusted.gradebook.reveal import concealed_note, course_schedule, due_date
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "adding-a-part.md"
@@ -63,7 +64,11 @@ def test_following_the_guide_adds_a_part_that_grades_a_correct_and_a_wrong_stude
     with Gradebook(f"sqlite:///{copy / 'gradebook.db'}") as gradebook:
         scores = {student: {part: gradebook.find_grade(part, "geometry", "01_geometry", student).score for part in parts}
                   for student in ("ada", "bob")}
+        bob_due = due_date(gradebook, "01_geometry", "bob")
     assert scores["ada"] == parts  # every part, the new one included, full marks
     assert scores["bob"] == {**parts, new_part: 0.0}  # the wrong one loses exactly the new part's points
     feedback = (copy / "feedback" / "bob" / "01_geometry" / "geometry.html").read_text(encoding="utf-8")
-    assert f"{function} returned a wrong value" in feedback
+    if course_schedule(course).shown(bob_due):  # the term's [reveal] shows a failed case's call now
+        assert f"{function} returned a wrong value" in feedback
+    else:  # it shows them after bob's due date, and says so
+        assert concealed_note(bob_due) in feedback

@@ -444,7 +444,8 @@ def axe_every_page(site: Path, only: list[str] | None = None) -> tuple[dict, lis
                     # The theme's own switch (its listener on the system setting) has run, and its colour transitions
                     # have ended: axe sees the page at rest in that theme, as a reader who opened it so does.
                     page.wait_for_function("scheme => document.documentElement.dataset.theme === scheme", arg=scheme)
-                    page.evaluate("() => Promise.all(document.getAnimations().map(animation => animation.finished))")
+                    page.evaluate("async () => { await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));"
+                                  " await Promise.all(document.getAnimations().map(animation => animation.finished)); }")
                     # The first theme gets every rule; another changes only colours, so it gets the colour rules.
                     options = ({"runOnly": {"type": "tag", "values": WCAG_21_A_AA}} if scheme == SCHEMES[0]
                                else {"runOnly": {"type": "rule", "values": COLOUR_RULES}})

@@ -6,6 +6,7 @@ import json
 import re
 import warnings
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from term_edits import add_extension, drop_assignment, edit_term, set_assignment_key, set_key, set_text
@@ -208,7 +209,11 @@ def test_the_student_readme_follows_a_term_edit(tmp_path):
     seconds = shipped.limits.cell_seconds
     set_key(root, "limits.cell_seconds", seconds + 10)
     *_, dropped, last = shipped.assignment_names
-    set_assignment_key(root, last, "due", "2027-03-01 12:00")
+    # A due date after every one the term has, extensions included (a date before a student's own is refused).
+    latest = max([dt.datetime(2027, 3, 1, 12, tzinfo=dt.timezone.utc), *(a.due for a in shipped.assignments if a.due),
+                  *(extension.due for extension in shipped.extensions)])
+    due = (latest + dt.timedelta(days=30)).astimezone(ZoneInfo(shipped.course.timezone)).strftime("%Y-%m-%d %H:%M")
+    set_assignment_key(root, last, "due", due)
     drop_assignment(root, dropped)
     course = Course.open(root)
 
@@ -217,7 +222,7 @@ def test_the_student_readme_follows_a_term_edit(tmp_path):
     assert f"--course {new_id}" in readme and not re.search(rf"--course {re.escape(shipped.course.id)}(?![\w-])", readme)
     assert f"same {seconds + 10} s per cell" in readme and f" {seconds} s" not in readme
     assert f"the {len(course.term().assignments)} assignments" in readme and dropped not in readme
-    assert f"2027-03-01 12:00 {shipped.course.timezone}" in readme
+    assert f"{due} {shipped.course.timezone}" in readme
 
 
 # ------------------------------------------------------------------------------------------- perceptron-course check

@@ -8,7 +8,8 @@ from perceptron_course import perceptron
 from perceptron_course.datasets import linearly_separable
 from course_grader.checks_api import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_bool, compare_count, compare_number, compare_tuple,
-    course_module, lists_at_random, points_with_zero_score, random_integer_points, random_labels, solution,
+    course_module, lists_at_random, points_with_zero_score, power_of_two, random_integer_points, random_labels, sign,
+    solution,
 )
 
 _contracts = course_module(__file__, "contracts")
@@ -206,6 +207,9 @@ def _cap_contract(X_train, y_train, X_dev, y_dev, caps) -> str:
 
 
 CHOOSE_EPOCH_CAP = Check("choose_epoch_cap", ("X_train", "y_train", "X_dev", "y_dev", "caps"), _cap_cases,
-                         _reference_cap, compare_count("one of the caps (an int)", noun="cap"), precondition=_cap_contract)
+                         _reference_cap, compare_count("one of the caps (an int)", noun="cap"), precondition=_cap_contract,
+                         # the data multiplied, labels flipped per set; the caps as sent (a cap times -1 is none)
+                         second_call=lambda rng, case: {"X_train": power_of_two(rng, whole=True), "y_train": sign(rng),
+                                                        "X_dev": power_of_two(rng, whole=True), "y_dev": sign(rng)})
 
 CHECKS = (PERCEPTRON_STEP, TRAIN_PERCEPTRON, CHOOSE_EPOCH_CAP)

@@ -108,7 +108,8 @@ class Zygote:
         self._stack.callback(subprocess.run, ["rm", "-rf", "--", str(self.work)], check=False, capture_output=True)
         self.kernels = self.work / "kernels"
         self.views = self.work / "views"
-        self.kernels.mkdir(mode=0o711)
+        self.kernels.mkdir()
+        self.kernels.chmod(0o711)  # (mkdir's mode is masked by the umask, which the TA's commands set to 077)
         build_student_view(self.views / DEFAULT_VIEW, ImportRules())  # the zygote's own: the launcher, no library
         readable_by_all(self.views)  # the kernels' user is not the grader's, whatever the grader's umask
         procs = self._stack.enter_context(sandbox_cgroups())
@@ -630,6 +631,7 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, rules: ImportRules):
         elif isolation.sandbox:  # cold: a sandbox of its own for each kernel, in cgroups of its own
             procs = stack.enter_context(sandbox_cgroups())
             view = build_student_view(Path(data_dir) / "view", rules)
+            readable_by_all(view)  # the kernel's user is not the grader's, whatever the grader's umask
             argv = detached(bubblewrap_command(argv, view, rules, sockets=runtime_dir / SOCKETS_FOLDER,
                                                connection_file="{connection_file}"), procs)
         # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.

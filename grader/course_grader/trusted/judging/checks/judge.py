@@ -220,11 +220,17 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], exp
         return []
     earliest = min(failed, key=lambda item: item[4])
     failed.sort(key=lambda item: (item[3], item[0].is_random, item[0].size() if item[0].is_random else 0))
-    if earliest[3]:
+    # A second call's failure alone does not show state: its values differ from the first call's, and a function wrong
+    # on them fails it too. State is shown when no first call failed, or when a second call got the first call's answer.
+    shows_state = all(second for _, _, _, second, _ in failed) or any(
+        second and REPLAYED_CAUSE in message for _, message, _, second, _ in failed)
+    if earliest[3] and shows_state:
         failed = [earliest] + [(case, message + "\n  " + KEPT_STATE_NOTE, summary, second, order)
                                for case, message, summary, second, order in failed if order != earliest[4]]
     return [item[:3] for item in failed]
 
+#: The cause a second call's hint gives first when it returned the first call's answer again.
+REPLAYED_CAUSE = "it returned the first call's answer again"
 #: Said of a failure when the function also failed a second call that came earlier: its call alone may not show it.
 KEPT_STATE_NOTE = ("note: your function got an earlier second call wrong (see the first failure), so it keeps state "
                    "between calls: this call alone, in a fresh kernel, may give another answer")
@@ -346,11 +352,12 @@ def second_call_hint(check: Check, case: Case, *, raised: bool = False, replayed
     order of likelihood, the one the answer shows first."""
     causes = []
     if replayed:
-        causes.append("it returned the first call's answer again, so it did not compute this one from the values "
+        causes.append(f"{REPLAYED_CAUSE}, so it did not compute this one from the values "
                       "sent: a cache or a global that keeps an answer (keyed by the arguments' id(), shape, length or "
                       "number of classes, which both calls share), or an answer that ignores its inputs")
     else:
-        causes.append(f"{'raising' if raised else 'this answer'} after a right first call means the function keeps "
+        causes.append(f"{'raising' if raised else 'this answer'} after a right first call means either that the "
+                      "function is wrong on values like these (the first call's, multiplied as shown) or that it keeps "
                       "state between calls: a cache or a global filled by an earlier call (keyed by the arguments' "
                       "id(), shape, length or number of classes), a mutable default argument, or an object it changed "
                       "in place during the call before (other than its arguments)")

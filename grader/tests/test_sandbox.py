@@ -1020,7 +1020,7 @@ def test_hostile_batch_forged_points_are_gone_and_evasions_are_flagged(hostile_b
     # item 2: the in-place change hidden from the harness's report is seen in the second answer
     assert outcomes["hidden_mutation"].cell_scores["test_perceptron_step"] == 0
     page = html.unescape((course.feedback / "hidden_mutation" / "02_algorithm" / "algorithm.html").read_text(encoding="utf-8"))
-    assert "on the call made right after it on the same arrays" in page
+    assert SECOND_CALL in page  # the second call, made on the same arrays, sees it
     # item 6: correct code, flagged, its points kept
     assert outcomes["held_module_exec"].score == 8
     assert outcomes["honest"].score == outcomes["honest"].max_score == 8

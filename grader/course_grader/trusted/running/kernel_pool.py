@@ -99,6 +99,10 @@ class WarmProcess:
         self.send_signal(signal.SIGTERM)
 
 
+#: The umask bubblewrap runs with (it makes the sandbox's mount points with it): the kernels' user reaches them.
+SANDBOX_UMASK = 0o022
+
+
 class Zygote:
     """One sandboxed zygote and the kernels it forked; ``spawn`` starts one, ``close`` stops them all."""
 
@@ -122,9 +126,11 @@ class Zygote:
             user_namespace = self._stack.enter_context(kernels_user_namespace(self.kernel_host_uid))
         command = bubblewrap_command(inner, self.views / DEFAULT_VIEW, ImportRules(), warm_roots=(self.kernels, self.views),
                                      user_namespace=user_namespace)
-        # Its own session: Ctrl+C reaches the batch, which stops the zygote (and its kernels) itself.
+        # Its own session: Ctrl+C reaches the batch, which stops the zygote (and its kernels) itself. Its own umask:
+        # bubblewrap makes the sandbox's mount points with it, and the TA's commands run with 077, which would leave
+        # the kernels' user unable to reach a bound folder (a course's .venv under /tmp, say).
         self.process = subprocess.Popen(detached(command, procs, keep_pipes=True), stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, start_new_session=True,
+                                        stdout=subprocess.PIPE, start_new_session=True, umask=SANDBOX_UMASK,
                                         pass_fds=() if user_namespace is None else (user_namespace,))
         self._stack.callback(self._stop_process)
         self.pipe_descriptors = (self.process.stdin.fileno(), self.process.stdout.fileno())  # type: ignore[union-attr]
@@ -634,6 +640,7 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, rules: ImportRules):
             readable_by_all(view)  # the kernel's user is not the grader's, whatever the grader's umask
             argv = detached(bubblewrap_command(argv, view, rules, sockets=runtime_dir / SOCKETS_FOLDER,
                                                connection_file="{connection_file}"), procs)
+            argv = ["/bin/sh", "-c", f'umask {SANDBOX_UMASK:03o} && exec "$@"', "sh", *argv]  # as the zygote's, above
         # Interrupts travel as messages: a signal to bwrap would not reach the kernel inside it.
         spec = {"argv": argv, "display_name": "Python 3 (grading)", "language": "python", "interrupt_mode": "message"}
         (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")

@@ -30,6 +30,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -602,14 +603,22 @@ def private_runtime_dir(isolation: Isolation):
         with environment_variable("JUPYTER_RUNTIME_DIR", str(runtime)):
             yield runtime
     finally:
-        # rm, not shutil.rmtree: a tree nested thousands of levels deep (a kernel's, as a grader that
-        # is not root, where the kernel owns its sockets folder) is more than rmtree's recursion allows.
-        # A folder left without write permission (the kernels' ``sockets``, made read-only) keeps rm from its
-        # entries as any user but root: given it back first (chmod -R follows no link it meets).
-        subprocess.run(["chmod", "-R", "u+rwx", "--", str(runtime)], check=False, capture_output=True)
-        subprocess.run(["rm", "-rf", "--", str(runtime)], check=False, capture_output=True)
+        remove_runtime_folder(runtime)
         if zygote is not None:
             zygote.forget(runtime)
+
+
+def remove_runtime_folder(runtime: Path, as_user: Sequence[str] = ()) -> None:
+    """Remove a kernel's runtime folder, whatever the kernel left in it (``as_user``: a command prefix that runs the
+    removal as another user, such as ``setpriv``).
+
+    rm, not shutil.rmtree: a tree nested thousands of levels deep (a kernel's, as a grader that is not root, where the
+    kernel owns its sockets folder) is more than rmtree's recursion allows. A folder left without write permission (the
+    kernels' ``sockets``, made read-only) keeps rm from its entries as any user but root: given it back first (chmod -R
+    follows no link it meets).
+    """
+    subprocess.run([*as_user, "chmod", "-R", "u+rwx", "--", str(runtime)], check=False, capture_output=True)
+    subprocess.run([*as_user, "rm", "-rf", "--", str(runtime)], check=False, capture_output=True)
 
 
 @contextmanager

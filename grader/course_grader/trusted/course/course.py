@@ -111,24 +111,25 @@ class Course:
         """Notebook ids (file stems) of an assignment's source."""
         return sorted(p.stem for p in (self.source / assignment).glob("*.ipynb"))
 
-    def _nbgrader_cells(self, assignment: str) -> list[dict]:
-        """The nbgrader metadata of every nbgrader cell of an assignment's source, in order."""
+    def _source_cells(self, assignment: str) -> list[dict]:
+        """Every cell of an assignment's source notebooks, in order."""
         cells = []
         for name in self.notebook_names(assignment):
-            notebook = json.loads((self.source / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
-            cells += [cell["metadata"]["nbgrader"] for cell in notebook["cells"] if "nbgrader" in cell.get("metadata", {})]
+            cells += json.loads((self.source / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
         return cells
+
+    def _nbgrader_cells(self, assignment: str) -> list[dict]:
+        """The nbgrader metadata of every nbgrader cell of an assignment's source, in order."""
+        return [cell["metadata"]["nbgrader"] for cell in self._source_cells(assignment) if "nbgrader" in cell.get("metadata", {})]
 
     def solution_functions(self, assignment: str) -> list[str]:
         """Names of the functions an assignment's source solutions define (``def`` at the top of a solution cell), in
         order: what its students are asked to write."""
         names = []
-        for name in self.notebook_names(assignment):
-            notebook = json.loads((self.source / assignment / f"{name}.ipynb").read_text(encoding="utf-8"))
-            for cell in notebook["cells"]:
-                if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
-                    source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-                    names += re.findall(r"^def\s+([A-Za-z_]\w*)\s*\(", source, flags=re.MULTILINE)
+        for cell in self._source_cells(assignment):
+            if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+                source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                names += re.findall(r"^def\s+([A-Za-z_]\w*)\s*\(", source, flags=re.MULTILINE)
         return names
 
     def cell_ids(self, assignment: str) -> list[str]:

@@ -620,3 +620,19 @@ def test_a_graded_page_released_gets_the_attempts_at_its_top_escaped(course, tmp
     text = page.read_text(encoding="utf-8")
     assert text.index("Graded attempts used: 2 of 3 (1 left).") < text.index("<h1>Feedback</h1>")
     assert "&lt;b&gt;x&lt;/b&gt;" in text and "<b>x</b>" not in text
+
+
+def test_pages_written_under_the_courses_umask_stay_readable_by_the_student(course, tmp_path):
+    """The TA's commands and the service run with umask 077: a page written with it would be the service's alone,
+    and the student's ``nbgrader fetch_feedback`` (another account) could not copy it."""
+    from course_grader.trusted.serving.release import annotate_released
+
+    page = _released_page(tmp_path)
+    before = os.umask(0o077)
+    try:
+        assert release_notice(course, _archived_hand_in(tmp_path), "Feedback", ["graded"]) == ""
+        assert stat.S_IMODE(page.stat().st_mode) == 0o644
+        assert annotate_released(course, tmp_path / "archived", ["Graded attempts used: 1 of 3 (2 left)."]) == ""
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(page.stat().st_mode) == 0o644 and "Graded attempts used" in page.read_text(encoding="utf-8")

@@ -98,14 +98,20 @@ def release_notice(course: Course, handin_folder: Path, title: str, lines: list[
     secret, outbound = found
     page = notice_page(title, lines).encode("utf-8")
     for notebook in handed_in_notebooks(handin_folder):
-        name = notebook_hash(secret=secret, notebook_id=notebook)
-        temporary = outbound / f"{name}-tmp.html"
-        if os.path.lexists(temporary):  # a run cut off between these two steps
-            os.unlink(temporary)
-        write_new(temporary, page)
-        os.chmod(temporary, 0o644)  # as nbgrader's copy of a page, whatever the umask (the course's is 077)
-        os.replace(temporary, outbound / f"{name}.html")
+        replace_page(outbound / f"{notebook_hash(secret=secret, notebook_id=notebook)}.html", page)
     return ""
+
+
+def replace_page(page: Path, content: bytes) -> None:
+    """Put ``content`` at ``page`` in the exchange in one step (a temporary beside it, then a rename), readable by
+    all as nbgrader's copy of a page is, whatever the umask (the course's is 077: a page the service wrote with it
+    would be the service's alone, and the student's ``fetch_feedback`` could not read it)."""
+    temporary = page.with_name(page.stem + "-tmp.html")
+    if os.path.lexists(temporary):  # a run cut off between these two steps
+        os.unlink(temporary)
+    write_new(temporary, content)
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, page)
 
 
 def annotate_released(course: Course, handin_folder: Path, lines: list[str]) -> str:
@@ -131,9 +137,5 @@ def annotate_released(course: Course, handin_folder: Path, lines: list[str]) -> 
         body = re.search(r"<body\b[^>]*>", text)
         if body is None:
             continue
-        temporary = page.with_name(page.stem + "-tmp.html")
-        if os.path.lexists(temporary):
-            os.unlink(temporary)
-        write_new(temporary, (text[:body.end()] + banner + text[body.end():]).encode("utf-8"))
-        os.replace(temporary, page)
+        replace_page(page, (text[:body.end()] + banner + text[body.end():]).encode("utf-8"))
     return ""

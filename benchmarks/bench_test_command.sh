@@ -6,7 +6,11 @@
 # Run: bash benchmarks/bench_test_command.sh    Targets: whole command at most 15 minutes on 2 quiet cores, the
 # course's tests at most 5. The machine's load is printed before and after: figures taken beside other work are
 # inflated (compare files with each other, not with the targets).
+# `--burners N`: the same, with N CPU burners (`python3 -c 'while 1: pass'`) running from the end of the
+# installation to the end of the tests: no test's outcome may depend on the machine's load.
 set -euo pipefail
+burners=0
+if [ "${1:-}" = "--burners" ]; then burners=${2:?--burners needs a count}; fi
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 scratch="$(mktemp -d)"
 clone="$scratch/clone"
@@ -19,6 +23,11 @@ load
 start=$(now)
 bash scripts/setup.sh >"$scratch/setup.log" 2>&1
 installed=$(now)
+burner_pids=()
+for _ in $(seq 1 "$burners"); do python3 -c 'while 1: pass' & burner_pids+=($!); done
+stop_burners() { [ "${#burner_pids[@]}" -eq 0 ] || kill "${burner_pids[@]}" 2>/dev/null || true; }
+trap stop_burners EXIT
+[ "$burners" -eq 0 ] || echo "$burners CPU burners running beside the tests"
 status=0
 .venv/bin/ruff check . >"$scratch/ruff.log" 2>&1 || status=$?
 .venv/bin/perceptron-course check >"$scratch/check.log" 2>&1 || status=$?
@@ -31,6 +40,7 @@ course_done=$(now)
     --durations-min=1) >"$scratch/grader.log" 2>&1 || status=$?
 end=$(now)
 load
+stop_burners
 
 slowest() {  # the files of a suite's --durations list, by their tests' summed time
     awk '$1 ~ /s$/ && ($2 == "setup" || $2 == "call" || $2 == "teardown") {

@@ -14,3 +14,7 @@
 The grader knows no course: a course names its reference library and its term in its own ``term.toml``.
 See ``docs/architecture.md`` in the repository.
 """
+
+from .deferred_imports import defer_rfc3987_syntax
+
+defer_rfc3987_syntax()  # 1.4 s off every program's start (the module says why)

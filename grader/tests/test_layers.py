@@ -11,6 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "course_grader"
 
 #: Each layer of the grader, from the ground up: a module may import its own layer and the layers below it only.
 LAYERS = [
+    ["course_grader.deferred_imports"],  # what the package's __init__ does first, before any module of it runs
     ["course_grader.in_sandbox", "course_grader.intake_rules"],  # the sandbox's side, and the rules both sides apply
     ["course_grader.selfcheck"],  # the student's side
     ["course_grader.trusted.course"],  # the course on disk, nbgrader's configuration and patches, safe text

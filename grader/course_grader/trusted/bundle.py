@@ -57,7 +57,7 @@ else:  # pragma: no cover - Python 3.10
 
 #: This package's part a student installs: the self-check and the intake rules it applies (no grading code).
 GRADER = Path(intake_rules.__file__).parent
-SELF_CHECK_FILES = ("__init__.py", "intake_rules.py", "selfcheck.py")
+SELF_CHECK_FILES = ("__init__.py", "deferred_imports.py", "intake_rules.py", "selfcheck.py")
 # Paths and text that must never reach a student (the scan is a second line of defence:
 # the copy below only takes what students need).
 FORBIDDEN_PARTS = {"source", "_shared", "tests", "example_class", "trusted", "in_sandbox", "submitted", "autograded", "feedback"}

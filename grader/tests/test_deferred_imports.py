@@ -14,9 +14,16 @@ import jsonschema, nbformat
 deferred = getattr(sys.modules.get("rfc3987_syntax"), "__deferred__", False)
 compiled_at_start = "lark" in sys.modules
 checker = jsonschema.Draft7Validator.FORMAT_CHECKER
+bad = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+bad.cells[0]["outputs"] = "not a list"
+try:
+    nbformat.validate(bad)
+    rejected = False
+except nbformat.ValidationError:
+    rejected = True
 answers = [checker.conforms(value, "iri") for value in json.loads(sys.argv[1])]
 references = [checker.conforms(value, "iri-reference") for value in json.loads(sys.argv[1])]
-print(json.dumps([deferred, compiled_at_start, answers, references]))
+print(json.dumps([deferred, compiled_at_start, rejected, answers, references]))
 """
 
 
@@ -27,9 +34,10 @@ def probe(first: str) -> list:
 
 
 def test_the_grader_starts_without_compiling_the_iri_grammars_and_the_iri_checks_answer_as_before():
-    deferred, compiled_at_start, answers, references = probe("import course_grader")
-    plain_deferred, _, plain_answers, plain_references = probe("")
+    deferred, compiled_at_start, rejected, answers, references = probe("import course_grader")
+    plain_deferred, _, _, plain_answers, plain_references = probe("")
     assert deferred and not compiled_at_start
+    assert rejected  # nbformat's validation, all the grader uses of jsonschema, still refuses a bad notebook
     assert not plain_deferred
     assert (answers, references) == (plain_answers, plain_references)
     assert True in answers and False in answers  # the check ran (it is not the format's absence: that says True)

@@ -19,6 +19,10 @@ SEEDS = [int(seed) for seed in os.environ.get("COURSE_ADOPTION_SEEDS", "1 2").sp
 #: edits changes a witnessed check (the parts added here have no witnesses): the course's own run judges them. The
 #: witnesses' consistency test (each beside a check of its part) still runs.
 DESELECTED = "not every_bug_fails_on_drawn_cases and not bug_witnesses_has_an_empty_part"
+#: The comparators' own property test reads nothing of the course (no edit changes it): the course's run has it.
+DESELECTED += " and not every_comparator_returns_a_difference_or_none"
+#: A few replies drawn per check through the wire (the course's run draws 40): enough for a new part's check.
+WIRE_EXAMPLES = "8"
 
 
 @pytest.mark.slow
@@ -28,7 +32,7 @@ def test_a_term_of_drawn_edits_keeps_check_and_the_course_tests_green(tmp_path, 
     said = f"seed {seed}, edits:\n  " + "\n  ".join(edit.says for edit in edits)
     assert released.returncode == 0, f"{said}\nrelease failed:\n{released.stdout[-3000:]}{released.stderr[-3000:]}"
 
-    environment = {**os.environ, "MPLBACKEND": "Agg"}
+    environment = {**os.environ, "MPLBACKEND": "Agg", "COURSE_TESTS_WIRE_EXAMPLES": WIRE_EXAMPLES}
     check = subprocess.run([sys.executable, "-m", "course_grader.trusted.cli", "check", "--root", str(root)],
                            capture_output=True, text=True, cwd=root, env=environment)
     assert check.returncode == 0, f"{said}\nperceptron-course check:\n{check.stdout[-4000:]}{check.stderr[-2000:]}"

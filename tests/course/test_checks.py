@@ -4,6 +4,7 @@ They run here in process, through the same wire format as in the grading kernel
 (``checks.run_in_process``): what they decide is what the grader decides.
 """
 
+import os
 import runpy
 from pathlib import Path
 
@@ -583,8 +584,13 @@ def verdict_on(function_name: str, values: list, after: list):
     return judge_replies(check_, prepared.cases, replies)
 
 
+#: Replies drawn per check. The adoption rehearsal (``test_adoption.py``) draws fewer: its edits add checks, which
+#: it must see through the wire, but change none of the comparisons the draws explore.
+WIRE_EXAMPLES = int(os.environ.get("COURSE_TESTS_WIRE_EXAMPLES", "40"))
+
+
 @pytest.mark.parametrize("function_name", sorted(CHECKS))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=WIRE_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(values=st.lists(received_values, min_size=1, max_size=3), after=st.lists(wire_values, max_size=5))
 def test_any_reply_the_wire_accepts_gives_a_verdict_never_an_exception(function_name, values, after):
     verdict = verdict_on(function_name, values, after)

@@ -458,17 +458,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Optional modules a command never uses that cost much to import: jsonschema (imported with nbformat) builds
-#: 38 grammars at import when ``rfc3987_syntax`` is installed (a second), for IRI formats nothing here checks.
-UNUSED_OPTIONAL_MODULES = ("rfc3987_syntax",)
-
-
-def skip_unused_optional_modules() -> None:
-    """Make the ``UNUSED_OPTIONAL_MODULES`` not importable in this process (their users go without them)."""
-    for name in UNUSED_OPTIONAL_MODULES:
-        sys.modules.setdefault(name, None)
-
-
 #: The commands that write the course (its gradebook, hand-ins, feedback, exports): what they create is the TA's
 #: alone (``PRIVATE_UMASK``); what nbgrader's exchange needs open is given its mode where it is written.
 WRITING_COMMANDS = frozenset({"release", "grade", "serve", "refresh", "explain", "demo", "lab"})
@@ -490,7 +479,6 @@ def private_files(command: str) -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    skip_unused_optional_modules()
     _shell_path[0] = os.environ.get("PATH", os.defpath)  # nbgrader's set-up puts .venv/bin on it later
     args = build_parser().parse_args(argv)
     try:

@@ -112,6 +112,26 @@ def probe_json(code: str, tmp_path: Path, **kwargs):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def test_the_sandbox_starts_with_umask_022_whatever_the_graders(tmp_path):
+    # The TA's commands run with umask 077; bubblewrap makes the sandbox's mount points with the umask it gets, so a
+    # zygote started with 077 left the folders on the way to a bound .venv (one under /tmp, say) closed to the
+    # kernels' user, and every kernel "did not open its sockets".
+    before = os.umask(0o077)
+    kernel_pool.close_zygotes()
+    try:
+        seen = probe_json("""
+            import json, os, sys
+            from pathlib import Path
+            fields = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+            closed = [str(folder) for folder in Path(sys.executable).parents if not os.stat(folder).st_mode & 0o001]
+            print(json.dumps({"umask": fields["Umask"].strip(), "closed": closed}))
+        """, tmp_path)
+    finally:
+        os.umask(before)
+        kernel_pool.close_zygotes()  # the tests after this one start a zygote with their own umask
+    assert seen == {"umask": "0022", "closed": []}
+
+
 def test_the_kernel_is_unprivileged(tmp_path):
     status = probe_json("""
         import json, os

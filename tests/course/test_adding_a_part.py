@@ -19,6 +19,7 @@ from nbgrader.api import Gradebook
 
 from course_grader.trusted.judging.check_registry import course_checks, registry_problems
 from course_grader.trusted.course.course import Course
+from conftest import copy_course_to
 from course_grader.trusted.gradebook.reveal import concealed_note, course_schedule, due_date
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,10 +40,9 @@ def test_the_guide_has_commands_that_add_release_and_grade_a_part():
 
 @pytest.mark.slow
 def test_following_the_guide_adds_a_part_that_grades_a_correct_and_a_wrong_student(tmp_path):
-    copy = tmp_path / "course"
-    for folder in ("source", "release", "docs"):
-        shutil.copytree(REPO / folder, copy / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    for name in ("nbgrader_config.py", "term.toml", "pyproject.toml", "notebooks/sanitize.cfg"):
+    copy = copy_course_to(tmp_path / "course")  # the term's header notebook among what it copies
+    shutil.copytree(REPO / "docs", copy / "docs", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    for name in ("pyproject.toml", "notebooks/sanitize.cfg"):
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(REPO / name, copy / name)
     before = Course.open(copy).graded_cells("01_geometry")

@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import copy_course_to
 from nbgrader.api import Gradebook
 
 from course_grader.trusted.judging.check_registry import course_checks, registry_problems
 from course_grader.trusted.course.course import Course
-from conftest import copy_course_to
 from course_grader.trusted.gradebook.reveal import concealed_note, course_schedule, due_date
 
 REPO = Path(__file__).resolve().parents[2]

@@ -200,11 +200,13 @@ def test_the_committed_students_page_is_the_rendering_of_the_term():
         "docs/students.md is stale: run `perceptron-course students-readme`"
 
 
-def _in_hours(extension: dict) -> None:
-    """An extension to a date of the student's own made 72 hours long: moved with its assignment's due date."""
-    if "due" in extension:
-        del extension["due"]
-        extension["hours"] = 72
+def _own_dates_in_hours(data: dict, assignment: str) -> None:
+    """Each extension of ``assignment`` to a date of the student's own made 72 hours long, so that it moves with the
+    assignment's due date (a date of the student's own before the assignment's is refused)."""
+    for extension in data.get("extensions", []):
+        if extension.get("assignment") == assignment and "due" in extension:
+            del extension["due"]
+            extension["hours"] = 72
 
 
 def test_the_student_readme_follows_a_term_edit(tmp_path):
@@ -221,7 +223,7 @@ def test_the_student_readme_follows_a_term_edit(tmp_path):
                   *(extension.due for extension in shipped.extensions)])
     due = (latest + dt.timedelta(days=30)).astimezone(ZoneInfo(shipped.course.timezone)).strftime("%Y-%m-%d %H:%M")
     set_assignment_key(root, last, "due", due)
-    edit_term(root, lambda data: [_in_hours(table) for table in data.get("extensions", []) if table.get("assignment") == last])
+    edit_term(root, lambda data: _own_dates_in_hours(data, last))
     drop_assignment(root, dropped)
     course = Course.open(root)
 

@@ -50,6 +50,7 @@ from ..judging.checks.judge import Verdict, first_line
 from ..judging.grading_metadata import GRADING_METADATA, PARTS_RECORDED
 from ..course.course import Course
 from .exports import write_csv
+from .figures import save_figure
 from ..course.files import UnsafeFileError, read_capped
 from ..gradebook.outcome import GRADED, ClassRecord
 from ..course.safe_text import markdown_table, markdown_text, plain_line, quoted
@@ -403,14 +404,13 @@ def plot_item_analysis(rows: Sequence[ItemRow], ax=None):
 
 
 def write_figure(path: Path, rows: Sequence[ItemRow]) -> Path:
-    import matplotlib.pyplot as plt
+    """``plot_item_analysis`` of ``rows`` in the PNG ``path`` (kept as it is when it already shows them)."""
+    return save_figure(path, list(rows), _draw_item_analysis, (7, 5))
 
-    fig, ax = plt.subplots(figsize=(7, 5), facecolor="white")
-    plot_item_analysis(rows, ax=ax)
+
+def _draw_item_analysis(fig, rows) -> None:
+    plot_item_analysis(rows, ax=fig.subplots())
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
 
 
 #: Submissions a behaviour must be tested on to be called out (a random behaviour drawn for one student says little).

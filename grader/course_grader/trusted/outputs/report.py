@@ -34,6 +34,7 @@ import numpy as np
 
 from . import item_analysis, similarity
 from ..course.course import Course, nbgrader_api
+from .figures import save_figure
 from .exports import (CANVAS_GRADES, CANVAS_ROSTER, name_students, roster_names, write_canvas_gradebook, write_grades_by_student,
                       write_grades_csv)
 from ..course.lateness import late_text, submission_lateness
@@ -295,59 +296,55 @@ def pending_submissions(record: ClassRecord) -> set[Key]:
 
 
 def prepare_plotting() -> None:
-    """Import matplotlib now (a second or more), so that writing the report later is quick: after Ctrl+C too.
-
-    Safe beside another thread importing ``matplotlib.pyplot`` (the comparison of code does, through
-    copydetect): the import waits for that thread's to finish, and only then is the backend chosen
-    (``matplotlib.use`` switches a pyplot it finds in ``sys.modules``, were it half imported).
-    """
-    import matplotlib
-    import matplotlib.pyplot  # noqa: F401 - imported whole before the backend is chosen (see above)
-
-    matplotlib.use("Agg", force=False)
+    """Import what the report's figures are drawn with now (a second or more), so that writing the report later is
+    quick: after Ctrl+C too. Safe beside another thread importing ``matplotlib.pyplot`` (the comparison of code does,
+    through copydetect): the figures never use pyplot, so no backend is chosen here."""
+    import matplotlib.backends.backend_agg  # noqa: F401 - what Figure.savefig writes a PNG with
+    import matplotlib.figure  # noqa: F401
 
 
 def plot_report(record: ClassRecord, course: Course, path: Path) -> Path:
     """Two panels: the score distribution of each assignment, and the pass rate of every graded cell."""
-    prepare_plotting()
-    import matplotlib.pyplot as plt
+    outcomes = list(record.submissions.values())
+    pending = pending_submissions(record)
+    scores = []  # per assignment: its name and, per submission, (score / max, final)
+    for assignment in sorted({o.assignment for o in outcomes}):
+        shown = [o for o in outcomes if o.assignment == assignment]
+        scores.append((assignment, [(o.score / o.max_score if o.max_score else 0.0, (o.student, o.assignment) not in pending)
+                                    for o in shown]))
+    rates = list(cell_pass_rates(record, course).items())
+    return save_figure(path, (scores, rates, len(pending)), _draw_report, (12, max(4, 0.28 * len(rates))))
 
+
+def _draw_report(fig, shows) -> None:
+    """``plot_report``'s panels from ``(scores, rates, pending)`` (see there)."""
     from .palette import OKABE_ITO
 
-    outcomes = list(record.submissions.values())
-    assignments = sorted({o.assignment for o in outcomes})
-    rates = cell_pass_rates(record, course)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, max(4, 0.28 * len(rates))), facecolor="white",
-                                      gridspec_kw={"width_ratios": [1, 1.3]})
-    pending = pending_submissions(record)
-    for k, assignment in enumerate(assignments):
-        shown = [o for o in outcomes if o.assignment == assignment]
-        fractions = [o.score / o.max_score if o.max_score else 0.0 for o in shown]
+    scores, rates, pending = shows
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
+    for k, (assignment, shown) in enumerate(scores):
+        fractions = [fraction for fraction, _ in shown]
+        final = [final for _, final in shown]
         jitter = np.linspace(-0.15, 0.15, len(fractions)) if len(fractions) > 1 else [0.0]
-        final = [(o.student, o.assignment) not in pending for o in shown]
         colour = OKABE_ITO[k % 8]
         left.scatter(np.full(len(fractions), k) + jitter, fractions, color=[colour if f else "white" for f in final],
                      edgecolors=[("black" if f else colour) for f in final], zorder=3)
         left.boxplot([[x for x, f in zip(fractions, final) if f]], positions=[k], widths=0.5, showfliers=False)
-    left.set_xticks(range(len(assignments)), assignments, rotation=30, ha="right")
+    left.set_xticks(range(len(scores)), [assignment for assignment, _ in scores], rotation=30, ha="right")
     left.set_ylim(-0.05, 1.05)
     left.set_ylabel("score / max")
-    left.set_title("Score distribution per assignment" + (f"\n(hollow: {len(pending)} not final, written answers await a TA;"
+    left.set_title("Score distribution per assignment" + (f"\n(hollow: {pending} not final, written answers await a TA;"
                                                         " left out of the boxes)" if pending else ""), fontsize=10)
-    names = list(rates)
-    right.barh(range(len(names)), [rates[n] or 0.0 for n in names], color=OKABE_ITO[0])
-    for row, name in enumerate(names):
-        if rates[name] is None:
+    right.barh(range(len(rates)), [rate or 0.0 for _, rate in rates], color=OKABE_ITO[0])
+    for row, (_, rate) in enumerate(rates):
+        if rate is None:
             right.text(0.01, row, "pending: answers await a TA", va="center", fontsize=8, style="italic")
-    right.set_yticks(range(len(names)), names, fontsize=8)
+    right.set_yticks(range(len(rates)), [name for name, _ in rates], fontsize=8)
     right.invert_yaxis()
     right.set_xlim(0, 1)
     right.set_xlabel("fraction with full points (a cell with answers awaiting a TA: pending)")
     right.set_title("Pass rate of every graded cell")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
 
 
 def isolation_line(isolation: Isolation) -> str:

@@ -164,8 +164,10 @@ class Hub:
         run(str(BIN / "nbgrader"), "fetch_feedback", ASSIGNMENT, *self.flags(student), f"--student={student}", cwd=home)
         return [path.read_text(encoding="utf-8") for path in sorted((home / ASSIGNMENT / "feedback").glob("*/*.html"))]
 
-    def serve(self, *extra: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
-        return run(str(BIN / "course-grader"), "serve", "--root", str(self.course.root), "--once", "--jobs", "2", *extra,
+    def serve(self, *extra: str, jobs: int = 1, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+        """``serve --once`` on ``jobs`` workers (each warms a sandbox's zygote as the service starts: one, unless a
+        test needs a second grading beside the first)."""
+        return run(str(BIN / "course-grader"), "serve", "--root", str(self.course.root), "--once", "--jobs", str(jobs), *extra,
                    cwd=self.course.root, check=check, env=env)
 
     def journal(self) -> Journal:
@@ -318,7 +320,7 @@ def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_
     hub = Hub(tmp_path, users)
     for student in ("srv_ada", "srv_bob"):
         hub.submit(student)
-    killed = hub.serve(check=False, env={"COURSE_GRADER_FAULT": f"serve-kill:{point}"})
+    killed = hub.serve(jobs=2, check=False, env={"COURSE_GRADER_FAULT": f"serve-kill:{point}"})
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     if point == "after-intake":  # killed once ada's hand-in was taken in: the journal shows it waiting
         status = run(str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout
@@ -329,7 +331,7 @@ def test_a_killed_service_grades_every_hand_in_exactly_once_after_a_restart(tmp_
     assert not (hub.course.root / LOCK_FILE).exists() or run(
         str(BIN / "course-grader"), "status", "--root", str(hub.course.root), cwd=tmp_path).stdout.startswith(
         "service: not running")  # the lock died with its process
-    hub.serve()
+    hub.serve(jobs=2)
     states = hub.states()
     assert sorted(state for _, state, _ in states.values()) == [RELEASED, RELEASED], states
     assert sorted(hub.graded_events()) == sorted(states)  # one "graded" event per hand-in, across both runs
@@ -484,7 +486,7 @@ def test_an_honest_hand_in_is_released_while_a_hostile_one_still_runs(tmp_path, 
     first_solution.source = STUCK + first_solution.source
     hub.submit("srv_cy", hostile)  # first: the first worker takes it
     hub.submit("srv_bob")
-    hub.serve()
+    hub.serve(jobs=2)  # bob's on the second worker
     journal = hub.journal()
     try:
         number = {h.student: h.seq for h in journal.in_state(RELEASED)}
@@ -529,7 +531,7 @@ def test_a_worker_dying_twice_on_a_hand_in_fails_it_with_the_reason_and_grades_t
     hub = Hub(tmp_path, users)
     hub.submit("srv_cy")
     hub.submit("srv_bob")
-    result = hub.serve(env={"COURSE_GRADER_FAULT": f"kill-worker:srv_cy/{ASSIGNMENT}"})  # batch.py's fault, every try
+    result = hub.serve(jobs=2, env={"COURSE_GRADER_FAULT": f"kill-worker:srv_cy/{ASSIGNMENT}"})  # batch.py's fault, every try
     assert "graded   srv_bob/01_geometry: 8/8" in result.stdout, result.stdout + result.stderr
     states = {student: (state, reason) for student, state, reason in hub.states().values()}
     assert states["srv_cy"][0] == RELEASED and "the grading worker died" in states["srv_cy"][1]

@@ -125,3 +125,12 @@ def drop_due_dates(root: Path) -> None:
 def add_extension(root: Path, **extension: Any) -> None:
     """Add an ``[[extensions]]`` block (``student=``, ``assignment=``, ``hours=`` or ``due=``)."""
     edit_term(root, lambda data: data.setdefault("extensions", []).append(dict(extension)))
+
+
+def own_dates_in_hours(data: dict[str, Any], name: str) -> None:
+    """Each extension of assignment ``name`` to a date of the student's own made 72 hours long, so that it moves with
+    the assignment's due date (a date of the student's own before the assignment's is refused)."""
+    for extension in data.get("extensions", []):
+        if extension.get("assignment") == name and "due" in extension:
+            del extension["due"]
+            extension["hours"] = 72

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the term-file helpers
-from term_edits import edit_term, read_term, set_key  # noqa: E402
+from term_edits import edit_term, own_dates_in_hours, read_term, set_key  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = Path("docs") / "adding-a-part.md"
@@ -146,6 +146,7 @@ def _due_dates(root: Path, seed: float) -> None:
         for number, table in enumerate(data["assignments"]):
             if rng.random() < 0.6:
                 table["due"] = f"2027-{2 + number % 10:02d}-{rng.randint(1, 28):02d} {rng.choice(['09:00', '17:00', '23:59'])}"
+                own_dates_in_hours(data, table["name"])  # as the instructor moves a student's own date with it
     edit_term(root, dates)
 
 
@@ -153,7 +154,8 @@ def _extension(root: Path, seed: float) -> None:
     rng = random.Random(seed)
     assignment = rng.choice(_assignments(root))
     extension = {"student": rng.choice(["ada", "ben", "cy"]), "assignment": assignment}
-    extension.update({"hours": rng.choice([24, 48])} if rng.random() < 0.5 else {"due": "2027-06-30 12:00"})
+    # a date of the student's own after every due date drawn here (months 2 to 11)
+    extension.update({"hours": rng.choice([24, 48])} if rng.random() < 0.5 else {"due": "2027-12-31 12:00"})
 
     def extend(data):
         # an extension is of the assignment's due date: it needs one (docs/term-file.md)

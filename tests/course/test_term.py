@@ -9,7 +9,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from term_edits import add_extension, drop_assignment, edit_term, set_assignment_key, set_key, set_text
+from term_edits import add_extension, drop_assignment, edit_term, own_dates_in_hours, set_assignment_key, set_key, set_text
 
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.course import Course, CourseError, load_config, nbgrader_api
@@ -200,15 +200,6 @@ def test_the_committed_students_page_is_the_rendering_of_the_term():
         "docs/students.md is stale: run `perceptron-course students-readme`"
 
 
-def _own_dates_in_hours(data: dict, assignment: str) -> None:
-    """Each extension of ``assignment`` to a date of the student's own made 72 hours long, so that it moves with the
-    assignment's due date (a date of the student's own before the assignment's is refused)."""
-    for extension in data.get("extensions", []):
-        if extension.get("assignment") == assignment and "due" in extension:
-            del extension["due"]
-            extension["hours"] = 72
-
-
 def test_the_student_readme_follows_a_term_edit(tmp_path):
     root = copy_course(tmp_path)
     shipped = load_term(root)
@@ -223,7 +214,7 @@ def test_the_student_readme_follows_a_term_edit(tmp_path):
                   *(extension.due for extension in shipped.extensions)])
     due = (latest + dt.timedelta(days=30)).astimezone(ZoneInfo(shipped.course.timezone)).strftime("%Y-%m-%d %H:%M")
     set_assignment_key(root, last, "due", due)
-    edit_term(root, lambda data: _own_dates_in_hours(data, last))
+    edit_term(root, lambda data: own_dates_in_hours(data, last))
     drop_assignment(root, dropped)
     course = Course.open(root)
 

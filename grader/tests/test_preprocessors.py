@@ -52,6 +52,61 @@ def test_the_time_budget_bounds_the_whole_notebook():
     assert len(not_run) >= 5 and notebook.cells[-1] in not_run
 
 
+class NeverReady:
+    """A kernel client whose kernel never replies (``jupyter_client``'s error when a start takes too long)."""
+
+    def start_channels(self) -> None:
+        pass
+
+    def wait_for_ready(self, timeout=None) -> None:
+        raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
+
+    def stop_channels(self) -> None:
+        pass
+
+
+class RestartNeverReady(ResilientExecute):
+    """Its first kernel starts; the one a restart starts never gets ready (a loaded machine), and with
+    ``deadline_comes`` the notebook's deadline comes while it waits (whatever the machine's speed)."""
+
+    deadline_comes = False
+
+    def start_new_kernel_client(self):
+        self.clients = getattr(self, "clients", 0) + 1
+        if self.clients > 1:
+            if self.deadline_comes:
+                self._deadline.at = time.monotonic()
+            self.km.client = lambda **_: NeverReady()
+        return super().start_new_kernel_client()
+
+
+def execute_with_a_restart_never_ready(*, deadline_comes: bool):
+    """A kernel that dies in the first cell, and the restart's kernel never ready; the notebook and the executor."""
+    notebook = new_notebook(cells=[new_code_cell("import os; os._exit(1)"), new_code_cell("x = 1")],
+                            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    executor = RestartNeverReady(grading_secret=SECRET, require_grading_kernel=False, kernel_name="python3", timeout=60,
+                                 course_root=str(FIXTURE_COURSE), time_budget=600)
+    executor.deadline_comes = deadline_comes
+    try:
+        executor.preprocess(notebook, {"nbgrader": {"student": "someone"}})
+    finally:
+        assert executor.clients == 2, "the restart asked for no client"
+    return notebook
+
+
+@pytest.mark.slow
+def test_a_restart_that_never_gets_ready_by_the_deadline_ends_the_notebook_not_the_grading():
+    notebook = execute_with_a_restart_never_ready(deadline_comes=True)
+    assert "KernelDied" in errors(notebook.cells[0])[0]
+    assert any("time budget" in error for error in errors(notebook.cells[1])), notebook.cells[1].outputs
+
+
+@pytest.mark.slow
+def test_a_restart_that_never_gets_ready_within_the_budget_raises_the_kernels_error():
+    with pytest.raises(RuntimeError, match="didn't respond"):  # not nbclient's AssertionError at its clean-up
+        execute_with_a_restart_never_ready(deadline_comes=False)
+
+
 @pytest.mark.slow
 def test_a_kernel_that_keeps_dying_is_given_up_after_max_restarts():
     notebook = execute(["import os; os._exit(1)"] * 3 + ["x = 1"], max_restarts=1)

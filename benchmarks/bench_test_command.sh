@@ -54,4 +54,6 @@ slowest "$scratch/course.log"
 echo "the grader's tests (pytest -n 2 in grader/): $((end - course_done)) s; $(tail -1 "$scratch/grader.log")"
 slowest "$scratch/grader.log"
 echo "fresh clone: README test command took $((end - start)) s, installation included (exit status $status)"
+# BENCH_LOGS=folder keeps every test's durations (the suites' logs) after a green run too
+if [ -n "${BENCH_LOGS:-}" ]; then mkdir -p "$BENCH_LOGS" && cp "$scratch"/*.log "$BENCH_LOGS"/; fi
 if [ "$status" -eq 0 ]; then rm -rf -- "$scratch"; else echo "logs kept in $scratch" >&2; fi

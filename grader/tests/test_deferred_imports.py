@@ -51,3 +51,19 @@ def test_another_name_of_the_module_is_the_real_ones_and_the_stand_in_leaves():
             "print(type(tree).__name__, getattr(real, '__deferred__', False), real.__file__.endswith('__init__.py'))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["Tree", "False", "True"]
+
+
+def test_the_tests_nbgrader_program_is_nbgraders_own_with_its_arguments_and_exit_status(tmp_path):
+    from pathlib import Path
+
+    from course_grader.testing.programs import nbgrader_program
+
+    console_script = Path(sys.executable).parent / "nbgrader"
+    statuses = set()
+    for arguments in (["--version"], ["list", "--course=none", f"--Exchange.root={tmp_path}"],
+                      ["submit", "no-such-assignment", "--course=none", f"--Exchange.root={tmp_path}"]):
+        ours = subprocess.run([*nbgrader_program(), *arguments], capture_output=True, text=True, cwd=tmp_path)
+        theirs = subprocess.run([str(console_script), *arguments], capture_output=True, text=True, cwd=tmp_path)
+        assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout), (arguments, ours, theirs)
+        statuses.add(ours.returncode)
+    assert 0 in statuses and len(statuses) > 1  # a failing command fails as nbgrader's does

@@ -21,6 +21,7 @@ import pytest
 from nbgrader.api import Gradebook
 from conftest import fixture_course
 
+from course_grader.testing.programs import nbgrader_program
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
 from course_grader.trusted.outputs.exports import CANVAS_GRADES, CANVAS_ROSTER
@@ -36,9 +37,10 @@ ASSIGNMENT = "01_geometry"
 
 
 def nbgrader(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the real ``nbgrader`` program of this environment, as a TA or a student would."""
+    """Run the real ``nbgrader`` program of this environment, as a TA or a student would (its own ``main``:
+    ``course_grader.testing.programs``)."""
     environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = subprocess.run([str(BIN / "nbgrader"), *args], cwd=cwd, env=environment, capture_output=True, text=True,
+    result = subprocess.run([*nbgrader_program(), *args], cwd=cwd, env=environment, capture_output=True, text=True,
                             timeout=300)
     if check:
         assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"

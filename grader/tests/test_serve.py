@@ -23,6 +23,7 @@ import nbformat
 import pytest
 from conftest import fixture_course
 
+from course_grader.testing.programs import nbgrader_program
 from course_grader.trusted.course.commands import grader_command
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
@@ -86,11 +87,11 @@ def released(tmp_path_factory):
     course = copy_course(fixture_course(), template / "course")
     Hub.point_at_exchange(course, exchange)
     run(str(BIN / "course-grader"), "release", "--root", str(course.root), "--assignment", ASSIGNMENT, cwd=course.root)
-    run(str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
+    run(*nbgrader_program(), "release_assignment", ASSIGNMENT, f"--course={COURSE_ID}", cwd=course.root)
     for student in STUDENTS:
         home = template / "homes" / student
         home.mkdir(parents=True)
-        run(str(BIN / "nbgrader"), "fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}",
+        run(*nbgrader_program(), "fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}", f"--Exchange.root={exchange}",
             f"--Exchange.cache={template / ('cache-' + student)}", cwd=home)
         assert (home / ASSIGNMENT / "geometry.ipynb").is_file()
     RELEASED_TEMPLATE[:] = [template]
@@ -146,7 +147,7 @@ class Hub:
         before = set(inbound.iterdir()) if inbound.is_dir() else set()
         arguments = ["submit", ASSIGNMENT, *self.flags(student), f"--student={student}"]
         if times == 1:
-            run(str(BIN / "nbgrader"), *arguments, cwd=home)
+            run(*nbgrader_program(), *arguments, cwd=home)
         else:
             run(sys.executable, "-c", SUBMIT_AGAIN_AND_AGAIN, str(times), *arguments, cwd=home)
         folders = sorted(set(inbound.iterdir()) - before)  # nbgrader names each by student, assignment and time
@@ -161,7 +162,7 @@ class Hub:
     def fetch_feedback(self, student: str) -> list[str]:
         """The feedback pages ``nbgrader fetch_feedback`` brings ``student``, newest hand-in last."""
         home = self.root / student
-        run(str(BIN / "nbgrader"), "fetch_feedback", ASSIGNMENT, *self.flags(student), f"--student={student}", cwd=home)
+        run(*nbgrader_program(), "fetch_feedback", ASSIGNMENT, *self.flags(student), f"--student={student}", cwd=home)
         return [path.read_text(encoding="utf-8") for path in sorted((home / ASSIGNMENT / "feedback").glob("*/*.html"))]
 
     def serve(self, *extra: str, jobs: int = 1, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-
-from nbgrader.coursedir import CourseDirectory
-from traitlets.config import Config
+from typing import TYPE_CHECKING
 
 from .term import LMS_PATTERNS, load_term
+
+if TYPE_CHECKING:  # importing nbgrader costs most of a second: what only names this module's constant must not pay it
+    from traitlets.config import Config
 
 #: The file of hidden checks beside each source assignment (``judging/check_registry.py`` reads it; never released).
 HIDDEN_CHECKS_FILE = "hidden_checks.py"
@@ -57,6 +58,8 @@ def configure(c: Config, root: Path | str, never_released: Iterable[str] = ()) -
     # An assignment's hidden checks (source/<assignment>/hidden_checks.py, read by the grader on the TA's side) and
     # the course's own unreleased files are never copied into release/: nbgrader copies every other file of
     # source/<assignment>/. nbgrader's own defaults stay in the list.
+    from nbgrader.coursedir import CourseDirectory
+
     c.CourseDirectory.ignore = [*CourseDirectory.class_traits()["ignore"].default(), HIDDEN_CHECKS_FILE, *never_released]
 
     # What students see in place of a solution: a stub that names its function (NamedStubs fills {function}).

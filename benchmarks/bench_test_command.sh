@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Wall time of the README's test command on a fresh clone (new .venv, full install), as CI runs it, and of each of its
-# parts: the installation, ruff and `check`, the course's tests (the command an instructor runs after an edit), the
-# grader's; then the slowest files of each suite (the sum of their tests' setup, call and teardown times, on
-# whichever worker ran them).
+# Wall time of the README's test command on a fresh clone (new .venv, full install), as CI runs it: the installation,
+# then `bash scripts/test.sh` (ruff, `check`, the course's and the grader's tests, which run at the same time), then
+# the course's tests alone (`bash scripts/test.sh --course`: the command an instructor runs after an edit); then the
+# slowest files of each suite (the sum of their tests' setup, call and teardown times, on whichever worker ran them:
+# the grader's from the whole command, the course's from their run alone).
 # Run: bash benchmarks/bench_test_command.sh    Targets: whole command at most 15 minutes on 2 quiet cores, the
 # course's tests at most 5. The machine's load is printed before and after: figures taken beside other work are
 # inflated (compare files with each other, not with the targets).
@@ -29,18 +30,16 @@ stop_burners() { [ "${#burner_pids[@]}" -eq 0 ] || kill "${burner_pids[@]}" 2>/d
 trap stop_burners EXIT
 [ "$burners" -eq 0 ] || echo "$burners CPU burners running beside the tests"
 status=0
-.venv/bin/ruff check . >"$scratch/ruff.log" 2>&1 || status=$?
-.venv/bin/perceptron-course check >"$scratch/check.log" 2>&1 || status=$?
-checked=$(now)
 # --durations=0 lists every test's phases; --durations-min keeps the list short
-.venv/bin/python -m pytest -n 2 -q -p no:cacheprovider --basetemp "$scratch/course-tmp" --durations=0 --durations-min=1 \
-    >"$scratch/course.log" 2>&1 || status=$?
+durations=(-q -p no:cacheprovider --durations=0 --durations-min=1)
+bash scripts/test.sh "${durations[@]}" >"$scratch/whole.log" 2>&1 || status=$?
+whole_done=$(now)
+bash scripts/test.sh --course "${durations[@]}" >"$scratch/course.log" 2>&1 || status=$?
 course_done=$(now)
-(cd grader && ../.venv/bin/python -m pytest -n 2 -q -p no:cacheprovider --basetemp "$scratch/grader-tmp" --durations=0 \
-    --durations-min=1) >"$scratch/grader.log" 2>&1 || status=$?
-end=$(now)
 load
 stop_burners
+# The grader's part of the whole command's output: after the line test.sh prints before it
+sed -n "/^-* the grader's tests/,\$p" "$scratch/whole.log" >"$scratch/grader.log"
 
 slowest() {  # the files of a suite's --durations list, by their tests' summed time
     awk '$1 ~ /s$/ && ($2 == "setup" || $2 == "call" || $2 == "teardown") {
@@ -48,12 +47,13 @@ slowest() {  # the files of a suite's --durations list, by their tests' summed t
          END { for (file in seconds) printf "%8.1f s  %s\n", seconds[file], file }' "$1" | sort -rn | head -"${2:-12}"
 }
 echo "installation (scripts/setup.sh): $((installed - start)) s"
-echo "ruff and perceptron-course check: $((checked - installed)) s"
-echo "the course's tests (pytest -n 2 at the root): $((course_done - checked)) s; $(tail -1 "$scratch/course.log")"
-slowest "$scratch/course.log"
-echo "the grader's tests (pytest -n 2 in grader/): $((end - course_done)) s; $(tail -1 "$scratch/grader.log")"
+echo "bash scripts/test.sh (ruff, check, both suites at once): $((whole_done - installed)) s"
+echo "  the course's tests: $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$scratch/whole.log" | head -1)"
+echo "  the grader's tests: $(tail -1 "$scratch/grader.log")"
 slowest "$scratch/grader.log"
-echo "fresh clone: README test command took $((end - start)) s, installation included (exit status $status)"
+echo "the course's tests alone (bash scripts/test.sh --course): $((course_done - whole_done)) s; $(tail -1 "$scratch/course.log")"
+slowest "$scratch/course.log"
+echo "fresh clone: README test command took $((whole_done - start)) s, installation included (exit status $status)"
 # BENCH_LOGS=folder keeps every test's durations (the suites' logs) after a green run too
 if [ -n "${BENCH_LOGS:-}" ]; then mkdir -p "$BENCH_LOGS" && cp "$scratch"/*.log "$BENCH_LOGS"/; fi
 if [ "$status" -eq 0 ]; then rm -rf -- "$scratch"; else echo "logs kept in $scratch" >&2; fi

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Wall time of the README's test command on a fresh clone (new .venv, full install), as CI runs it: the installation,
-# then `bash scripts/test.sh` (ruff, `check`, the course's and the grader's tests, which run at the same time), then
+# then `bash scripts/test.sh` (ruff, `check`, the course's tests, the grader's tests), then
 # the course's tests alone (`bash scripts/test.sh --course`: the command an instructor runs after an edit); then the
-# slowest files of each suite (the sum of their tests' setup, call and teardown times, on whichever worker ran them:
-# the grader's from the whole command, the course's from their run alone).
+# slowest files of each suite (the sum of their tests' setup, call and teardown times, on whichever worker ran them).
 # Run: bash benchmarks/bench_test_command.sh    Targets: whole command at most 15 minutes on 2 quiet cores, the
 # course's tests at most 5. The machine's load is printed before and after: figures taken beside other work are
 # inflated (compare files with each other, not with the targets).
@@ -47,7 +46,7 @@ slowest() {  # the files of a suite's --durations list, by their tests' summed t
          END { for (file in seconds) printf "%8.1f s  %s\n", seconds[file], file }' "$1" | sort -rn | head -"${2:-12}"
 }
 echo "installation (scripts/setup.sh): $((installed - start)) s"
-echo "bash scripts/test.sh (ruff, check, both suites at once): $((whole_done - installed)) s"
+echo "bash scripts/test.sh (ruff, check, the course's tests, the grader's): $((whole_done - installed)) s"
 echo "  the course's tests: $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$scratch/whole.log" | head -1)"
 echo "  the grader's tests: $(tail -1 "$scratch/grader.log")"
 slowest "$scratch/grader.log"

@@ -13,9 +13,9 @@ from term_edits import rename_assignment as rename_in_term
 
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.course import Course
-from course_grader.trusted.course_check import check_example_class, check_lectures, check_student_readme
+from course_grader.trusted.course_check import check_example_class, check_lectures, check_student_readme, check_students_page
 from course_grader.trusted.course.example_class import load_recipes
-from course_grader.trusted.course.student_readme import lecture_pointers, render
+from course_grader.trusted.course.student_readme import DOCS_PAGE, lecture_pointers, render, write_docs_page
 
 COURSE = Course.open(REPO)
 
@@ -44,6 +44,7 @@ def test_the_shipped_course_has_none_of_these_problems():
     term = COURSE.term()
     assert check_lectures(COURSE, term) == []
     assert check_student_readme(COURSE, term) == []
+    assert check_students_page(COURSE, term) == []
     assert check_example_class(COURSE, term) == []
 
 
@@ -115,6 +116,37 @@ def test_recipes_naming_a_renamed_assignment_or_a_renamed_cell_are_stale(tmp_pat
     for named in named_by:
         assert any(p.startswith(f"example_class/{named}.py: ") and f"names {renamed}, which is not an assignment of term.toml" in p
                    for p in problems), (named, problems)
+
+
+def test_the_course_s_students_page_left_as_it_was_before_a_rename_is_named(tmp_path):
+    _, old = pointed_assignment()
+    root = scratch_course(tmp_path)
+    (root / DOCS_PAGE).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(REPO / DOCS_PAGE, root / DOCS_PAGE)
+    assert check_students_page(Course.open(root), Course.open(root).term()) == []
+    rename_assignment(root, old, f"{old}_renamed")  # the README's list of assignments changes
+    course = Course.open(root)
+
+    assert check_students_page(course, course.term()) == [
+        f"{DOCS_PAGE.as_posix()} is not the students' README of this term (term.toml, the assignments or the lectures "
+        f"changed since it was written): run `perceptron-course students-readme` and commit it"]
+    write_docs_page(course)
+    assert check_students_page(course, course.term()) == []
+
+
+def test_a_reason_a_recipe_expects_naming_an_assignment_the_term_lacks_is_named(tmp_path):
+    first, second = COURSE.term().assignment_names[:2]
+    recipes = tmp_path / "example_class"
+    recipes.mkdir()
+    gone = f"{second}_renamed"
+    (recipes / "mallory.py").write_text(f'BASE = "solutions"\nASSIGNMENTS = [{first!r}]\n'
+                                        f'FAILS = {{{first!r}: "looks like the notebook of {gone}"}}\n', encoding="utf-8")
+    (recipes / "honest.py").write_text(f'BASE = "solutions"\nFAILS = {{{first!r}: "looks like the notebook of {second}"}}\n',
+                                       encoding="utf-8")
+
+    assert check_example_class(COURSE, COURSE.term(), recipes) == [
+        f"example_class/mallory.py: the reason FAILS expects for {first} ('looks like the notebook of {gone}') names "
+        f"{gone}, which is not an assignment of term.toml: name the assignment as it is now"]
 
 
 @pytest.mark.slow

@@ -179,6 +179,7 @@ def check_course(course: Course) -> list[str]:
     problems += check_case_draws(course, term.assignment_names)
     problems += check_lectures(course, term)
     problems += check_student_readme(course, term)
+    problems += check_students_page(course, term)
     problems += check_example_class(course, term)
     problems += check_release(course, term)
     return problems
@@ -247,6 +248,26 @@ def check_student_readme(course: Course, term) -> list[str]:
             for path in missing]
 
 
+def check_students_page(course: Course, term) -> list[str]:
+    """The course's copy of the students' README (``docs/students.md``, where the course keeps one) when it is not the
+    rendering of this term: a term edit, a renamed assignment or a new lecture changes what students read."""
+    from .course.student_readme import DOCS_PAGE, render
+
+    page = course.root / DOCS_PAGE
+    if not page.is_file():
+        return []
+    try:
+        if page.read_text(encoding="utf-8") == render(course, term):
+            return []
+    except Exception:  # noqa: BLE001 - check_student_readme says why it cannot be written
+        return []
+    return [f"{DOCS_PAGE.as_posix()} is not the students' README of this term (term.toml, the assignments or the "
+            f"lectures changed since it was written): run `{grader_command()} students-readme` and commit it"]
+
+
+#: An assignment's name as a recipe's expected reason may quote it (the grader's "looks like the notebook of ...").
+NAMED_IN_A_REASON = re.compile(r"(?<![\w/])\d+_[A-Za-z]\w*")
+
 #: The keys of a recipe that name assignments (see ``example_class.py``).
 RECIPE_KEYS = ("CELLS", "FILES", "EDITS", "LOSES", "FAILS")
 
@@ -272,6 +293,10 @@ def check_example_class(course: Course, term, folder: Path | None = None) -> lis
             if name not in in_term:
                 problems.append(f"{where}: {key} names {name}, which is not an assignment of term.toml: rename it there "
                                 f"if the assignment was renamed, or delete its entry if it was dropped")
+        for assignment, reason in sorted((recipe.get("FAILS") or {}).items()):
+            for name in sorted(set(NAMED_IN_A_REASON.findall(str(reason))) - in_term):
+                problems.append(f"{where}: the reason FAILS expects for {assignment} ({reason!r}) names {name}, which is "
+                                f"not an assignment of term.toml: name the assignment as it is now")
         for assignment in sorted(in_term & set(recipe.get("CELLS") or {})):
             if not (course.source / assignment).is_dir():
                 continue

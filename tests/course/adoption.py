@@ -186,9 +186,9 @@ def rename_assignment(root: Path, old: str, new: str) -> None:
         text = lecture.read_text(encoding="utf-8")
         if f"assignments/{old}/" in text:
             lecture.write_text(text.replace(f"assignments/{old}/", f"assignments/{new}/"), encoding="utf-8")
-    for recipe in _recipes(root):
+    for recipe in _recipes(root):  # its keys and lists, and the reasons its FAILS entries expect
         text = recipe.read_text(encoding="utf-8")
-        recipe.write_text(re.sub(rf"([\"']){re.escape(old)}\1", rf"\g<1>{new}\g<1>", text), encoding="utf-8")
+        recipe.write_text(re.sub(rf"(?<!\w){re.escape(old)}(?!\w)", new, text), encoding="utf-8")
 
 
 def _without_string(source: str, name: str) -> str:
@@ -232,9 +232,22 @@ def drop_assignment(root: Path, name: str) -> None:
                 changed = True
         if changed:
             _write(lecture, notebook)
-    for recipe in _recipes(root):
-        text = recipe.read_text(encoding="utf-8")
-        recipe.write_text(_without_string(text, name), encoding="utf-8")
+    for recipe in _recipes(root):  # its entries, and a FAILS entry of another assignment whose reason names it
+        text = _without_string(recipe.read_text(encoding="utf-8"), name)
+        recipe.write_text(_without_failure_naming(text, name), encoding="utf-8")
+
+
+def _without_failure_naming(source: str, name: str) -> str:
+    """Python source without the hand-ins whose ``FAILS`` reason names ``name`` (every entry of the assignment the
+    reason is for: a hand-in expected to look like a dropped assignment is not made any more)."""
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["FAILS"]
+                and isinstance(node.value, ast.Dict)):
+            for key, value in zip(node.value.keys, node.value.values):
+                if (isinstance(key, ast.Constant) and isinstance(value, ast.Constant)
+                        and re.search(rf"(?<![\w/]){re.escape(name)}(?!\w)", str(value.value))):
+                    return _without_failure_naming(_without_string(source, key.value), name)
+    return source
 
 
 def reorder_assignments(root: Path, seed: float) -> None:

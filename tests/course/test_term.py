@@ -226,6 +226,22 @@ def test_the_student_readme_follows_a_term_edit(tmp_path):
     assert f"{due} {shipped.course.timezone}" in readme
 
 
+def test_the_student_readme_s_zone_and_late_rule_are_paragraphs_of_their_own(tmp_path):
+    root = copy_course(tmp_path)
+    shipped = load_term(root)
+    zone = "Pacific/Auckland" if shipped.course.timezone != "Pacific/Auckland" else "America/Chicago"
+    set_key(root, "course.timezone", zone)
+    set_key(root, "late.policy", "zero" if shipped.late.policy != "zero" else "none")
+    course = Course.open(root)
+
+    lines = render(course, course.term()).splitlines()
+
+    said = lines.index(f"Due dates are in {zone} time.")
+    assert lines[said - 1] == "" and lines[said + 1] == "", lines[said - 1:said + 2]
+    headings = [number for number, line in enumerate(lines) if line.startswith("## ")]
+    assert headings and all(lines[number - 1] == "" for number in headings), [lines[n - 1:n + 1] for n in headings]
+
+
 # ------------------------------------------------------------------------------------------- perceptron-course check
 
 

@@ -79,7 +79,13 @@ def worker_pids(client: Client) -> dict[str, int]:
     return client.run(os.getpid)
 
 
+#: A worker killed on purpose leaves distributed's end of its connection to be collected unclosed: that socket's
+#: ResourceWarning is Dask's, not these tests' subject (what the batch loses); when the collector runs is chance.
+DASK_S_UNCLOSED_SOCKET = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
 @pytest.mark.slow
+@DASK_S_UNCLOSED_SOCKET
 def test_a_worker_killed_mid_batch_on_dask_loses_nothing(serial, tmp_path):
     # As the kernel's out-of-memory killer would: SIGKILL a worker while it grades a submission.
     # Dask replaces the worker and runs that submission again elsewhere; the result is the serial one.
@@ -99,9 +105,7 @@ def test_a_worker_killed_mid_batch_on_dask_loses_nothing(serial, tmp_path):
 
 
 @pytest.mark.slow
-# A worker killed on purpose leaves distributed's end of its connection to be collected unclosed: that socket's
-# ResourceWarning is Dask's, not this test's subject (what the batch loses).
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@DASK_S_UNCLOSED_SOCKET
 def test_a_worker_killed_on_dask_loses_only_its_submission(serial, tmp_path, monkeypatch):
     # The victim kills every worker that grades it: Dask runs it again on a fresh worker,
     # gives up after ALLOWED_FAILURES, and the grader reports it. One task per worker at a

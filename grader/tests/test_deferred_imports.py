@@ -4,6 +4,9 @@ every program's start (``course_grader/deferred_imports.py``), and answers as th
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+from course_grader.testing.programs import nbgrader_program
 
 IRIS = ["http://example.org/a b", "http://example.org/\u00e4", "not an iri", "urn:isbn:0451450523", "", "//x"]
 
@@ -54,10 +57,6 @@ def test_another_name_of_the_module_is_the_real_ones_and_the_stand_in_leaves():
 
 
 def test_the_tests_nbgrader_program_is_nbgraders_own_with_its_arguments_and_exit_status(tmp_path):
-    from pathlib import Path
-
-    from course_grader.testing.programs import nbgrader_program
-
     console_script = Path(sys.executable).parent / "nbgrader"
     statuses = set()
     for arguments in (["--version"], ["list", "--course=none", f"--Exchange.root={tmp_path}"],

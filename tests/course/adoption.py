@@ -28,6 +28,8 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the term-file helpers
 from term_edits import edit_term, own_dates_in_hours, read_term, set_key  # noqa: E402
 
+from course_grader.trusted.course_check import NAMED_IN_A_REASON  # noqa: E402 - what check reads as a name in a reason
+
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = Path("docs") / "adding-a-part.md"
 WRITTEN_QUESTION = "Explain, in two or three sentences, what you would check first if this part's function failed a hidden test."
@@ -245,7 +247,7 @@ def _without_failure_naming(source: str, name: str) -> str:
                 and isinstance(node.value, ast.Dict)):
             for key, value in zip(node.value.keys, node.value.values):
                 if (isinstance(key, ast.Constant) and isinstance(value, ast.Constant)
-                        and re.search(rf"(?<![\w/]){re.escape(name)}(?!\w)", str(value.value))):
+                        and name in NAMED_IN_A_REASON.findall(str(value.value))):
                     return _without_failure_naming(_without_string(source, key.value), name)
     return source
 

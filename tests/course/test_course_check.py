@@ -13,7 +13,7 @@ from term_edits import rename_assignment as rename_in_term
 
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.course import Course
-from course_grader.trusted.course_check import check_example_class, check_lectures, check_student_readme, check_students_page
+from course_grader.trusted.course_check import check_example_class, check_lectures, check_student_readme
 from course_grader.trusted.course.example_class import load_recipes
 from course_grader.trusted.course.student_readme import DOCS_PAGE, lecture_pointers, render, write_docs_page
 
@@ -44,7 +44,6 @@ def test_the_shipped_course_has_none_of_these_problems():
     term = COURSE.term()
     assert check_lectures(COURSE, term) == []
     assert check_student_readme(COURSE, term) == []
-    assert check_students_page(COURSE, term) == []
     assert check_example_class(COURSE, term) == []
 
 
@@ -123,15 +122,15 @@ def test_the_course_s_students_page_left_as_it_was_before_a_rename_is_named(tmp_
     root = scratch_course(tmp_path)
     (root / DOCS_PAGE).parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(REPO / DOCS_PAGE, root / DOCS_PAGE)
-    assert check_students_page(Course.open(root), Course.open(root).term()) == []
+    assert check_student_readme(Course.open(root), Course.open(root).term()) == []
     rename_assignment(root, old, f"{old}_renamed")  # the README's list of assignments changes
     course = Course.open(root)
 
-    assert check_students_page(course, course.term()) == [
+    assert check_student_readme(course, course.term()) == [
         f"{DOCS_PAGE.as_posix()} is not the students' README of this term (term.toml, the assignments or the lectures "
         f"changed since it was written): run `perceptron-course students-readme` and commit it"]
     write_docs_page(course)
-    assert check_students_page(course, course.term()) == []
+    assert check_student_readme(course, course.term()) == []
 
 
 def test_a_reason_a_recipe_expects_naming_an_assignment_the_term_lacks_is_named(tmp_path):

@@ -10,7 +10,6 @@ same files, and a test suite that starts nbgrader a hundred times saves as many 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 #: What the console script does, after ``import course_grader`` (the deferred import) and with its own name in
 #: ``sys.argv[0]`` (nbgrader's messages name the program by it).
@@ -20,17 +19,12 @@ NBGRADER_MAIN = ("import sys, course_grader\n"
                  "sys.exit(main())\n")
 
 
-def nbgrader_program(python: str | Path = sys.executable) -> list[str]:
-    """The command line that runs ``nbgrader`` with ``python``; its arguments follow.
-
-    Parameters
-    ----------
-    python
-        The interpreter of an environment where nbgrader and the grader are installed (default: this one).
+def nbgrader_program() -> list[str]:
+    """The command line that runs ``nbgrader`` with this interpreter (where nbgrader and the grader are installed).
 
     Returns
     -------
     list of str
-        ``[python, "-c", NBGRADER_MAIN]``: append nbgrader's subcommand and flags, as after ``nbgrader``.
+        ``[sys.executable, "-c", NBGRADER_MAIN]``: append nbgrader's subcommand and flags, as after ``nbgrader``.
     """
-    return [str(python), "-c", NBGRADER_MAIN]
+    return [sys.executable, "-c", NBGRADER_MAIN]

@@ -179,7 +179,6 @@ def check_course(course: Course) -> list[str]:
     problems += check_case_draws(course, term.assignment_names)
     problems += check_lectures(course, term)
     problems += check_student_readme(course, term)
-    problems += check_students_page(course, term)
     problems += check_example_class(course, term)
     problems += check_release(course, term)
     return problems
@@ -232,8 +231,10 @@ README_PATH = re.compile(r"(?<![\w/.])((?:notebooks|assignments)/[^`\s)\]*\\]*)"
 
 
 def check_student_readme(course: Course, term) -> list[str]:
-    """Files and folders the students' README names that the bundle will not hold."""
-    from .course.student_readme import TEMPLATE, render
+    """Files and folders the students' README names that the bundle will not hold, and the course's copy of it
+    (``docs/students.md``, where the course keeps one) when it is not the rendering of this term: a term edit, a
+    renamed assignment or a new lecture changes what students read."""
+    from .course.student_readme import DOCS_PAGE, TEMPLATE, render
 
     try:
         readme = render(course, term)
@@ -242,27 +243,15 @@ def check_student_readme(course: Course, term) -> list[str]:
                 f"assignment of term.toml to have its folder in source/"]
     held = bundled_paths(course, term)
     missing = sorted({path.rstrip(".,;:") for path in README_PATH.findall(readme)} - held)
-    return [f"the students' README names {path}, which the student bundle will not hold: "
-            + ("add that lecture to notebooks/, or send students to the lecture an assignment's notebook names"
-               if path.startswith("notebooks/") else f"run `{grader_command()} release`, or fix [[assignments]] in term.toml")
-            for path in missing]
-
-
-def check_students_page(course: Course, term) -> list[str]:
-    """The course's copy of the students' README (``docs/students.md``, where the course keeps one) when it is not the
-    rendering of this term: a term edit, a renamed assignment or a new lecture changes what students read."""
-    from .course.student_readme import DOCS_PAGE, render
-
+    problems = [f"the students' README names {path}, which the student bundle will not hold: "
+                + ("add that lecture to notebooks/, or send students to the lecture an assignment's notebook names"
+                   if path.startswith("notebooks/") else f"run `{grader_command()} release`, or fix [[assignments]] in term.toml")
+                for path in missing]
     page = course.root / DOCS_PAGE
-    if not page.is_file():
-        return []
-    try:
-        if page.read_text(encoding="utf-8") == render(course, term):
-            return []
-    except Exception:  # noqa: BLE001 - check_student_readme says why it cannot be written
-        return []
-    return [f"{DOCS_PAGE.as_posix()} is not the students' README of this term (term.toml, the assignments or the "
-            f"lectures changed since it was written): run `{grader_command()} students-readme` and commit it"]
+    if page.is_file() and page.read_text(encoding="utf-8") != readme:
+        problems.append(f"{DOCS_PAGE.as_posix()} is not the students' README of this term (term.toml, the assignments or "
+                        f"the lectures changed since it was written): run `{grader_command()} students-readme` and commit it")
+    return problems
 
 
 #: An assignment's name as a recipe's expected reason may quote it (the grader's "looks like the notebook of ...").

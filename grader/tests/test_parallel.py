@@ -81,15 +81,32 @@ def test_two_workers_give_the_serial_result(serial, tmp_path, recorded_workers):
 
 
 def abandoned_zygote_leftovers(workers: list[int]) -> list[Path]:
-    """Zygote work folders and sandbox cgroups of ``workers`` (gone by now) still on the machine."""
+    """Zygote work folders, kernel spec folders and sandbox cgroups of ``workers`` (gone by now) still on the machine."""
     def ours_and_gone(name: str, prefix: str) -> bool:
         return sandbox.abandoned(name, prefix) and int(name[len(prefix):].split("-")[0]) in workers
 
-    folders = [path for path in Path(tempfile.gettempdir()).glob(f"{kernel_pool.WORK_PREFIX}*")
-               if ours_and_gone(path.name, kernel_pool.WORK_PREFIX)]
+    folders = [path for prefix in (kernel_pool.WORK_PREFIX, kernel_pool.KERNEL_SPEC_PREFIX)
+               for path in Path(tempfile.gettempdir()).glob(f"{prefix}*") if ours_and_gone(path.name, prefix)]
     groups = [path for parent in sandbox._cgroup_parents() for path in parent.glob(f"{sandbox.CGROUP_PREFIX}*")
               if ours_and_gone(path.name, sandbox.CGROUP_PREFIX)]
     return folders + groups
+
+
+def test_the_folders_of_a_grading_process_that_died_are_removed_and_a_living_ones_kept(tmp_path, monkeypatch):
+    # A SIGKILLed worker or service leaves its kernel spec folder and its zygote's work folder in the temporary
+    # folder; the next batch removes those whose process is gone, and no other.
+    import subprocess
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    gone, alive = finished.pid, os.getpid()
+    folders = {(prefix, pid): tmp_path / f"{prefix}{pid}-abc" for prefix in (kernel_pool.WORK_PREFIX, kernel_pool.KERNEL_SPEC_PREFIX)
+               for pid in (gone, alive)}
+    for folder in folders.values():
+        (folder / "kernels").mkdir(parents=True)
+    kernel_pool.remove_abandoned_zygotes()
+    assert {key for key, folder in folders.items() if folder.exists()} == {(prefix, alive) for prefix, _ in folders}
 
 
 @pytest.mark.slow

@@ -57,6 +57,8 @@ STOP_SECONDS = 10.0
 DEFAULT_VIEW = "any"
 #: A zygote's work folder (in the temporary folder) is named with this and its grading process's pid.
 WORK_PREFIX = "course-grader-zygote-"
+#: A submission's kernel spec folder (``grading_kernel``): named with this and its grading process's pid too.
+KERNEL_SPEC_PREFIX = "course-grader-kernel-"
 #: How often a stopping kernel is polled (jupyter_client polls every 0.1 s, for processes of its own).
 POLL_SECONDS = 0.005
 
@@ -493,10 +495,12 @@ def warm_kernels(isolation: Isolation) -> bool:
 
 
 def remove_abandoned_zygotes() -> None:
-    """Remove what zygotes of grading processes that died (killed workers) left: work folders and cgroups."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{WORK_PREFIX}*"):
-        if abandoned(folder.name, WORK_PREFIX):
-            subprocess.run(["rm", "-rf", "--", str(folder)], check=False, capture_output=True)
+    """Remove what grading processes that died (killed workers, a killed service) left: their zygotes' work folders,
+    their kernel spec folders and their cgroups."""
+    for prefix in (WORK_PREFIX, KERNEL_SPEC_PREFIX):
+        for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+            if abandoned(folder.name, prefix):
+                subprocess.run(["rm", "-rf", "--", str(folder)], check=False, capture_output=True)
     remove_abandoned_cgroups()
 
 
@@ -637,7 +641,7 @@ def grading_kernel(isolation: Isolation, runtime_dir: Path, rules: ImportRules):
     from traitlets.config import Config
 
     warm = warm_kernels(isolation)
-    with tempfile.TemporaryDirectory(prefix="course-grader-kernel-") as data_dir, ExitStack() as stack:
+    with tempfile.TemporaryDirectory(prefix=f"{KERNEL_SPEC_PREFIX}{os.getpid()}-") as data_dir, ExitStack() as stack:
         spec_dir = Path(data_dir) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
         argv = launcher_command(isolation)

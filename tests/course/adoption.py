@@ -173,6 +173,20 @@ def _recipes(root: Path) -> list[Path]:
     return sorted((root / "example_class").glob("*.py"))
 
 
+def _give_alternatives_the_part(root: Path, assignment: str, function: str, solution: str) -> None:
+    """docs/adding-a-part.md, "The example class": a recipe that starts from the release and writes its student's own
+    code (Ben) gets its version of the new part, in ``CELLS``."""
+    from course_grader.trusted.course.example_class import load_recipes, solution_source
+
+    recipes = load_recipes(root / "example_class")
+    for path in _recipes(root):
+        recipe = recipes.get(path.stem, {})
+        if recipe.get("BASE") == "release" and any((recipe.get("CELLS") or {}).values()):
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(f"\n# The part added this term\nCELLS.setdefault({assignment!r}, {{}})[{function!r}] = "
+                             f"{solution_source(solution)!r}\n")
+
+
 def _lectures(root: Path) -> list[Path]:
     return sorted((root / "notebooks").glob("*.ipynb"))
 
@@ -286,6 +300,7 @@ def add_part(root: Path, assignment: str, function: str) -> None:
     _write(path, notebook)
     with (root / "source" / assignment / "hidden_checks.py").open("a", encoding="utf-8") as checks:
         checks.write("\n\n" + blocks["part-check"])
+    _give_alternatives_the_part(root, assignment, function, blocks["part-solution"])
 
 
 def add_assignment(root: Path, name: str, function: str, position: int) -> None:
@@ -301,6 +316,7 @@ def add_assignment(root: Path, name: str, function: str, position: int) -> None:
     _write(folder / f"{function}.ipynb", {"cells": cells, "metadata": _copy_metadata(root), "nbformat": 4, "nbformat_minor": 5})
     (folder / "hidden_checks.py").write_text(f'"""Checks of assignment {name}: {function}."""\n\nimport numpy as np\n\n'
                                             "CHECKS = ()\n\n" + blocks["part-check"], encoding="utf-8")
+    _give_alternatives_the_part(root, name, function, blocks["part-solution"])
 
     def insert(data):
         data["assignments"].insert(position, {"name": name})

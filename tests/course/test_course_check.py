@@ -14,7 +14,7 @@ from term_edits import rename_assignment as rename_in_term
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course_check import check_example_class, check_lectures, check_student_readme
-from course_grader.trusted.course.example_class import load_recipes
+from course_grader.trusted.course.example_class import load_recipes, solutions_by_test_cell
 from course_grader.trusted.course.student_readme import DOCS_PAGE, lecture_pointers, render, write_docs_page
 
 COURSE = Course.open(REPO)
@@ -146,6 +146,26 @@ def test_a_reason_a_recipe_expects_naming_an_assignment_the_term_lacks_is_named(
     assert check_example_class(COURSE, COURSE.term(), recipes) == [
         f"example_class/mallory.py: the reason FAILS expects for {first} ('looks like the notebook of {gone}') names "
         f"{gone}, which is not an assignment of term.toml: name the assignment as it is now"]
+
+
+def test_a_recipe_from_the_release_leaving_a_part_a_stub_unsaid_is_named(tmp_path):
+    # As after a new part: an alternative student (his own code for the rest) hands the new part in as released.
+    assignment = COURSE.term().assignment_names[0]
+    tested = solutions_by_test_cell(COURSE, assignment)
+    stub = next(cells[0] for cells in tested.values() if cells)
+    written = {cell: "pass" for cells in tested.values() for cell in cells if cell != stub}
+    lost = sorted(t for t, cells in tested.items() if stub in cells)
+    recipes = tmp_path / "example_class"
+    recipes.mkdir()
+    for student, loses in (("ben_new_part", {}), ("ben_stub_meant", {assignment: lost})):
+        (recipes / f"{student}.py").write_text(f'BASE = "release"\nASSIGNMENTS = [{assignment!r}]\n'
+                                               f'CELLS = {{{assignment!r}: {written!r}}}\nLOSES = {loses!r}\n', encoding="utf-8")
+    (recipes / "dee_as_released.py").write_text(f'BASE = "release"\nASSIGNMENTS = [{assignment!r}]\n', encoding="utf-8")
+
+    assert check_example_class(COURSE, COURSE.term(), recipes) == [
+        f"example_class/ben_new_part.py: starts from the release but has no code in CELLS for {assignment}'s {stub}: that "
+        f"student hands in the released stub and loses {', '.join(lost)}; write the student's own version in CELLS, or "
+        f"name those tests in LOSES if the stub is meant"]
 
 
 @pytest.mark.slow

@@ -262,7 +262,8 @@ RECIPE_KEYS = ("CELLS", "FILES", "EDITS", "LOSES", "FAILS")
 
 
 def check_example_class(course: Course, term, folder: Path | None = None) -> list[str]:
-    """Stale recipes of the example class: naming an assignment the term no longer has, or a cell that no longer is."""
+    """Stale recipes of the example class: naming an assignment the term no longer has, or a cell that no longer is,
+    or, starting from the release and writing code of its own, leaving a part (a new one) a stub unsaid."""
     from .course.example_class import load_recipes
 
     folder = course.root / "example_class" if folder is None else folder
@@ -301,4 +302,31 @@ def check_example_class(course: Course, term, folder: Path | None = None) -> lis
             if stale:
                 problems.append(f"{where}: LOSES of {assignment} names {', '.join(stale)}, which source/{assignment} has no "
                                 f"graded cell of: use the test cell's grade_id as it is now, or delete the entry")
+        problems += _stubs_left_unsaid(course, recipe, where, list(term.assignment_names))
+    return problems
+
+
+def _stubs_left_unsaid(course: Course, recipe: dict, where: str, in_term: list[str]) -> list[str]:
+    """A recipe from the release that writes code of its own (an alternative solution, not an untouched hand-in)
+    yet leaves some solution cell as released, with tests of it that ``LOSES`` does not name: a part added since
+    costs that example student its points without a word (the expected grades follow the stub)."""
+    from .course.example_class import solutions_by_test_cell
+
+    written = recipe.get("CELLS") or {}
+    if recipe.get("BASE") != "release" or not any(written.values()):
+        return []
+    problems = []
+    for assignment in [name for name in recipe.get("ASSIGNMENTS", in_term) if name in in_term]:
+        if not (course.source / assignment).is_dir() or assignment in (recipe.get("FAILS") or {}):
+            continue
+        said = set((recipe.get("LOSES") or {}).get(assignment, ()))
+        cells = written.get(assignment, {})
+        unsaid = {test: [cell for cell in solutions if cell not in cells]
+                  for test, solutions in solutions_by_test_cell(course, assignment).items() if test not in said}
+        stubs = sorted({cell for missing in unsaid.values() for cell in missing})
+        if stubs:
+            tests = sorted(test for test, missing in unsaid.items() if missing)
+            problems.append(f"{where}: starts from the release but has no code in CELLS for {assignment}'s "
+                            f"{', '.join(stubs)}: that student hands in the released stub and loses {', '.join(tests)}; "
+                            f"write the student's own version in CELLS, or name those tests in LOSES if the stub is meant")
     return problems

@@ -32,6 +32,8 @@ language = "en"
 extensions = ["myst_nb", "course_book"]
 course_root = str(COURSE)
 course_hub = dict(TERM.get("hub", {}))
+#: The order of the assignments on the site: the term's (a page of release/ whose assignment the term lacks goes last).
+course_assignments = [assignment["name"] for assignment in TERM.get("assignments", [])]
 course_mathjax_dir = str(COURSE / "node_modules" / "mathjax" / "es5")
 
 root_doc = "index"

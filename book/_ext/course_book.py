@@ -12,7 +12,8 @@
   solutions (nbgitpuller copies the whole repository into each student's home). So a link opens the notebook
   where the bundle puts it: ``notebooks/<lecture>.ipynb``, ``assignments/<assignment>/<notebook>.ipynb``.
   The ``course-notebooks`` directive lists the lectures or the assignments with their pages and launch links
-  (on the landing page).
+  (on the landing page). The assignments come in the term's order (``course_assignments``, from ``term.toml``), in
+  that list and in the menu; the lectures in their files' order.
 - **Cross-references between lectures**: the lectures name each other "notebook 3" or "lecture 3"; each such
   mention (outside code, mathematics and headings) links to the lecture whose file name starts with that number.
 - **MathJax served with the site**: npm's ``mathjax`` (version 3, ``package.json``) is copied into the build's
@@ -200,6 +201,28 @@ def drop_cdn_stylesheets(app: Sphinx, doctree: nodes.document) -> None:
 # ------------------------------------------------------------------------------------------- the landing page
 
 
+def in_term_order(app: Sphinx, docnames: list[str]) -> list[str]:
+    """``docnames`` sorted as the site lists them: pages of ``release/`` in the term's order of their assignments
+    (``course_assignments``; one the term lacks after them, by name), every other page by name."""
+    order = {name: index for index, name in enumerate(app.config.course_assignments)}
+
+    def key(docname: str) -> tuple[int, str]:
+        folder, _, rest = docname.partition("/")
+        assignment = rest.split("/")[0] if folder == "release" else ""
+        return order.get(assignment, len(order)), docname
+
+    return sorted(docnames, key=key)
+
+
+def assignments_in_term_order(app: Sphinx, doctree: nodes.document) -> None:
+    """A toctree of the assignments (``release/*/*``, which Sphinx sorts by name) takes the term's order: the menu's."""
+    for toctree in doctree.findall(addnodes.toctree):
+        if toctree["includefiles"] and all(name.startswith("release/") for name in toctree["includefiles"]):
+            toctree["includefiles"] = in_term_order(app, toctree["includefiles"])
+            position = {name: index for index, name in enumerate(toctree["includefiles"])}
+            toctree["entries"] = sorted(toctree["entries"], key=lambda entry: position.get(entry[1], len(position)))
+
+
 class CourseNotebooks(Directive):
     """``course-notebooks`` with argument ``notebooks`` or ``release``: a list of those pages, each with its launch
     link (or the sentence saying when it appears)."""
@@ -215,7 +238,7 @@ class CourseNotebooks(Directive):
         app = env.app
         hub_url, repository = _hub(app)
         listing = nodes.bullet_list(classes=["course-notebooks"])
-        for docname in sorted(name for name in env.found_docs if name.startswith(folder + "/")):
+        for docname in in_term_order(app, [name for name in env.found_docs if name.startswith(folder + "/")]):
             path = _notebook_path(app, docname)
             if path is None:
                 continue
@@ -278,9 +301,12 @@ def mirror(app: Sphinx) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_config_value("course_root", "", "env", types=frozenset({str}))
     app.add_config_value("course_hub", {}, "env", types=frozenset({dict}))
+    app.add_config_value("course_assignments", [], "env", types=frozenset({list}))
     app.add_config_value("course_mathjax_dir", "", "html", types=frozenset({str}))
     app.connect("builder-inited", mirror)
     app.connect("env-get-outdated", every_page_lists_the_notebooks)
+    # before Sphinx's own toctree collector (priority 500) records the toctree's order
+    app.connect("doctree-read", assignments_in_term_order, priority=400)
     app.connect("doctree-read", add_launch_link)
     app.connect("doctree-read", link_lecture_mentions)
     app.connect("doctree-read", drop_cdn_stylesheets)

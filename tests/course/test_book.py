@@ -27,7 +27,7 @@ from typing import ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
-from term_edits import set_key
+from term_edits import edit_term, read_term, set_key
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -97,9 +97,11 @@ def hub_keys() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def hub_site(tmp_path_factory, hub_keys) -> Path:
+    """The site with the hub's keys set, and the term's assignments in reverse order (the menu follows the term)."""
     course = scratch_course(tmp_path_factory.mktemp("book-hub"))
     for key, value in hub_keys.items():
         set_key(course, f"hub.{key}", value)
+    edit_term(course, lambda data: data["assignments"].reverse())
     return build(course)
 
 
@@ -119,8 +121,11 @@ def lectures() -> list[Path]:
     return sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
-def assignments() -> list[Path]:
-    return sorted((ROOT / "release").glob("*/*.ipynb"))
+def assignments(course: Path = ROOT) -> list[Path]:
+    """The student notebooks of ``course``'s release/, in its term's order of assignments (the site's)."""
+    order = [assignment["name"] for assignment in read_term(course).get("assignments", [])]
+    return sorted((course / "release").glob("*/*.ipynb"),
+                  key=lambda path: (order.index(path.parent.name) if path.parent.name in order else len(order), path))
 
 
 def page_of(site: Path, notebook: Path) -> Path:
@@ -218,12 +223,18 @@ def test_every_notebook_has_a_page_titled_as_the_notebook(site):
         assert headings == {notebook_title(notebook)}, f"{notebook.name}: the page's h1 is {headings}"
 
 
+def listed_in_order(page: Path, notebooks: list[Path], course: Path, menu: bool = False) -> list[str]:
+    """The pages of ``notebooks`` that ``page`` links to, in the order of their first link (``menu``: the links of
+    its table of contents only)."""
+    wanted = {notebook.relative_to(course).with_suffix(".html").as_posix(): notebook for notebook in notebooks}
+    hrefs = [anchor.get("href", "") for anchor in read(page).anchors if not menu or "reference" in anchor.get("class", "")]
+    return list(dict.fromkeys(href for href in (h.removeprefix("../../").removeprefix("../") for h in hrefs) if href in wanted))
+
+
 def test_the_table_of_contents_lists_every_notebook_in_order(site):
-    landing = read(site / "index.html")
     for notebooks in (lectures(), assignments()):
         wanted = [notebook.relative_to(ROOT).with_suffix(".html").as_posix() for notebook in notebooks]
-        listed = [anchor["href"] for anchor in landing.anchors if anchor.get("href") in wanted]
-        in_order = list(dict.fromkeys(listed))
+        in_order = listed_in_order(site / "index.html", notebooks, ROOT)
         assert in_order == wanted, f"the landing page's contents list {in_order}, the course has {wanted}"
     for notebook in lectures():
         nav = [anchor["href"] for anchor in read(page_of(site, notebook)).anchors
@@ -231,6 +242,16 @@ def test_the_table_of_contents_lists_every_notebook_in_order(site):
         for other in lectures():
             assert other.with_suffix(".html").name in {Path(href).name for href in nav} or other == notebook, \
                 f"{notebook.name}'s table of contents has no link to {other.name}"
+
+
+def test_the_assignments_come_in_the_term_s_order_on_the_landing_page_and_in_every_menu(hub_site):
+    course = hub_site.parents[2]  # its term lists the assignments in reverse
+    notebooks = assignments(course)
+    wanted = [notebook.relative_to(course).with_suffix(".html").as_posix() for notebook in notebooks]
+    assert len(wanted) < 2 or wanted != sorted(wanted), "the term's order differs from the files' (hub_site reverses it)"
+    assert listed_in_order(hub_site / "index.html", notebooks, course) == wanted
+    lecture = page_of(hub_site, lectures()[0])
+    assert listed_in_order(lecture, notebooks, course, menu=True) == wanted, f"{lecture.name}'s menu"
 
 
 def test_the_title_is_the_term_files(site):

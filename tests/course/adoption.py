@@ -436,12 +436,40 @@ def finish(root: Path, python: Path = Path(sys.executable)) -> subprocess.Comple
     return done
 
 
+def renumber_assignments(root: Path, before: list[str]) -> None:
+    """docs/instructors.md, reordering: "Assignment N" in the lectures and the source notebooks, N the place in the term
+    of the assignment that was N-th in ``before`` (the term before the edits: renamed ``<old>_v2``; one dropped since
+    becomes "an assignment of the last term")."""
+    now = _assignments(root)
+    numbers = {}
+    for number, old in enumerate(before, start=1):
+        current = next((name for name in (old, f"{old}_v2") if name in now), None)
+        numbers[number] = None if current is None else now.index(current) + 1
+
+    def renumbered(match: re.Match) -> str:
+        new = numbers.get(int(match[2]))
+        return f"{match[1]} {new}" if new else f"{match[1][0]}n assignment of the last term"
+
+    for path in [*_lectures(root), *(p for name in now for p in _notebooks(root, name))]:
+        notebook = _read(path)
+        changed = False
+        for cell in notebook["cells"]:
+            if cell["cell_type"] == "markdown":
+                text = re.sub(r"\b([Aa]ssignment)\s+(\d+)\b(?!\.\d)", renumbered, _text(cell))
+                changed |= text != _text(cell)
+                cell["source"] = text
+        if changed:
+            _write(path, notebook)
+
+
 def rehearse(seed: int, destination: Path) -> tuple[Path, list[Edit], subprocess.CompletedProcess]:
     """A scratch copy of this course with seed ``seed``'s edits made and released; returns it, the edits, the release."""
     root = scratch_copy(destination)
+    before = _assignments(root)
     chosen = edits(seed, root)
     for edit in chosen:
         edit.apply(root)
+    renumber_assignments(root, before)
     return root, chosen, finish(root)
 
 

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, copy_course_to
+from term_edits import edit_term
 from term_edits import rename_assignment as rename_in_term
 
 from course_grader.trusted.cli import main
 from course_grader.trusted.course.course import Course
-from course_grader.trusted.course_check import check_example_class, check_lectures, check_student_readme
+from course_grader.trusted.course_check import (check_assignment_numbers, check_example_class, check_lectures,
+                                                check_student_readme)
 from course_grader.trusted.course.example_class import load_recipes, solutions_by_test_cell
 from course_grader.trusted.course.student_readme import DOCS_PAGE, lecture_pointers, render, write_docs_page
 
@@ -45,6 +47,7 @@ def test_the_shipped_course_has_none_of_these_problems():
     assert check_lectures(COURSE, term) == []
     assert check_student_readme(COURSE, term) == []
     assert check_example_class(COURSE, term) == []
+    assert check_assignment_numbers(COURSE, term) == []
 
 
 def test_a_lecture_pointing_at_a_renamed_assignment_is_named(tmp_path):
@@ -166,6 +169,36 @@ def test_a_recipe_from_the_release_leaving_a_part_a_stub_unsaid_is_named(tmp_pat
         f"example_class/ben_new_part.py: starts from the release but has no code in CELLS for {assignment}'s {stub}: that "
         f"student hands in the released stub and loses {', '.join(lost)}; write the student's own version in CELLS, or "
         f"name those tests in LOSES if the stub is meant"]
+
+
+def test_an_assignment_numbered_as_it_was_before_a_reorder_or_a_drop_is_named(tmp_path):
+    names = COURSE.term().assignment_names
+    first, last_place = names[0], len(names) + 1
+    root = scratch_course(tmp_path)
+    notebook = root / "source" / first / f"{COURSE.notebook_names(first)[0]}.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))
+    cells["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": "# Assignment 1: the first one"})
+    notebook.write_text(json.dumps(cells), encoding="utf-8")
+    lecture = sorted((root / "notebooks").glob("*.ipynb"))[0]
+    cells = json.loads(lecture.read_text(encoding="utf-8"))
+    cells["cells"].append({"cell_type": "markdown", "metadata": {}, "source":
+                           f"**Assignment 1** (`assignments/{first}/`) goes with this lecture; assignment {last_place} too."})
+    lecture.write_text(json.dumps(cells), encoding="utf-8")
+    course = Course.open(root)
+    assert not [p for p in check_assignment_numbers(course, course.term()) if "Assignment 1" in p]  # first in the term
+
+    edit_term(root, lambda data: data["assignments"].append(data["assignments"].pop(0)))  # the first moves to the end
+    course = Course.open(root)
+    then = " (then `perceptron-course release`)"
+    problems = check_assignment_numbers(course, course.term())
+
+    where = notebook.relative_to(root).as_posix()
+    assert f"{where}: its title says \"Assignment 1\", but {first} is assignment {len(names)} in term.toml's order: " \
+           f"make it \"Assignment {len(names)}\"{then}" in problems, problems
+    assert f"notebooks/{lecture.name}: \"Assignment 1\" names assignments/{first}/, which is assignment {len(names)} in " \
+           f"term.toml's order: make it \"Assignment {len(names)}\"" in problems, problems
+    assert f"notebooks/{lecture.name} mentions assignment {last_place}, but term.toml has {len(names)} assignments: " \
+           f"renumber it, or rewrite the sentence if that assignment was dropped" in problems, problems
 
 
 @pytest.mark.slow

@@ -13,6 +13,9 @@ Each finding is a sentence an instructor understands, with what to do:
 - a header nbgrader's release cannot find;
 - a lecture notebook (``notebooks/*.ipynb``) that sends students to ``assignments/<name>/`` of no assignment of the
   term, and an assignment's notebook naming a lecture ``notebooks/<file>.ipynb`` that does not exist;
+- "Assignment N" in a lecture or an assignment's notebook that is not the term's N-th assignment: a number beside
+  the assignment's folder (``Assignment 4`` (`assignments/<name>/...`)) or in its own title (``# Assignment 4: ...``)
+  that is not its place in the term, or a number the term has no assignment for (after a reorder or a drop);
 - the students' README naming a file or folder the student bundle will not hold;
 - a stale recipe of the example class (``example_class/<student>.py``): one naming an assignment the term no longer
   has, or a cell its assignment no longer has.
@@ -178,6 +181,7 @@ def check_course(course: Course) -> list[str]:
     problems += check_parts(course, [name for name in term.assignment_names])
     problems += check_case_draws(course, term.assignment_names)
     problems += check_lectures(course, term)
+    problems += check_assignment_numbers(course, term)
     problems += check_student_readme(course, term)
     problems += check_example_class(course, term)
     problems += check_release(course, term)
@@ -211,6 +215,60 @@ def check_lectures(course: Course, term) -> list[str]:
                     problems.append(f"source/{assignment}/{notebook}.ipynb names the lecture notebooks/{lecture}, which "
                                     f"does not exist: name the lecture as it is now in notebooks/ (then run "
                                     f"`{grader_command()} release`)")
+    return list(dict.fromkeys(problems))
+
+
+#: "Assignment 4", "assignment 4's": an assignment named by its place in the term (1 for the first).
+NUMBERED_ASSIGNMENT = re.compile(r"\b[Aa]ssignment\s+(\d+)\b(?!\.\d)")
+#: "**Assignment 4** (`assignments/04_convergence/...`": the number and the assignment's folder beside it.
+NUMBER_BESIDE_FOLDER = re.compile(r"\b[Aa]ssignment\s+(\d+)\W{0,6}\(\s*`?assignments/([^/`\s)\]]+)/")
+#: An assignment notebook's title: "# Assignment 4: ...".
+NUMBERED_TITLE = re.compile(r"^#\s+Assignment\s+(\d+)\b")
+
+
+def _markdown_of_lectures(course: Course) -> list[tuple[str, str]]:
+    """``(notebooks/<file>, text)`` of each lecture's Markdown cells, joined."""
+    texts = []
+    for path in sorted((course.root / "notebooks").glob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        except (OSError, ValueError, AttributeError):
+            continue  # the lecture's own tests say it is not a notebook
+        texts.append((f"notebooks/{path.name}", "\n\n".join(_text(c) for c in cells if c.get("cell_type") == "markdown")))
+    return texts
+
+
+def check_assignment_numbers(course: Course, term) -> list[str]:
+    """"Assignment N" where the term's N-th assignment is another, or where the term has no N-th (a reorder, a drop)."""
+    place = {name: number for number, name in enumerate(term.assignment_names, start=1)}
+    texts = _markdown_of_lectures(course)
+    titles = []
+    for assignment in term.assignment_names:
+        if (course.source / assignment).is_dir():
+            by_notebook: dict[str, list[str]] = {}
+            for notebook, cell in _cells(course, assignment):
+                if cell.get("cell_type") == "markdown":
+                    by_notebook.setdefault(notebook, []).append(_text(cell))
+            for notebook, cells in by_notebook.items():
+                texts.append((f"source/{assignment}/{notebook}.ipynb", "\n\n".join(cells)))
+                titles.append((f"source/{assignment}/{notebook}.ipynb", assignment, cells[0].lstrip()))
+    problems = []
+    then = f" (then `{grader_command()} release`)"
+    for where, assignment, first_cell in titles:
+        title = NUMBERED_TITLE.match(first_cell)
+        if title and int(title[1]) != place[assignment]:
+            problems.append(f"{where}: its title says \"Assignment {title[1]}\", but {assignment} is assignment "
+                            f"{place[assignment]} in term.toml's order: make it \"Assignment {place[assignment]}\"{then}")
+    for where, text in texts:
+        after = then if where.startswith("source/") else ""
+        for number, name in NUMBER_BESIDE_FOLDER.findall(text):
+            if name in place and int(number) != place[name]:
+                problems.append(f"{where}: \"Assignment {number}\" names assignments/{name}/, which is assignment "
+                                f"{place[name]} in term.toml's order: make it \"Assignment {place[name]}\"{after}")
+        for number in sorted({int(n) for n in NUMBERED_ASSIGNMENT.findall(text)}):
+            if not 1 <= number <= len(place):
+                problems.append(f"{where} mentions assignment {number}, but term.toml has {len(place)} assignments: "
+                                f"renumber it, or rewrite the sentence if that assignment was dropped{after}")
     return list(dict.fromkeys(problems))
 
 

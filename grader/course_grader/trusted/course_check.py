@@ -18,7 +18,8 @@ Each finding is a sentence an instructor understands, with what to do:
   that is not its place in the term, or a number the term has no assignment for (after a reorder or a drop);
 - the students' README naming a file or folder the student bundle will not hold;
 - a stale recipe of the example class (``example_class/<student>.py``): one naming an assignment the term no longer
-  has, or a cell its assignment no longer has.
+  has, or a cell its assignment no longer has, and one that starts from the release with code of its own (an
+  alternative solution) yet leaves a part (a new one) a stub that its ``LOSES`` does not name.
 """
 
 from __future__ import annotations

@@ -194,6 +194,17 @@ def test_solution_names_the_notebook_when_a_folder_holds_several(tmp_path):
         checks_api.solution("f", tmp_path / HIDDEN_CHECKS_FILE)
 
 
+def test_the_solution_s_prints_stay_off_the_ta_s_terminal(tmp_path, capsys):
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("print('a run of the lecture, shown to students')"),
+        nbformat.v4.new_code_cell("def double(x):\n    print('working')\n    return 2 * x"),
+    ])
+    nbformat.write(notebook, tmp_path / "solution.ipynb")
+    double = checks_api.solution("double", tmp_path / HIDDEN_CHECKS_FILE)
+    assert double(21) == 42
+    assert capsys.readouterr().out == ""
+
+
 def test_the_grading_sandbox_never_sees_source_or_a_hidden_checks_file(tmp_path):
     rules = import_rules(COURSE.root, "04_convergence")
     view = sandbox.build_student_view(tmp_path / "view", rules)

@@ -40,12 +40,19 @@ def solution_namespace(notebook: Path) -> dict:
         if kept is not None and kept[:2] == (info.st_size, info.st_mtime_ns):
             return kept[2]
         os.environ.setdefault("MPLBACKEND", "Agg")  # a plotting cell draws nowhere
-        namespace: dict = {"__name__": f"_solution_of_{path.stem}"}
+        # The notebook's own prints (a lecture-style cell showing a run) would land in the TA's terminal, in the
+        # middle of `grade`'s or `check`'s lines: its print is a silent one here (sys.stdout, shared by every thread
+        # of the process, stays as it is).
+        namespace: dict = {"__name__": f"_solution_of_{path.stem}", "print": _silent_print}
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "code" and not _is_test_cell(cell) and cell.source.strip():
                 exec(compile(_without_magics(cell.source), str(path), "exec"), namespace)  # noqa: S102 - the instructor's own source
         _SOLUTIONS[path] = (info.st_size, info.st_mtime_ns, namespace)
         return namespace
+
+
+def _silent_print(*args, **kwargs) -> None:
+    """``print`` for the solution's cells and functions: nothing shown (their output is nobody's to read)."""
 
 
 def _without_magics(source: str) -> str:

@@ -28,7 +28,8 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the term-file helpers
 from term_edits import edit_term, own_dates_in_hours, read_term, set_key  # noqa: E402
 
-from course_grader.trusted.course_check import NAMED_IN_A_REASON  # noqa: E402 - what check reads as a name in a reason
+from course_grader.trusted.course_check import (  # noqa: E402 - what check reads as a name in a reason, as a number
+    NAMED_IN_A_REASON, NUMBERED_ASSIGNMENT)
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = Path("docs") / "adding-a-part.md"
@@ -447,15 +448,15 @@ def renumber_assignments(root: Path, before: list[str]) -> None:
         numbers[number] = None if current is None else now.index(current) + 1
 
     def renumbered(match: re.Match) -> str:
-        new = numbers.get(int(match[2]))
-        return f"{match[1]} {new}" if new else f"{match[1][0]}n assignment of the last term"
+        word, new = match[0].split()[0], numbers.get(int(match[1]))  # "Assignment" or "assignment"
+        return f"{word} {new}" if new else f"{word[0]}n assignment of the last term"
 
     for path in [*_lectures(root), *(p for name in now for p in _notebooks(root, name))]:
         notebook = _read(path)
         changed = False
         for cell in notebook["cells"]:
             if cell["cell_type"] == "markdown":
-                text = re.sub(r"\b([Aa]ssignment)\s+(\d+)\b(?!\.\d)", renumbered, _text(cell))
+                text = NUMBERED_ASSIGNMENT.sub(renumbered, _text(cell))
                 changed |= text != _text(cell)
                 cell["source"] = text
         if changed:

@@ -226,7 +226,7 @@ def test_every_notebook_has_a_page_titled_as_the_notebook(site):
 def listed_in_order(page: Path, notebooks: list[Path], course: Path, menu: bool = False) -> list[str]:
     """The pages of ``notebooks`` that ``page`` links to, in the order of their first link (``menu``: the links of
     its table of contents only)."""
-    wanted = {notebook.relative_to(course).with_suffix(".html").as_posix(): notebook for notebook in notebooks}
+    wanted = {notebook.relative_to(course).with_suffix(".html").as_posix() for notebook in notebooks}
     hrefs = [anchor.get("href", "") for anchor in read(page).anchors if not menu or "reference" in anchor.get("class", "")]
     return list(dict.fromkeys(href for href in (h.removeprefix("../../").removeprefix("../") for h in hrefs) if href in wanted))
 

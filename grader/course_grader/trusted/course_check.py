@@ -227,22 +227,12 @@ NUMBER_BESIDE_FOLDER = re.compile(r"\b[Aa]ssignment\s+(\d+)\W{0,6}\(\s*`?assignm
 NUMBERED_TITLE = re.compile(r"^#\s+Assignment\s+(\d+)\b")
 
 
-def _markdown_of_lectures(course: Course) -> list[tuple[str, str]]:
-    """``(notebooks/<file>, text)`` of each lecture's Markdown cells, joined."""
-    texts = []
-    for path in sorted((course.root / "notebooks").glob("*.ipynb")):
-        try:
-            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-        except (OSError, ValueError, AttributeError):
-            continue  # the lecture's own tests say it is not a notebook
-        texts.append((f"notebooks/{path.name}", "\n\n".join(_text(c) for c in cells if c.get("cell_type") == "markdown")))
-    return texts
-
-
 def check_assignment_numbers(course: Course, term) -> list[str]:
     """"Assignment N" where the term's N-th assignment is another, or where the term has no N-th (a reorder, a drop)."""
+    from .course.student_readme import lecture_markdown
+
     place = {name: number for number, name in enumerate(term.assignment_names, start=1)}
-    texts = _markdown_of_lectures(course)
+    texts = [(f"notebooks/{name}", text) for name, text in lecture_markdown(course).items()]
     titles = []
     for assignment in term.assignment_names:
         if (course.source / assignment).is_dir():

@@ -38,17 +38,22 @@ def late_rule(term: Term) -> str:
 ASSIGNMENT_POINTER = re.compile(r"assignments/([^/`\s)\]]+)/")
 
 
-def lecture_pointers(course: Course) -> dict[str, list[str]]:
-    """The assignments each lecture notebook (``notebooks/*.ipynb``) sends students to, by file name, in order."""
-    pointers = {}
+def lecture_markdown(course: Course) -> dict[str, str]:
+    """The Markdown of each lecture notebook (``notebooks/*.ipynb``), its cells joined, by file name (``""`` for a
+    file that is not a notebook: the lecture's own tests say so)."""
+    texts = {}
     for path in sorted((course.root / "notebooks").glob("*.ipynb")):
         try:
             cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
         except (OSError, ValueError, AttributeError):
             cells = []
-        text = "\n".join("".join(cell.get("source", "")) for cell in cells if cell.get("cell_type") == "markdown")
-        pointers[path.name] = list(dict.fromkeys(ASSIGNMENT_POINTER.findall(text)))
-    return pointers
+        texts[path.name] = "\n".join("".join(cell.get("source", "")) for cell in cells if cell.get("cell_type") == "markdown")
+    return texts
+
+
+def lecture_pointers(course: Course) -> dict[str, list[str]]:
+    """The assignments each lecture notebook (``notebooks/*.ipynb``) sends students to, by file name, in order."""
+    return {name: list(dict.fromkeys(ASSIGNMENT_POINTER.findall(text))) for name, text in lecture_markdown(course).items()}
 
 
 def lecture_of(course: Course, assignment: str) -> str:

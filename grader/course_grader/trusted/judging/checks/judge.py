@@ -323,22 +323,28 @@ def _second_call_failure(check: Check, case: Case, expected: Any, reply: Reply, 
     the same answer, for a function that keeps state keyed by an object's identity too.
     """
     assert check.compare is not None
-    steps = (f"\n  your function answered the first call right and left its arguments as they were sent; to reproduce "
-             f"it in a fresh kernel, run these calls in the order the grader made them:\n"
-             f"{second_call_sequence(check, first, case)}" if first is not None else f"\n    {call_text(check, case)}")
     if reply.again_error is not None:
         kind, message = reply.again_error
-        return (f"{check.function} raised {kind}{': ' + message if message else ''} {SECOND_CALL}:{steps}\n"
-                f"  hint: {second_call_hint(check, case, raised=True)}")
+        return (f"{check.function} raised {kind}{': ' + message if message else ''} {SECOND_CALL}:"
+                f"{_second_call_steps(check, first, case)}\n  hint: {second_call_hint(check, case, raised=True)}")
     if reply.again is NOT_CALLED_AGAIN:
         return ""
     difference = check.compare(reply.again, expected)
     if difference is None:
         return ""
     replayed = first_expected is not _NOT_COMPUTED and _same_answer(check, reply.again, first_expected)
-    return (f"{check.function} returned {difference.what} {SECOND_CALL}:{steps}\n"
+    return (f"{check.function} returned {difference.what} {SECOND_CALL}:{_second_call_steps(check, first, case)}\n"
             f"  expected: {difference.expected}\n  received: {difference.received}\n"
             f"  hint: {second_call_hint(check, case, replayed=replayed)}")
+
+def _second_call_steps(check: Check, first: Case | None, case: Case) -> str:
+    """The calls that reproduce a failed second call, written out only once it failed (most pass, and writing arrays
+    out is not free)."""
+    if first is None:
+        return f"\n    {call_text(check, case)}"
+    return (f"\n  your function answered the first call right and left its arguments as they were sent; to reproduce "
+            f"it in a fresh kernel, run these calls in the order the grader made them:\n"
+            f"{second_call_sequence(check, first, case)}")
 
 def _same_answer(check: Check, received: Any, first_expected: Any) -> bool:
     assert check.compare is not None

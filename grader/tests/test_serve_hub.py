@@ -456,6 +456,8 @@ def test_a_hand_in_submitted_with_nbgrader_comes_back_as_feedback_with_its_score
     assert total_row(page) == (sum(v for k, v in points.items() if k not in by_hand), sum(points.values())), page[-3000:]
     assert f"Feedback: {NOTEBOOK}" in page
     assert hub.service_never_exited(), hub.logs()
+    # The hub's log holds the service's output: nbgrader's SQLAlchemy notes (SAWarning) stay out of it.
+    assert "Warning" not in hub.log.read_text(encoding="utf-8", errors="replace"), hub.logs()
 
 
 #: What the set-up, ``release`` and the service made of the course that a student must never read (after a hand-in).

@@ -36,6 +36,7 @@ from ..gradebook.writer_lock import course_lock
 from ..judging.check_registry import ready_to_grade
 from ..outputs.report import write_exports
 from ..course.safe_text import quoted, terminal_text
+from ..running.autograde import quiet_nbgrader_warnings
 from ..running.batch import FAULT_VARIABLE, default_workers
 from ..running.sandbox import choose_isolation
 from . import inbox
@@ -577,6 +578,7 @@ def serve(course: Course, *, jobs: int | None = None, once: bool = False, unsand
         another command holds the course (``writer_lock.CourseBusy``).
     """
     stopping, wake = threading.Event(), threading.Event()
+    quiet_nbgrader_warnings()  # the service merges into the gradebook itself, as `grade` does: its log is the TA's
     with ExitStack() as stack:
         # First: a SIGTERM while the service starts (its pool, the source cells) stops it as cleanly as later.
         previous = {number: signal.signal(number, lambda *_: (stopping.set(), wake.set()))

@@ -162,6 +162,11 @@ Both cannot hold, so no line separates XOR.""",
 alpha = C for 2 and 7: y f < 1 needs xi > 0, and (C - alpha) xi = 0. Points 3, 6, 8 are on the band; solving
 w = sum alpha y x with sum alpha y = 0 gives 3/4, 1/8 and 5/8, all inside (0, C). Points 0, 1, 4, 5 can go:
 they have no part in w and the KKT conditions still hold without them.""",
+        "why_nonseparable": """1. gamma -> 0: D stays at the three wrong-side points' deviations (about 0.3) and 1/gamma^2 blows up; gamma
+large: D grows like gamma sqrt(T), so the bound goes to T, the number of visits, which says nothing. It holds for every
+gamma, so I quote the smallest, about 67. 2. Ten passes: D^2 ten times larger, D times sqrt(10); the bound grows
+linearly with the passes, a budget of mistakes per pass, never that they stop. 3. D = 0 and (R/gamma)^2: the
+convergence theorem.""",
         "xor_features": '''def xor_features(X):
     X = np.asarray(X, float)
     return (X[:, 0] * X[:, 1])[:, None]''',

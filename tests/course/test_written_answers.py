@@ -109,3 +109,38 @@ def test_the_comparable_scores_answer_reads_the_cell_it_explains():
     assert claim in answer
     assert f"it scores ${after[1]:g}$ for dog and is predicted dog" in answer
     assert shown["same_signs"] and np.argmax(before) == 0 and np.argmax(after) == 1
+
+
+def _number_after(text: str, words: str) -> float:
+    """The number the model answer gives right after ``words`` (``$`` and spaces skipped)."""
+    found = re.search(re.escape(words) + r"\s*\$?\s*([\d.]+)", text)
+    assert found, f"the model answer gives no number after {words!r}"
+    return float(found.group(1))
+
+
+def test_the_non_separable_answer_reads_the_bounds_the_cell_prints():
+    from perceptron_course.bounds import freund_schapire_bound
+    from perceptron_course.perceptron import train
+
+    assignment = _holding("why_nonseparable")
+    answer, shown = _cells(assignment)["why_nonseparable"].source, _run(assignment, "nonseparable_bounds")
+    Z, y, u, bound_of = shown["Z_ns"], shown["y_ns"], shown["u_ns"], shown["fs_bound"]
+    for passes in (1, 10):  # the cell's bound is the library's, and its mistakes are the library's perceptron's
+        for gamma in (0.001, 1.0, 1000.0):
+            assert np.isclose(bound_of(gamma, passes)[0], freund_schapire_bound(u, Z, y, gamma, n_passes=passes))
+        assert shown["perceptron_mistakes"](passes) == train(Z[:, 1:], y, max_epochs=passes).n_mistakes
+    wrong_side = int(np.sum(y * (Z @ u) <= 0))
+    assert f"the {['no', 'one', 'two', 'three', 'four', 'five'][wrong_side]} points on\n   the wrong side" in answer
+    assert np.isclose(_number_after(answer, "$D$ stays near"), bound_of(0.001, 1)[1], atol=0.005)
+    assert round(bound_of(0.001, 1)[0] / 1e6) == _number_after(answer, "the bound says nothing (about")
+    assert np.isclose(_number_after(answer, "visits ($"), bound_of(1000.0, 1)[0], atol=0.05)
+    gammas = np.geomspace(0.001, 1000.0, 601)
+    best = min(gammas, key=lambda gamma: bound_of(gamma, 1)[0])
+    one_pass, ten_passes = shown["perceptron_mistakes"](1), shown["perceptron_mistakes"](10)
+    assert (f"smallest (about ${round(bound_of(best, 1)[0])}$ near $\\gamma = {best:.1f}$, against ${one_pass}$ mistakes "
+            "made)") in answer
+    D_one, D_ten = bound_of(1.0, 1)[1], bound_of(1.0, 10)[1]
+    assert np.isclose(D_ten / D_one, np.sqrt(10))
+    assert f"${D_one:.2f}$ to\n   ${D_ten:.2f}$ at $\\gamma = 1$" in answer
+    best_ten = min(gammas, key=lambda gamma: bound_of(gamma, 10)[0])
+    assert f"about ${round(bound_of(best_ten, 10)[0] / 10)}$ here, against about ${round(ten_passes / 10)}$ made" in answer

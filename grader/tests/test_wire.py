@@ -6,7 +6,9 @@ import json
 import numpy as np
 import pytest
 
+from course_grader.checks_api import Case, Check, compare_arrays
 from course_grader.in_sandbox import harness
+from course_grader.trusted.judging.checks import run_in_process
 from course_grader.trusted.judging.verdicts import harness_code
 from course_grader.trusted.judging.wire import (
     MAX_REPLY_CHARS, Unsupported, WireError, decode_value, encode, new_marker, parse_reply, python_literal, read_replies,
@@ -191,6 +193,57 @@ def test_a_reply_carries_the_answer_to_the_same_call_made_again_or_why_not():
     with pytest.raises(WireError, match="malformed"):
         parse_reply(json.dumps({**plain, "again_error": ["ValueError", 3]}))
 
+
+
+def _shares(function, *args) -> list:
+    """What the harness says a call of ``function`` on ``args`` shares with its arguments (``[]``: nothing)."""
+    lines: list[str] = []
+    request = {"function": "f", "marker": "@@", "calls": [{"args": [encode(value) for value in args], "kwargs": {}}]}
+    harness.call_all({"f": function}, request, emit=lines.append)
+    reply = json.loads(lines[0].removeprefix("@@"))
+    return reply.get("shares", [])
+
+
+def test_the_harness_names_the_arguments_a_returned_array_shares_memory_with():
+    w, x = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    assert _shares(lambda w, x: w, w, x) == [0]  # the argument itself
+    assert _shares(lambda w, x: (x[::-1], 1.0, False), w, x) == [1]  # a view of it, inside a tuple
+    assert _shares(lambda w, x: [w, x[:1]], w, x) == [0, 1]
+    assert _shares(lambda w, x: (w.copy(), np.array(x)), w, x) == []  # copies share nothing
+    assert _shares(lambda w, x: w + x, w, x) == []
+    assert _shares(lambda w, x: 3.0, w, x) == []
+
+
+def test_a_reply_says_what_it_shares_with_the_arguments_only_by_their_positions():
+    plain = {"index": 0, "result": ["int", 1], "args_after": [["int", 1], ["int", 2]], "again": ["int", 1]}
+    assert parse_reply(json.dumps(plain)).shares == ()
+    assert parse_reply(json.dumps({**plain, "shares": [1, 0]})).shares == (0, 1)
+    for malformed in ([2], [-1], [True], ["0"], [0, 1, 0], {"0": 1}, 0):
+        with pytest.raises(WireError, match="malformed"):
+            parse_reply(json.dumps({**plain, "shares": malformed}))
+
+
+def _step_cases(rng):
+    return [Case((np.round(rng.normal(size=3), 3), np.round(rng.normal(size=3), 3)), "random weights and point")
+            for _ in range(5)]
+
+
+def _step(w, x):
+    return (np.asarray(w, dtype=float) + np.asarray(x, dtype=float)) if float(np.dot(w, x)) <= 0 else np.array(w, dtype=float)
+
+
+def test_an_argument_returned_as_the_answer_fails_only_where_the_docstring_promises_a_new_array():
+    promised = Check("step", ("w", "x"), _step_cases, _step, compare_arrays(exact=False, what="new weights"), new_arrays=True)
+    silent = Check("step", ("w", "x"), _step_cases, _step, compare_arrays(exact=False, what="new weights"))
+
+    def aliasing(w, x):  # the caller's own w when nothing changes
+        return w + x if float(np.dot(w, x)) <= 0 else w
+
+    verdict = run_in_process(promised, aliasing, secret=b"alias secret")
+    assert not verdict.passed
+    assert "returned the caller's w itself (or a view of it)" in verdict.message() and "w.copy()" in verdict.message()
+    assert run_in_process(silent, aliasing, secret=b"alias secret").passed  # no promise: the values are right
+    assert run_in_process(promised, _step, secret=b"alias secret").passed
 
 
 class _CountingStdout(io.StringIO):

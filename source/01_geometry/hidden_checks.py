@@ -58,7 +58,7 @@ def _compare_augmented(received, expected) -> Difference | None:
     return difference
 
 
-AUGMENT = Check("augment", ("X",), _augment_cases, geometry.augment, _compare_augmented)
+AUGMENT = Check("augment", ("X",), _augment_cases, geometry.augment, _compare_augmented, new_arrays=True)  # "A new array"
 
 
 def _predict_cases(rng: np.random.Generator) -> list[Case]:

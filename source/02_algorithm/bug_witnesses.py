@@ -46,6 +46,7 @@ PERCEPTRON_STEP_BUGS = {
                             else (_float(w), b, False))(float(_float(w) @ _float(x) + b)),
     "mistake as 0/1": lambda w, b, x, y: (lambda new: (new[0], new[1], int(new[2])))(_step(w, b, x, y)),
     "updates with x only (w + x)": lambda w, b, x, y: (lambda new: (_float(w) + _float(x), b + y, True) if new[2] else new)(_step(w, b, x, y)),
+    "the caller's w itself when nothing changes": lambda w, b, x, y: (lambda new: new if new[2] else (w, b, False))(_step(w, b, x, y)),
 }
 PERCEPTRON_STEP_CORRECT = {
     "a list": lambda w, b, x, y: list(_step(w, b, x, y)),

@@ -58,6 +58,7 @@ PERCEPTRON_STEP = Check(
     "perceptron_step", ("w", "b", "x", "y"), _step_cases, solution("perceptron_step", __file__),
     compare_tuple(("w_new", "b_new", "mistake"),
                   (compare_arrays(exact=False, what="new weights of shape (d,)"), compare_number(), compare_bool())),
+    new_arrays=True,  # "A new array: w itself is not modified"
 )
 
 

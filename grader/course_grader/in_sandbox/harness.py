@@ -177,6 +177,28 @@ def _second_arguments(plan, args, kwargs):
             {key: argument(tag, value, kwargs) for key, (tag, value) in plan["kwargs"].items()})
 
 
+def _shared_arguments(result, sent):
+    """Positions (in ``args_after``'s order) of the array arguments whose memory a returned array shares.
+
+    A returned array that is an argument itself, or a view of one, is one array for the caller and the function: a
+    function whose docstring promises a new array broke that promise. Like ``args_after``, this can only incriminate.
+    """
+    returned = [result] if isinstance(result, numpy.ndarray) else \
+        [item for item in result if isinstance(item, numpy.ndarray)] if isinstance(result, (tuple, list)) else []
+    shared = []
+    for position, argument in enumerate(sent):
+        if not isinstance(argument, numpy.ndarray):
+            continue
+        for array in returned:
+            try:
+                if numpy.shares_memory(array, argument, max_work=10_000):
+                    shared.append(position)
+                    break
+            except Exception:  # noqa: BLE001 - too hard to tell (numpy's TooHardError): not said
+                continue
+    return shared
+
+
 def _call_again(function, args, kwargs, plan=None):
     """A second call on the very objects of the first (changed in place or not): ``{"again": wire}``.
 
@@ -226,8 +248,11 @@ def call_all(namespace, request, emit=None):
         except BaseException as error:  # noqa: BLE001 - SystemExit and friends are answers too
             reply = {"index": index, "error": _error_text(error)}
         else:
-            reply = {"index": index, "result": encode(result),
-                     "args_after": [encode(item) for item in args] + [encode(kwargs[key]) for key in sorted(kwargs)]}
+            sent = list(args) + [kwargs[key] for key in sorted(kwargs)]
+            reply = {"index": index, "result": encode(result), "args_after": [encode(item) for item in sent]}
+            shared = _shared_arguments(result, sent)
+            if shared:
+                reply["shares"] = shared
             reply.update(_call_again(function, args, kwargs, call.get("again")))
         try:
             line = json.dumps(reply, allow_nan=True)

@@ -71,6 +71,8 @@ class Reply:
     #: none), or ``again_error`` when that call raised: a function that changed its arguments answers otherwise.
     again: Any = field(default_factory=lambda: NOT_CALLED_AGAIN)
     again_error: tuple[str, str] | None = None
+    #: Positions in ``args_after`` of the arguments a returned array shares memory with (the argument itself or a view).
+    shares: tuple[int, ...] = ()
 
 
 class _Budget:
@@ -197,11 +199,16 @@ def parse_reply(line: str) -> Reply | dict:
         raise WireError("a malformed error reply")
     if again_error is None and "again" not in message:
         raise WireError("a reply without the second call's answer")
+    shares = message.get("shares", [])
+    if not (isinstance(shares, list) and len(shares) <= len(after)
+            and all(type(position) is int and 0 <= position < len(after) for position in shares)):
+        raise WireError("a malformed reply")
     try:
         result = decode_value(message.get("result"), budget)
         again = decode_value(message["again"], budget) if again_error is None else None
         return Reply(index, returned=True, result=result, args_after=[decode_value(item, budget) for item in after],
-                     again=again, again_error=None if again_error is None else (again_error[0][:100], again_error[1][:500]))
+                     again=again, again_error=None if again_error is None else (again_error[0][:100], again_error[1][:500]),
+                     shares=tuple(sorted(set(shares))))
     except (OverflowError, TypeError, ValueError, RecursionError, MemoryError) as error:
         if isinstance(error, WireError):
             raise

@@ -76,6 +76,8 @@ class Check:
         arguments tied to each other (a run and its data, a unit vector); a parameter it leaves out is sent
         again as it is, and so is every argument that is not an array or a list. Without it, each array
         and list gets a factor of its own and numbers come from the next case.
+    new_arrays : whether the docstring promises that every array returned is new: one that is an argument itself, or
+        a view of one (the caller's array and the answer then change together), fails the case.
     """
 
     function: str
@@ -86,6 +88,7 @@ class Check:
     judge: Callable[[list[Case], list[Reply]], list["tuple[Case, str] | str"]] | None = None
     precondition: Callable[..., str] | None = None
     second_call: Callable[[np.random.Generator, Case], dict[str, Any]] | None = None
+    new_arrays: bool = False
 
 #: Characters of one whole call shown in a message (a call longer than this is cut, and says so); a call
 #: longer than ``SHORT_CALL_CHARS`` is shown short first.

@@ -249,6 +249,8 @@ def case_summary(check: Check, case: Case, reply: Reply | None = None) -> str:
         changed = ""
     if changed:
         return f"{check.function} changed its argument {changed} in place on {case.behaviour}."
+    if reply is not None and shared_argument(check, case, reply):
+        return f"{check.function} returned an argument itself where a new array is promised, on {case.behaviour}."
     return f"{check.function} gave a wrong answer on {case.behaviour}."
 
 _NOT_COMPUTED = object()
@@ -283,6 +285,12 @@ def case_failure(check: Check, case: Case, reply: Reply, expected: Any = _NOT_CO
                 f"{changed} is different after the call, whichever function changed it):\n    {call_text(check, case)}\n"
                 f"  hint: work on copies; an in-place operation (+=, *=, a slice assignment, list.sort(), append) on "
                 f"{changed} or on a row of it changes the caller's {_kind_of(case, check, changed)}")
+    shared = shared_argument(check, case, reply)
+    if shared:
+        return (f"{check.function} returned the caller's {shared} itself (or a view of it) on {case.behaviour}, where "
+                f"its docstring promises a new array:\n    {call_text(check, case)}\n"
+                f"  hint: return a copy ({shared}.copy(), or np.array({shared}, dtype=float)): an answer that is the "
+                f"caller's array changes when the caller changes {shared}, and the other way round")
     assert check.compare is not None
     if expected is _NOT_COMPUTED:
         expected = expected_answer(check, case)
@@ -409,6 +417,14 @@ def second_call_sequence(check: Check, first: Case, second: Case) -> str:
                         *((k, v, first.kwargs.get(k)) for k, v in second.kwargs.items() if k in named)])
     lines.append(call(second, same_objects) + "  # the second call: answered wrong")
     return "\n".join(f"    {line}" for line in lines)
+
+def shared_argument(check: Check, case: Case, reply: Reply) -> str:
+    """The name of the first argument a returned array shares memory with, for a check whose docstring promises new
+    arrays (``Check.new_arrays``); or ``""``."""
+    if not check.new_arrays or not reply.shares:
+        return ""
+    names = list(check.parameters[: len(case.args)]) + sorted(case.kwargs)
+    return names[reply.shares[0]] if reply.shares[0] < len(names) else f"argument {reply.shares[0] + 1}"
 
 def changed_arguments(check: Check, case: Case, args_after: list) -> str:
     """The name of the first argument the call changed in place, or ``""``.

@@ -374,6 +374,19 @@ def test_each_lms_pattern_reads_its_file_names_as_zip_collect_applies_it(lms, pa
     assert match.groupdict().get("timestamp") == timestamp
 
 
+@pytest.mark.parametrize("lms, path", [
+    # A student's own folder, inside the folder Moodle made for her, named like a classmate's (Moodle keeps a
+    # submission's folders in its "in folders" download): read as the classmate's, it replaced her grade.
+    ("Moodle", "/c/downloaded/01/extracted/Eve Smith_111_assignsubmission_file_/Ada Lovelace_222_assignsubmission_file_/"
+               "geometry.ipynb"),
+    ("Moodle", "/c/drop/01/Eve Smith_111_assignsubmission_file_/deeper/Ada Lovelace_222_assignsubmission_file_/g.ipynb"),
+])
+def test_a_folder_named_like_the_lms_s_inside_a_submission_names_nobody(lms, path):
+    import re
+
+    assert re.match(term_pattern(lms), path) is None
+
+
 @pytest.mark.slow
 def test_blackboard_attempts_are_collected_with_their_time_and_the_later_one_wins(tmp_path):
     course = copy_course(fixture_course(), tmp_path / "course")

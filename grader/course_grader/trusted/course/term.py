@@ -39,7 +39,10 @@ LATE_HANDINS = ("grade", "hold")
 #: against the file's whole path); each reads the id (and the time) from the part of the name the LMS wrote.
 LMS_PATTERNS = {
     "canvas": r".*/[^/_]+_(?:LATE_)?(?P<student_id>\d+)_\d+_(?P<file_id>[^/]+\.ipynb)$",
-    "moodle": r".*/[^/]*_(?P<student_id>\d+)_assignsubmission_file_/(?P<file_id>[^/]+\.ipynb)$",
+    # A folder of Moodle's inside another (a student's own folder in her submission, named like a classmate's) is
+    # not Moodle's: a path with two such folders is not read at all.
+    "moodle": r"(?!(?:.*/)?[^/]*_\d+_assignsubmission_file_/(?:.*/)?[^/]*_\d+_assignsubmission_file_/)"
+              r".*/[^/]*_(?P<student_id>\d+)_assignsubmission_file_/(?P<file_id>[^/]+\.ipynb)$",
     "moodle_files": r".*/[^/]*?_(?P<student_id>\d+)_assignsubmission_file_(?P<file_id>[^/]+\.ipynb)$",
     "blackboard": r".*/[^/]*?_(?P<student_id>[^/_]+)_attempt_(?P<timestamp>\d{4}(?:-\d{2}){5})_(?P<file_id>[^/]+\.ipynb)$",
 }

@@ -89,6 +89,16 @@ def test_a_cool_down_opens_its_minutes_after_the_last_graded_attempt():
     assert decide(policy, handin(2), [last], NOON + 20 * 60).action == GRADE
 
 
+def test_a_hand_in_is_decided_as_of_its_arrival_however_long_it_waited_for_a_worker():
+    # Attack round 6: a slow first attempt kept the second waiting past the cool-down, and both were graded 9 s apart.
+    policy = term("cooldown_minutes = 2")
+    slow_first = handin(1, "grading", seen_at=NOON - 60)
+    decision = decide(policy, handin(2, seen_at=NOON - 51), [slow_first])
+    assert decision.action == LIMIT and "opens 2 minutes after" in decision.reason
+    tomorrow_by_then = handin(3, seen_at=NOON - 51)  # the day's attempt used: still today when it arrived
+    assert decide(term("attempts_per_day = 1"), tomorrow_by_then, [slow_first]).action == LIMIT
+
+
 def test_hold_keeps_a_hand_in_after_the_students_own_due_date():
     policy = term('late = "hold"')
     after_due = "2026-12-01 18:00:00.000000 UTC"

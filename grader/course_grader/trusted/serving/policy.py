@@ -45,14 +45,17 @@ def handed_in_at(text: str) -> dt.datetime | None:
         return None
 
 
-def decide(term: Term, handin: Handin, earlier: list[Handin], now: float) -> Decision:
-    """The decision for ``handin`` given the student's ``earlier`` hand-ins of the same assignment, at ``now``.
+def decide(term: Term, handin: Handin, earlier: list[Handin], now: float | None = None) -> Decision:
+    """The decision for ``handin`` given the student's ``earlier`` hand-ins of the same assignment, at ``now``: by
+    default the moment the service saw it arrive (``seen_at``), not when a worker is free for it, so that a hand-in
+    kept waiting (behind the student's own slow attempt) is not let past a cool-down or into the next day's attempts.
 
     The one place the service's limits are decided, always in this order: the attempts in all, the attempts of
     the day, the cool-down, then lateness (``hold``). A hand-in past the attempts is limited whether or not it is
     late, so that holding it (for the TA's ``use-handin`` and ``grade``) never opens one attempt more.
     """
     policy = term.serve
+    now = handin.seen_at if now is None else now
     attempts = sorted(h.seen_at for h in earlier if h.state in ATTEMPTS and h.seq != handin.seq)
     zone = ZoneInfo(term.course.timezone)
     now_local = dt.datetime.fromtimestamp(now, zone)

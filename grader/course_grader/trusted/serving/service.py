@@ -202,7 +202,7 @@ class Service:
         return sum(1 for holder, _ in self.grading if holder == student) >= share
 
     def begin(self, handin: Handin) -> None:
-        decision = decide(self.term, handin, self.journal.of(*handin.key), time.time())
+        decision = decide(self.term, handin, self.journal.of(*handin.key))
         folder = inbox.archived(self.course, handin.student, handin.assignment, handin.seq)
         if decision.action == HOLD:
             # Kept in handins/ only: a held hand-in never replaces a graded one in submitted/ (the TA's use-handin

@@ -636,3 +636,19 @@ def test_pages_written_under_the_courses_umask_stay_readable_by_the_student(cour
     finally:
         os.umask(before)
     assert stat.S_IMODE(page.stat().st_mode) == 0o644 and "Graded attempts used" in page.read_text(encoding="utf-8")
+
+
+def test_a_hand_in_with_a_classmates_submission_secret_is_refused_and_the_classmates_page_is_left(course, tmp_path):
+    # Attack round 6: eve read bob's secret from his nbgrader cache; her hand-in's page was released over his.
+    inbound = inbox.inbound_folder(course)
+    hand_in(inbound / name_of("bob", random="b0b0"), BOB_NOTEBOOK, secret="bobsecret")
+    server, lines = service(course, tmp_path)
+    assert server.take_in() == 1
+    hand_in(inbound / name_of("eve", random="e1e1"), secret="bobsecret")
+    hand_in(inbound / name_of("eve", random="e2e2"), secret="evesecret")
+    again, lines = service(course, tmp_path)  # a service started again knows the secrets kept in handins/
+    assert again.take_in() == 2
+    refused = again.journal.in_state(REFUSED)
+    assert [(row.student, "another student's hand-in" in row.reason) for row in refused] == [("eve", True)]
+    assert sorted(row.student for row in again.journal.in_state(COLLECTED)) == ["bob", "eve"]
+    assert any("refused" in line and "another student's" in line for line in lines)

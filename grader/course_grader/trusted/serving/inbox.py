@@ -545,6 +545,30 @@ def handed_in_secret(folder: Path) -> str | None:
         return None
 
 
+def secret_owners(course: Course) -> dict[str, str]:
+    """Each submission secret of the kept hand-ins (``handins/``), with the student whose hand-in brought it."""
+    owners: dict[str, str] = {}
+    for path in sorted((course.root / ARCHIVE_FOLDER).glob(f"*/*/*/{SECRET_FILE}")):
+        secret = handed_in_secret(path.parent)
+        if secret is not None:
+            owners.setdefault(secret, path.parent.parent.parent.name)
+    return owners
+
+
+def borrowed_secret_problem(owners: dict[str, str], arrival: Arrival) -> str:
+    """Why ``arrival`` is refused for carrying the submission secret of another student's hand-in, or ``""``.
+
+    nbgrader names a feedback page in the exchange after the secret (``md5(secret + notebook)``): a hand-in with a
+    classmate's secret (read from a cache folder left readable) would have its page released over the classmate's.
+    """
+    secret = arrival.files.get(SECRET_FILE, b"").decode("ascii", "replace").strip()
+    owner = owners.get(secret) if secret else None
+    if owner is None or owner == arrival.student:
+        return ""
+    return (f"the hand-in carries the {SECRET_FILE} of another student's hand-in (what names whose feedback page it "
+            "is): refused, not graded; hand in again with nbgrader submit")
+
+
 def handed_in_notebooks(folder: Path) -> list[str]:
     """The notebook ids (file names without ``.ipynb``) of an archived hand-in."""
     return sorted(path.stem for path in folder.glob("*.ipynb") if not path.is_symlink())

@@ -80,6 +80,7 @@ class Service:
         self.drop = self.term.serve.drop_path(course.root)
         self.drop_looked_at: set[tuple] = set()  #: (path, size, mtime) of drop files read already in this run
         self.exchange = inbox.ExchangeScan(course, self.inbound, owner_checked=self.owner_checked)
+        self.secret_owners = inbox.secret_owners(course)  #: submission secret -> the student whose hand-in brought it
 
     # ------------------------------------------------------------------ one turn
 
@@ -129,7 +130,8 @@ class Service:
     def take_in_one(self, arrival: inbox.Arrival) -> None:
         if not arrival.refused and arrival.student:
             serve = self.term.serve
-            arrival.refused = inbox.quota_problem(self.course, arrival, serve.quota_handins, serve.quota_mib)
+            arrival.refused = inbox.borrowed_secret_problem(self.secret_owners, arrival) or \
+                inbox.quota_problem(self.course, arrival, serve.quota_handins, serve.quota_mib)
         if arrival.refused:
             self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, REFUSED,
                              arrival.refused, arrived_at=arrival.arrived_at)
@@ -144,6 +146,9 @@ class Service:
             self.say(f"refused  {arrival.origin}: could not be kept: {error}")
             return
         self.journal.move(number, COLLECTED)
+        secret = inbox.handed_in_secret(inbox.archived(self.course, arrival.student, arrival.assignment, number))
+        if secret is not None:
+            self.secret_owners.setdefault(secret, arrival.student)
         _fault("after-intake")
 
     def _refuse_after_error(self, arrival: inbox.Arrival, error: Exception) -> None:

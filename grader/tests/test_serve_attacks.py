@@ -327,6 +327,23 @@ def test_issue_40_sparse_notebooks_count_by_their_size_against_the_students_quot
     assert [row.student for row in server.journal.in_state(COLLECTED)][-1] == "bob"
 
 
+def test_a_hand_in_over_the_quota_is_refused_by_its_sizes_before_any_of_it_is_read(course, tmp_path, monkeypatch):
+    # Attack round 6: 200 sparse 127 MiB notebooks, made in 3 s, were each read whole (0.45 s) before the quota refused
+    # them, in the loop that also grades: a classmate waited 67 s.
+    with_serve(course, "quota_mib = 20")
+    inbound = inbox.inbound_folder(course)
+    folder = hand_in(inbound / name_of("eve", random="big"))
+    with open(folder / "geometry.ipynb", "wb") as handle:
+        handle.truncate(127 * 1024 * 1024)
+    reads: list[str] = []
+    real_read = inbox.read_capped
+    monkeypatch.setattr(inbox, "read_capped", lambda name, **kwargs: reads.append(str(name)) or real_read(name, **kwargs))
+    server, _ = service(course, tmp_path)
+    server.take_in()
+    (refused,) = server.journal.in_state(REFUSED)
+    assert "more than the 20 MiB the course keeps of one student" in refused.reason and reads == []
+
+
 def test_a_file_that_grows_after_the_sizes_were_summed_is_still_capped_by_what_is_read(course, monkeypatch):
     monkeypatch.setattr(inbox, "MAX_HANDIN_BYTES", 1000)
     inbound = inbox.inbound_folder(course)

@@ -37,7 +37,7 @@ import stat
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ...intake_rules import MAX_FILE_BYTES
 from ..course.course import Course, load_config
@@ -176,6 +176,8 @@ class ExchangeScan:
         self.more = False  #: the last scan left folders it did not look into (the next one takes them)
         self.first_seen: dict[str, float] = {}  #: name -> the service's clock when a scan first looked into it
         self.listed_at: dict[str, float] = {}  #: name -> the service's clock when a scan first listed it (its arrival)
+        #: ``(student, apparent bytes) -> why refused`` before anything of a hand-in is read (the service's quota)
+        self.refuse_unread: Callable[[str, int], str] | None = None
 
     def scan(self, seen, now: float) -> Iterator[Arrival]:
         """Each new complete folder of the inbound, read or refused (one at a time: nothing else held in memory).
@@ -234,7 +236,8 @@ class ExchangeScan:
     def _judge(self, inbound_fd: int, name: str, assignments: set[str], now: float) -> Arrival | None:
         try:
             return exchange_arrival(self.course, self.inbound, name, assignments, self.owner_checked, now,
-                                    inbound_fd=inbound_fd, first_seen=self.first_seen.setdefault(name, now))
+                                    inbound_fd=inbound_fd, first_seen=self.first_seen.setdefault(name, now),
+                                    refuse_unread=self.refuse_unread)
         except Exception as error:  # noqa: BLE001 -- one hand-in's trouble is its refusal, never the service's end
             split = _split_inbound_name(name) or ("", "", "")
             return Arrival(exchange_origin(name), split[0], split[1], "", self.inbound / name,
@@ -277,7 +280,8 @@ def owner_turns(names: list[str], looked_into: set[str], owner) -> list[str]:
 
 
 def exchange_arrival(course: Course, inbound: Path, name: str, assignments: set[str], owner_checked: bool,
-                     now: float, *, inbound_fd: int | None = None, first_seen: float | None = None) -> Arrival | None:
+                     now: float, *, inbound_fd: int | None = None, first_seen: float | None = None,
+                     refuse_unread: Callable[[str, int], str] | None = None) -> Arrival | None:
     """The inbound folder ``name`` as an ``Arrival`` (refused with the reason), or ``None`` while ``submit`` still
     writes it (or when it is gone, or not this course's).
 
@@ -291,7 +295,7 @@ def exchange_arrival(course: Course, inbound: Path, name: str, assignments: set[
         inbound_fd = open_folder(inbound)
         try:
             return exchange_arrival(course, inbound, name, assignments, owner_checked, now, inbound_fd=inbound_fd,
-                                    first_seen=first_seen)
+                                    first_seen=first_seen, refuse_unread=refuse_unread)
         finally:
             os.close(inbound_fd)
     split = _split_inbound_name(name)
@@ -317,13 +321,14 @@ def exchange_arrival(course: Course, inbound: Path, name: str, assignments: set[
             arrival.refused = f"{shown} cannot be read ({error.strerror or error})"
         return arrival
     try:
-        return _judge_folder(arrival, folder_fd, shown, owner_checked, now, now if first_seen is None else first_seen)
+        return _judge_folder(arrival, folder_fd, shown, owner_checked, now, now if first_seen is None else first_seen,
+                             refuse_unread)
     finally:
         os.close(folder_fd)
 
 
 def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: bool, now: float,
-                  first_seen: float) -> Arrival | None:
+                  first_seen: float, refuse_unread: Callable[[str, int], str] | None = None) -> Arrival | None:
     info = os.fstat(folder_fd)
     if not stat.S_ISDIR(info.st_mode):
         arrival.refused = f"{shown} is not a folder (a link, a file or a FIFO)"
@@ -352,6 +357,10 @@ def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: b
         arrival.refused = "refused, the hand-in holds what a notebook hand-in never does: " + "; ".join(
             quoted(problem, 120) for problem in problems[:5])
         return arrival
+    # A sparse file costs its student nothing and the service a read: one over the quota is refused by its size.
+    arrival.refused = refuse_unread(arrival.student, _apparent_bytes(folder_fd, _wanted(folder_fd))) if refuse_unread else ""
+    if arrival.refused:
+        return arrival
     arrival.files, arrival.refused = _read_hand_in(folder_fd)
     # The service's own clock when it first found the hand-in complete: no folder or file time (a folder's
     # st_ctime stays as it was when its files are rewritten in place), nor the time in its name or timestamp.txt.
@@ -366,19 +375,28 @@ def plain_notebook_name(name: object) -> bool:
     return isinstance(name, str) and name.endswith(".ipynb") and bool(_PLAIN_FILE_STEM.fullmatch(name[:-len(".ipynb")]))
 
 
+def _wanted(folder_fd: int) -> list[str]:
+    """The files a hand-in is read for, at the top of the folder open as ``folder_fd``."""
+    return sorted(name for name in os.listdir(folder_fd) if plain_notebook_name(name) or name in (TIMESTAMP_FILE, SECRET_FILE))
+
+
+def _apparent_bytes(folder_fd: int, names: list[str]) -> int:
+    """The sizes of ``names`` in the folder open as ``folder_fd``, as they read (a sparse file by its apparent size)."""
+    total = 0
+    for name in names:
+        try:
+            total += os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_size
+        except FileNotFoundError:
+            continue
+    return total
+
+
 def _read_hand_in(folder_fd: int) -> tuple[dict[str, bytes], str]:
     """The notebooks, ``timestamp.txt`` and ``submission_secret.txt`` at the top of the folder open as ``folder_fd``
     (read through it, never followed), at most ``MAX_HANDIN_BYTES`` in all, ``MAX_FILE_BYTES`` each."""
     files: dict[str, bytes] = {}
-    wanted = sorted(name for name in os.listdir(folder_fd)
-                    if plain_notebook_name(name) or name in (TIMESTAMP_FILE, SECRET_FILE))
-    sizes = 0
-    for name in wanted:
-        try:
-            sizes += os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_size
-        except FileNotFoundError:
-            continue
-    if sizes > MAX_HANDIN_BYTES:
+    wanted = _wanted(folder_fd)
+    if _apparent_bytes(folder_fd, wanted) > MAX_HANDIN_BYTES:
         return {}, f"the hand-in's files are larger in all than the grader reads ({MAX_HANDIN_BYTES // (1024 * 1024)} MiB)"
     total = 0  # what is read, whatever the sizes said a moment before: a file may grow in between
     for name in wanted:
@@ -506,13 +524,12 @@ def kept_usage(course: Course, student: str) -> tuple[int, int]:
     return count, total
 
 
-def quota_problem(course: Course, arrival: Arrival, most_handins: int, most_mib: int) -> str:
-    """Why keeping ``arrival`` would put its student over the term's quota (``[serve] quota_handins``,
-    ``quota_mib``; 0: none), ``""`` when it fits."""
+def quota_problem(course: Course, student: str, size: int, most_handins: int, most_mib: int) -> str:
+    """Why keeping a hand-in of ``size`` bytes would put ``student`` over the term's quota (``[serve]
+    quota_handins``, ``quota_mib``; 0: none), ``""`` when it fits."""
     if not (most_handins or most_mib):
         return ""
-    count, total = kept_usage(course, arrival.student)
-    size = sum(len(data) for data in arrival.files.values())
+    count, total = kept_usage(course, student)
     if most_handins and count + 1 > most_handins:
         return (f"you have {count} hand-ins kept, the most the course keeps of one student ({most_handins}): "
                 "this one is not kept; ask your TA")

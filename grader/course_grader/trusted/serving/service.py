@@ -80,7 +80,12 @@ class Service:
         self.drop = self.term.serve.drop_path(course.root)
         self.drop_looked_at: set[tuple] = set()  #: (path, size, mtime) of drop files read already in this run
         self.exchange = inbox.ExchangeScan(course, self.inbound, owner_checked=self.owner_checked)
+        self.exchange.refuse_unread = self._over_quota
         self.secret_owners = inbox.secret_owners(course)  #: submission secret -> the student whose hand-in brought it
+
+    def _over_quota(self, student: str, size: int) -> str:
+        """Why a hand-in of ``size`` bytes, as its files' sizes read, is over ``student``'s quota (before it is read)."""
+        return inbox.quota_problem(self.course, student, size, self.term.serve.quota_handins, self.term.serve.quota_mib)
 
     # ------------------------------------------------------------------ one turn
 
@@ -129,9 +134,8 @@ class Service:
 
     def take_in_one(self, arrival: inbox.Arrival) -> None:
         if not arrival.refused and arrival.student:
-            serve = self.term.serve
             arrival.refused = inbox.borrowed_secret_problem(self.secret_owners, arrival) or \
-                inbox.quota_problem(self.course, arrival, serve.quota_handins, serve.quota_mib)
+                self._over_quota(arrival.student, sum(map(len, arrival.files.values())))
         if arrival.refused:
             self.journal.add(arrival.origin, arrival.student, arrival.assignment, arrival.handed_in, REFUSED,
                              arrival.refused, arrived_at=arrival.arrived_at)

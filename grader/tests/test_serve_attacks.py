@@ -366,6 +366,17 @@ def test_a_backdated_name_and_timestamp_are_replaced_by_the_time_the_service_saw
     assert BACKDATED.encode() not in b"".join(arrival.files.values())
 
 
+def test_a_hand_in_is_dated_when_it_is_found_complete_not_when_a_long_scan_began(course):
+    # Attack round 6: a flood kept one scan running across the due date; a folder completed 5 s after it was dated
+    # at the scan's start, 49 s before the due date, and graded as on time.
+    inbound = inbox.inbound_folder(course)
+    hand_in(inbound / name_of("eve"))
+    scanner = inbox.ExchangeScan(course, inbound, owner_checked=False)
+    began = time.time() - 3600  # the scan began an hour ago and reaches this folder only now
+    (arrival,) = scanner.scan(lambda origin: False, began)
+    assert arrival.handed_in >= inbox.vouched_time(time.time() - 60)
+
+
 #: The service's clock in the tests of hand-in times: far from the files' own times (now), so that a folder or file
 #: time taken for the hand-in's shows.
 SERVICE_CLOCK = dt.datetime(2031, 5, 1, 12, 0, tzinfo=dt.timezone.utc).timestamp()

@@ -970,6 +970,7 @@ def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeyp
             sent[:] = value["calls"]
         if isinstance(value, dict) and "args_after" in value and sent:
             value = {**value, "args_after": sent[value["index"]]["args"]}  # "unchanged", says the report
+            value.pop("shares", None)  # "and nothing returned is an argument"
         return real_dumps(value, *args, **kwargs)
 
     assert run_in_process(CHECKS["perceptron_step"], honest).passed
@@ -1016,6 +1017,7 @@ def test_the_second_call_keeps_the_arrays_and_takes_the_next_case_s_numbers_so_r
     def replaying_dumps(value, *args, **kwargs):
         if isinstance(value, dict) and "again" in value:
             value = {**value, "again": value["result"]}  # "the same answer, of course"
+            value.pop("shares", None)  # the kernel's own report of what it returned: a hook hides it too
         return real_dumps(value, *args, **kwargs)
 
     monkeypatch.setattr(json, "dumps", replaying_dumps)

@@ -34,6 +34,7 @@ import errno
 import hashlib
 import os
 import stat
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -364,7 +365,8 @@ def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: b
     arrival.files, arrival.refused = _read_hand_in(folder_fd)
     # The service's own clock when it first found the hand-in complete: no folder or file time (a folder's
     # st_ctime stays as it was when its files are rewritten in place), nor the time in its name or timestamp.txt.
-    arrival.handed_in = vouched_time(now)
+    # Read now, not at the scan's start: a scan held long (by a flood of folders) would date this one before its time.
+    arrival.handed_in = vouched_time(max(now, time.time()))
     if arrival.files:
         arrival.files[TIMESTAMP_FILE] = arrival.handed_in.encode()
     return arrival

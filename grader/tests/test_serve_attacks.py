@@ -168,8 +168,8 @@ def test_any_error_while_taking_in_one_arrival_is_its_refusal_journaled(course, 
     hand_in(inbound / name_of("bob", random="b0b0"), BOB_NOTEBOOK, secret="bobsecret")
     original = inbox._read_hand_in
 
-    def breaks_on_eve(folder_fd):
-        files_read, refused = original(folder_fd)
+    def breaks_on_eve(folder_fd, wanted):
+        files_read, refused = original(folder_fd, wanted)
         if files_read.get("submission_secret.txt") == b"evesecret":
             raise RuntimeError("something nobody foresaw")
         return files_read, refused

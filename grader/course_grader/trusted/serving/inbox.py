@@ -359,10 +359,11 @@ def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: b
             quoted(problem, 120) for problem in problems[:5])
         return arrival
     # A sparse file costs its student nothing and the service a read: one over the quota is refused by its size.
-    arrival.refused = refuse_unread(arrival.student, _apparent_bytes(folder_fd, _wanted(folder_fd))) if refuse_unread else ""
+    wanted = _wanted(folder_fd)
+    arrival.refused = refuse_unread(arrival.student, _apparent_bytes(folder_fd, wanted)) if refuse_unread else ""
     if arrival.refused:
         return arrival
-    arrival.files, arrival.refused = _read_hand_in(folder_fd)
+    arrival.files, arrival.refused = _read_hand_in(folder_fd, wanted)
     # The service's own clock when it first found the hand-in complete: no folder or file time (a folder's
     # st_ctime stays as it was when its files are rewritten in place), nor the time in its name or timestamp.txt.
     # Read now, not at the scan's start: a scan held long (by a flood of folders) would date this one before its time.
@@ -393,11 +394,11 @@ def _apparent_bytes(folder_fd: int, names: list[str]) -> int:
     return total
 
 
-def _read_hand_in(folder_fd: int) -> tuple[dict[str, bytes], str]:
-    """The notebooks, ``timestamp.txt`` and ``submission_secret.txt`` at the top of the folder open as ``folder_fd``
-    (read through it, never followed), at most ``MAX_HANDIN_BYTES`` in all, ``MAX_FILE_BYTES`` each."""
+def _read_hand_in(folder_fd: int, wanted: list[str]) -> tuple[dict[str, bytes], str]:
+    """The files ``wanted`` (``_wanted``: the notebooks, ``timestamp.txt`` and ``submission_secret.txt``) at the top of
+    the folder open as ``folder_fd`` (read through it, never followed), at most ``MAX_HANDIN_BYTES`` in all,
+    ``MAX_FILE_BYTES`` each."""
     files: dict[str, bytes] = {}
-    wanted = _wanted(folder_fd)
     if _apparent_bytes(folder_fd, wanted) > MAX_HANDIN_BYTES:
         return {}, f"the hand-in's files are larger in all than the grader reads ({MAX_HANDIN_BYTES // (1024 * 1024)} MiB)"
     total = 0  # what is read, whatever the sizes said a moment before: a file may grow in between

@@ -122,6 +122,12 @@ class ResilientExecute(GradedCells, KernelRestarts, TimeBudget, OutputCaps, Exec
             self._limits.append(limit)
 
     def preprocess_cell(self, cell, resources, index):
+        cell, resources = self._preprocess_one(cell, resources, index)
+        if index == len(self.nb.cells) - 1:  # the kernel is still up here (nbconvert shuts it down after the loop)
+            self._show_earlier_calls()
+        return cell, resources
+
+    def _preprocess_one(self, cell, resources, index):
         if cell.cell_type != "code" or not cell.source.strip():
             return cell, resources
         self._output_chars[index] = 0

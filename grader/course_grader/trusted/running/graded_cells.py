@@ -21,7 +21,8 @@ from ..judging.case_sets import case_set_id, checker_id
 from ..judging.check_registry import ChecksError, course_checks
 from ..judging.checks.cases import Check
 from ..judging.checks.draws import case_generator
-from ..judging.checks.judge import PreparedCases, Verdict, judge_replies, prepare_cases
+from ..judging.checks.judge import (PreparedCases, Verdict, judge_replies, prepare_cases, safe_case_failure,
+                                    with_earlier_calls_shown)
 from ..judging.grading_metadata import DIED, TIMEOUT
 from ..judging.verdicts import Declaration, DeclarationError, declarations, declared_in, harness_code, split_hidden, verdict_output
 from ..judging.wire import Reply, harness_request, new_marker, read_replies
@@ -37,6 +38,8 @@ class GradedCells:
         self._behaviours: dict[str, list[str]] = {}  # grade_id -> each failed verdict by its behaviour (reveal.py)
         self._case_sets: dict[str, dict] = {}  # per check judged: the ids of its cases and checker (case_sets.py)
         self._parts: dict[str, dict] = {}  # grade_id -> what its checks found (item_analysis.part_record)
+        self._judged: dict[str, PreparedCases] = {}  # function -> the cases its verdict was judged on
+        self._lone_calls: list[_LoneCall] = []  # failed first calls to make again alone (_show_earlier_calls)
 
     def _prepare_cases(self, nb, pool: ThreadPoolExecutor) -> None:
         """Start computing, beside the kernel, the cases and the reference's answers of every check ``nb`` declares."""
@@ -84,6 +87,9 @@ class GradedCells:
         if problem:
             outputs.append(error_output("GraderError", problem))
         verdicts = [self._judge_in_kernel(declaration, index) for declaration in declared]
+        self._lone_calls += [_LoneCall(index, len(outputs) + slot, declaration, verdict)
+                             for slot, (declaration, verdict) in enumerate(zip(declared, verdicts))
+                             if verdict.earliest_first_call is not None]
         outputs += [verdict_output(verdict) for verdict in verdicts]
         self._behaviours[str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))] = [
             verdict.behaviour_message() for verdict in verdicts if not verdict.passed]
@@ -105,6 +111,7 @@ class GradedCells:
         prepared = self._prepared.get(check.function)
         prepared = prepared.result() if prepared is not None else prepare_cases(check, self._case_generator(check.function))
         cases = prepared.cases
+        self._judged[check.function] = prepared
         self._case_sets[check.function] = {"case_set": case_set_id(self._secret, check.function, prepared),
                                            "checker": checker_id(check)}
         if prepared.dropped:  # cases the reference could not answer: left out of the grade, said here for the TA
@@ -117,6 +124,44 @@ class GradedCells:
         if _kernel_restarted(stopped) and len(replies) < len(cases):
             replies, stopped = self._find_the_failing_call(declaration.target, cases, index, replies, stopped, prepared.again)
         return judge_replies(check, cases, replies, stopped, prepared.expected, prepared.again, prepared.again_expected)
+
+    def _show_earlier_calls(self) -> None:
+        """After the last cell: each failed first call made again alone, in a fresh kernel holding only the notebook's
+        definitions (the cells other than tests that worked); where it is then answered right, its verdict's message
+        says the answer depends on earlier calls and gives them (``with_earlier_calls_shown``).
+
+        Only messages change, never a score or the grading record: the limits this hits (a lone call that kills the
+        kernel) are the grader's own probe's, and are not kept. It runs only while the time left exceeds the time
+        spent, so that it cannot bring the deadline on a notebook that met it.
+        """
+        pending, self._lone_calls = self._lone_calls, []
+        if not pending or self._reason_to_skip() or self._deadline.left() <= self._deadline.elapsed():
+            return
+        limits, gave_up = list(self._limits), self._gave_up
+        self._note("failed first calls made again alone")
+        try:
+            self._restart_and_replay(len(self.nb.cells), counted=False)
+            for lone in pending:
+                if self._reason_to_skip():
+                    break
+                self._show_if_alone_right(lone)
+        finally:
+            self._limits[:], self._gave_up = limits, gave_up
+
+    def _show_if_alone_right(self, lone: "_LoneCall") -> None:
+        check = lone.declaration.check
+        prepared = self._judged[check.function]
+        position = lone.verdict.earliest_first_call
+        assert position is not None
+        case = prepared.cases[position]
+        replies, _ = self._call_in_kernel(lone.declaration.target, [case], lone.cell, counted=False)
+        if len(replies) != 1 or not isinstance(replies[0], Reply):
+            return
+        expected = prepared.expected[position] if prepared.expected is not None else None
+        if expected is None or safe_case_failure(check, case, replies[0], expected):
+            return  # wrong alone too (or no single right answer): the message reproduces as it is
+        shown = with_earlier_calls_shown(lone.verdict, check, prepared.cases, prepared.again)
+        self.nb.cells[lone.cell].outputs[lone.slot] = verdict_output(shown)
 
     def _find_the_failing_call(self, target: str, cases: list, index: int, replies: list, stopped: str,
                                again: list | None = None) -> tuple[list, str]:
@@ -177,6 +222,16 @@ class GradedCells:
         if _kernel_restarted(stopped):
             self._restart_and_replay(index + 1, counted=counted)
         return replies, stopped
+
+
+@dataclasses.dataclass(frozen=True)
+class _LoneCall:
+    """A verdict whose earliest failed call was a first call, and where its output sits (``_show_earlier_calls``)."""
+
+    cell: int  #: the test cell's index
+    slot: int  #: the verdict's output's index among the cell's outputs
+    declaration: Declaration
+    verdict: Verdict
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -107,12 +107,12 @@ def call_text(check: Check, case: Case) -> str:
     A call longer than ``SHORT_CALL_CHARS`` reads short first, e.g. ``hinge_sgd(X, y, 0.5, 0.1, 3)``
     with the shapes of ``X`` and ``y``, and then whole on a line of its own, to paste in a cell.
     """
-    full = _whole_call(check, case)
+    full = whole_call(check, case)
     if len(full) <= SHORT_CALL_CHARS:
         return full
     return f"{_short_call(check, case)}\n  the whole call, to paste in a cell:\n    {full}"
 
-def _whole_call(check: Check, case: Case) -> str:
+def whole_call(check: Check, case: Case) -> str:
     arguments = [python_literal(value, limit=MAX_CALL_CHARS) for value in case.args]
     arguments += [f"{key}={python_literal(value, limit=MAX_CALL_CHARS)}" for key, value in case.kwargs.items()]
     text = f"{check.function}({', '.join(arguments)})"

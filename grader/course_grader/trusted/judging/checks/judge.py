@@ -10,6 +10,7 @@ answer (a solver that gives up) is dropped by ``prepare_cases`` and named for th
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import threading
 import warnings
@@ -19,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, encode, python_literal
-from .cases import MAX_CALL_CHARS, Case, Check, call_text, expected_answer
+from .cases import MAX_CALL_CHARS, Case, Check, whole_call, call_text, expected_answer
 from .compare import describe
 from .second_calls import SECOND_CALL, witnessing_second_call
 
@@ -45,6 +46,13 @@ class Verdict:
     #: case's message, ``""`` when every case of it passed; empty when no case was judged on its own
     #: (not tested, or a ``judge`` failure that names no case). For the item analysis of the class.
     behaviours: dict[str, str] = field(default_factory=dict)
+    #: The case each failure of ``failures`` is about, by its index in the cases (``-1``: a failure naming no case).
+    failed_cases: list[int] = field(default_factory=list)
+    #: The case whose first call was the earliest failed call, in the order the grader made them (``None``: none, or
+    #: a second call failed first). Its answer may come from state an earlier call left: the grader calls it again
+    #: alone, in a kernel holding only the notebook's definitions, and says so when that answer is right
+    #: (``with_earlier_calls_shown``).
+    earliest_first_call: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -138,11 +146,12 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
         if not reply.returned and reply.error[0] == "NotImplementedError":
             message = not_implemented_message(check.function)
             return Verdict(check.function, len(cases), [message], [message], _every_behaviour(cases, message))
+    earliest_first_call = None
     if check.judge is not None:
         failed = _judge_safely(check, cases, list(replies))
         summaries = [f"{check.function} failed a hidden case."] * len(failed)  # a judge's messages follow no pattern
     else:
-        compared = _compare_each(check, cases, replies, expected, again, again_expected)
+        compared, earliest_first_call = _compare_each(check, cases, replies, expected, again, again_expected)
         failed = [(case, message) for case, message, _ in compared]
         summaries = [summary for _, _, summary in compared]
     if len(replies) < len(cases):  # every case must be answered: silence is never a pass
@@ -153,9 +162,15 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
         summaries.insert(0, f"{check.function} {why.split(' (')[0].split(':')[0]} on {cases[len(replies)].behaviour}.")
         # the later unanswered cases are said once, in that message, and their behaviours fail with it
         return Verdict(check.function, len(cases), [message for _, message in failed], summaries,
-                       _behaviour_results(cases, failed + [(case, unanswered) for case in cases[len(replies) + 1:]]))
+                       _behaviour_results(cases, failed + [(case, unanswered) for case in cases[len(replies) + 1:]]),
+                       _case_positions(cases, failed))
     return Verdict(check.function, len(cases), [message for _, message in failed], summaries,
-                   _behaviour_results(cases, failed))
+                   _behaviour_results(cases, failed), _case_positions(cases, failed), earliest_first_call)
+
+def _case_positions(cases: Sequence[Case], failed: Sequence["tuple[Case | None, str]"]) -> list[int]:
+    """The index in ``cases`` of each failed case (``-1`` for a failure that names none)."""
+    where = {id(case): position for position, case in enumerate(cases)}
+    return [where.get(id(case), -1) if case is not None else -1 for case, _ in failed]
 
 def first_line(message: str) -> str:
     """The first non-empty line of a failure message: what went wrong (and usually on which behaviour)."""
@@ -198,8 +213,11 @@ def _judge_safely(check: Check, cases: list[Case], replies: list[Reply]) -> "lis
                        "return data of the form its docstring says.")]
 
 def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], expected: Sequence | None,
-                  again: Sequence[Case] | None = None, again_expected: Sequence | None = None) -> list[tuple[Case, str, str]]:
-    """Each failed case with its failure message and its behaviour summary (``case_summary``), in the order to show.
+                  again: Sequence[Case] | None = None, again_expected: Sequence | None = None,
+                  ) -> tuple[list[tuple[Case, str, str]], int | None]:
+    """Each failed case with its failure message and its behaviour summary (``case_summary``), in the order to show;
+    and the index of the case whose first call was the earliest failed call (``None``: none failed, or a second call
+    failed first).
 
     A first call's failure comes before a second call's; named edge cases say most about a bug; among random cases the
     smallest input reads best. But when the earliest call that failed, in the order the grader made them, is a second
@@ -217,8 +235,9 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], exp
         if message:
             failed.append((case, message, case_summary(check, case, reply), bool(second), 2 * index + bool(second)))
     if not failed:
-        return []
+        return [], None
     earliest = min(failed, key=lambda item: item[4])
+    earliest_first_call = None if earliest[3] else earliest[4] // 2
     failed.sort(key=lambda item: (item[3], item[0].is_random, item[0].size() if item[0].is_random else 0))
     # A second call's failure alone does not show state: its values differ from the first call's, and a function wrong
     # on them fails it too. State is shown when no first call failed, or when a second call got the first call's answer.
@@ -227,13 +246,70 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], exp
     if earliest[3] and shows_state:
         failed = [earliest] + [(case, message + "\n  " + KEPT_STATE_NOTE, summary, second, order)
                                for case, message, summary, second, order in failed if order != earliest[4]]
-    return [item[:3] for item in failed]
+    return [item[:3] for item in failed], earliest_first_call
 
 #: The cause a second call's hint gives first when it returned the first call's answer again.
 REPLAYED_CAUSE = "it returned the first call's answer again"
 #: Said of a failure when the function also failed a second call that came earlier: its call alone may not show it.
 KEPT_STATE_NOTE = ("note: your function got an earlier second call wrong (see the first failure), so it keeps state "
                    "between calls: this call alone, in a fresh kernel, may give another answer")
+
+#: Said of a failed first call that, made again alone in a kernel holding only the notebook's definitions, was right.
+EARLIER_CALLS_NOTE = ("note: made again alone, in a fresh kernel holding only your notebook's definitions (its cells "
+                      "other than tests), this call gave the right answer: your function's answer depends on calls "
+                      "made before it (a cache, a global or a mutable default argument filled by an earlier call, such "
+                      "as a visible test's or an earlier hidden case's)")
+#: Said of every other failure of a function whose answers were shown to depend on earlier calls.
+DEPENDS_NOTE = ("note: your function's answers depend on earlier calls (see the first failure): this call alone, in a "
+                "fresh kernel, may give another answer")
+#: Characters of earlier calls written out to reproduce a failure that depends on them (the latest kept).
+MAX_EARLIER_CALLS_CHARS = 12_000
+
+def with_earlier_calls_shown(verdict: Verdict, check: Check, cases: Sequence[Case],
+                             again: Sequence[Case] | None) -> Verdict:
+    """``verdict`` once its ``earliest_first_call``, made again alone in a fresh kernel, was answered right.
+
+    That failure leads, with ``EARLIER_CALLS_NOTE`` and the calls that reproduce it in the order the grader made them
+    (``earlier_calls``); every other failure says ``DEPENDS_NOTE``. A verdict without that failure is returned as it
+    is. Only the messages change: the lone call's answer is the kernel's word, which cannot raise a score.
+    """
+    position = verdict.earliest_first_call
+    if position is None or position not in verdict.failed_cases:
+        return verdict
+    lead = verdict.failed_cases.index(position)
+    order = [lead] + [k for k in range(len(verdict.failures)) if k != lead]
+    failures = [verdict.failures[lead] + "\n  " + EARLIER_CALLS_NOTE + "; " + earlier_calls(check, cases, again, position)]
+    failures += [verdict.failures[k] + "\n  " + DEPENDS_NOTE for k in order[1:]]
+    summaries = [verdict.summaries[k] for k in order] if len(verdict.summaries) == len(order) else verdict.summaries
+    return dataclasses.replace(verdict, failures=failures, summaries=summaries,
+                               failed_cases=[verdict.failed_cases[k] for k in order])
+
+def earlier_calls(check: Check, cases: Sequence[Case], again: Sequence[Case] | None, position: int) -> str:
+    """How to reproduce the failed first call of ``cases[position]``: the notebook's cells, then the hidden calls of
+    this check before it (each case's first call and its second, as the grader made them), then that call.
+
+    Past ``MAX_EARLIER_CALLS_CHARS``, the latest earlier calls are kept and the number left out is said.
+    """
+    blocks = []
+    for index in range(position):
+        if again is not None and index < len(again):
+            blocks.append(second_call_sequence(check, cases[index], again[index], first_note="",
+                                               second_note=f"the second call of hidden case {index + 1}"))
+        else:
+            blocks.append(f"    {whole_call(check, cases[index])}")
+    kept: list[str] = []
+    for block in reversed(blocks):
+        if sum(len(text) for text in kept) + len(block) > MAX_EARLIER_CALLS_CHARS:
+            break
+        kept.insert(0, block)
+    cut = len(blocks) - len(kept)
+    left_out = (f"    # ... the first {cut} hidden case{'s' * (cut > 1)} of {check.function} (too long to show here)\n"
+                if cut else "")
+    calls = "\n".join(kept + [f"    {whole_call(check, cases[position])}  # answered wrong"])
+    return ("to reproduce it, run your notebook from the top through this part's test cell (as the grader did: "
+            "the visible tests ran, and the hidden tests of the parts above), then these calls in the order the grader "
+            f"made them:\n{left_out}{calls}\n  hint: compute each answer from the values of this call's arguments "
+            "alone; a cache must be keyed by the values themselves, never by id(), a shape, a length or a count")
 
 def case_summary(check: Check, case: Case, reply: Reply | None = None) -> str:
     """A failed case by its behaviour alone: what kind of failure, on which behaviour; no call, no values.
@@ -381,8 +457,10 @@ def second_call_hint(check: Check, case: Case, *, raised: bool = False, replayed
     causes.append("compute each answer from the values of this call's arguments alone")
     return "; ".join(causes)
 
-def second_call_sequence(check: Check, first: Case, second: Case) -> str:
-    """The first call and the second, as the grader made them, as Python to paste (each line indented by four).
+def second_call_sequence(check: Check, first: Case, second: Case, *, first_note: str = "the first call: answered right",
+                         second_note: str = "the second call: answered wrong") -> str:
+    """The first call and the second, as the grader made them, as Python to paste (each line indented by four; each
+    call followed by its note as a comment, none when the note is empty).
 
     Each array or list argument of the first call gets a name (its parameter's), the first call is made on the names,
     each argument the grader multiplied in place is multiplied in place (an array by ``*=``, a list by assigning its
@@ -401,7 +479,7 @@ def second_call_sequence(check: Check, first: Case, second: Case) -> str:
                     for key, value in case.kwargs.items()]
         return f"{check.function}({', '.join(written)})"
 
-    lines.append(call(first, True) + "  # the first call: answered right")
+    lines.append(call(first, True) + (f"  # {first_note}" if first_note else ""))
     for where, factor in second.scaled.items():
         if not isinstance(factor, (np.ndarray, list)) and factor == 1:
             continue  # multiplied by 1: nothing to paste
@@ -415,7 +493,7 @@ def second_call_sequence(check: Check, first: Case, second: Case) -> str:
     same_objects = all(value is mine or where in second.scaled for where, value, mine in
                        [*((k, v, first.args[k]) for k, v in enumerate(second.args) if k < len(first.args) and k in named),
                         *((k, v, first.kwargs.get(k)) for k, v in second.kwargs.items() if k in named)])
-    lines.append(call(second, same_objects) + "  # the second call: answered wrong")
+    lines.append(call(second, same_objects) + (f"  # {second_note}" if second_note else ""))
     return "\n".join(f"    {line}" for line in lines)
 
 def shared_argument(check: Check, case: Case, reply: Reply) -> str:

@@ -1,7 +1,7 @@
 """A failed first call whose answer came from an earlier call says so, with calls that reproduce it when pasted.
 
-Once every cell has run, the grader makes each failed first call again alone, in a kernel holding only the
-notebook's definitions (``GradedCells._show_earlier_calls``). A function right on it there kept state from a call
+Once every cell has run, the grader makes each failed first call again alone, right after the cell that defines the
+function ran again (``GradedCells._show_earlier_calls``). A function right on it there kept state from a call
 before (a visible test's, or an earlier hidden case's): its message then says so and lists the calls, in the order
 the grader made them, which are run here, as a student would paste them, to check that they give the wrong answer
 again. A function wrong on the call alone keeps its message as it was. The course is a copy of the grader's fixture

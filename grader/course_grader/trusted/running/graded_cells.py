@@ -7,6 +7,7 @@ returned data, becomes the cell's last output. The visible tests' own errors are
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 import uuid
@@ -126,27 +127,46 @@ class GradedCells:
         return judge_replies(check, cases, replies, stopped, prepared.expected, prepared.again, prepared.again_expected)
 
     def _show_earlier_calls(self) -> None:
-        """After the last cell: each failed first call made again alone, in a fresh kernel holding only the notebook's
-        definitions (the cells other than tests that worked); where it is then answered right, its verdict's message
-        says the answer depends on earlier calls and gives them (``with_earlier_calls_shown``).
+        """After the last cell: each failed first call made again alone, right after the cell that defines the function
+        ran again (a memo, a global or a default it keeps there starts afresh); where it is then answered right, its
+        verdict's message says the answer depends on earlier calls and gives them (``with_earlier_calls_shown``).
 
-        Only messages change, never a score or the grading record: the limits this hits (a lone call that kills the
-        kernel) are the grader's own probe's, and are not kept. It runs only while the time left exceeds the time
-        spent, so that it cannot bring the deadline on a notebook that met it.
+        Only messages change, never a score or the grading record: the limits this hits (a call that kills the kernel)
+        are the grader's own probe's, and are not kept. It runs only while the time left exceeds the time spent, so
+        that it cannot bring the deadline on a notebook that met it. (The same kernel, not a restarted one: a restart
+        and the replay of every cell cost a failing notebook 0.6x its grading time, this one cell and one call.)
         """
         pending, self._lone_calls = self._lone_calls, []
         if not pending or self._reason_to_skip() or self._deadline.left() <= self._deadline.elapsed():
             return
-        limits, gave_up = list(self._limits), self._gave_up
+        limits, gave_up, restarts = list(self._limits), self._gave_up, self._restarts
         self._note("failed first calls made again alone")
         try:
-            self._restart_and_replay(len(self.nb.cells), counted=False)
             for lone in pending:
-                if self._reason_to_skip():
+                if self._reason_to_skip() or not self._run_again(self._defining_cell(lone)):
                     break
                 self._show_if_alone_right(lone)
         finally:
-            self._limits[:], self._gave_up = limits, gave_up
+            self._limits[:], self._gave_up, self._restarts = limits, gave_up, restarts
+
+    def _defining_cell(self, lone: "_LoneCall") -> int | None:
+        """The last cell before the test cell that defines the function, among the cells that ran without an error."""
+        defines = re.compile(rf"^(async\s+)?def\s+{re.escape(lone.declaration.target)}\s*\(", re.MULTILINE)
+        return next((index for index in sorted(self._worked, reverse=True)
+                     if index < lone.cell and defines.search(self.nb.cells[index].source)), None)
+
+    def _run_again(self, index: int | None) -> bool:
+        """Run cell ``index`` again, its outputs left out of the notebook; whether it ran and the kernel lives."""
+        if index is None:
+            return False
+        original = self.nb.cells[index]
+        try:
+            self.execute_cell(copy.deepcopy(original), index, store_history=False)
+        except (DeadKernelError, CellTimeoutError):
+            return False
+        finally:
+            self.nb.cells[index] = original
+        return True
 
     def _show_if_alone_right(self, lone: "_LoneCall") -> None:
         check = lone.declaration.check

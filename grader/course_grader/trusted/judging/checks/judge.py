@@ -50,7 +50,7 @@ class Verdict:
     failed_cases: list[int] = field(default_factory=list)
     #: The case whose first call was the earliest failed call, in the order the grader made them (``None``: none, or
     #: a second call failed first). Its answer may come from state an earlier call left: the grader calls it again
-    #: alone, in a kernel holding only the notebook's definitions, and says so when that answer is right
+    #: alone, right after the cell that defines the function ran again, and says so when that answer is right
     #: (``with_earlier_calls_shown``).
     earliest_first_call: int | None = None
 
@@ -254,11 +254,11 @@ REPLAYED_CAUSE = "it returned the first call's answer again"
 KEPT_STATE_NOTE = ("note: your function got an earlier second call wrong (see the first failure), so it keeps state "
                    "between calls: this call alone, in a fresh kernel, may give another answer")
 
-#: Said of a failed first call that, made again alone in a kernel holding only the notebook's definitions, was right.
-EARLIER_CALLS_NOTE = ("note: made again alone, in a fresh kernel holding only your notebook's definitions (its cells "
-                      "other than tests), this call gave the right answer: your function's answer depends on calls "
-                      "made before it (a cache, a global or a mutable default argument filled by an earlier call, such "
-                      "as a visible test's or an earlier hidden case's)")
+#: Said of a failed first call that, made again alone after the cell defining the function ran again, was right.
+EARLIER_CALLS_NOTE = ("note: made again alone, right after the cell that defines your function was run again, this "
+                      "call gave the right answer: your function's answer depends on calls made before it (a cache, a "
+                      "global or a mutable default argument filled by an earlier call, such as a visible test's or an "
+                      "earlier hidden case's)")
 #: Said of every other failure of a function whose answers were shown to depend on earlier calls.
 DEPENDS_NOTE = ("note: your function's answers depend on earlier calls (see the first failure): this call alone, in a "
                 "fresh kernel, may give another answer")

@@ -77,6 +77,8 @@ MISTAKE_BOUND_BUGS = {
     "R about the centre": lambda X, y: _bound(X, y, centre=True),
     "R / gamma, not squared": lambda X, y: _bound(X, y, square=False),
     "R of the raw points": lambda X, y: float((np.max(np.linalg.norm(_float(X), axis=1)) / theory.max_margin(_aug(X), y)[1]) ** 2),
+    "not augmented when the first column is already all ones":
+        lambda X, y: _bound(X, y, augmented=not np.all(_float(X)[:, 0] == 1.0)),
 }
 MISTAKE_BOUND_CORRECT = {
     "np.column_stack": lambda X, y: float((lambda data: (np.max(np.sum(data ** 2, axis=1)) / theory.max_margin(data, y)[1] ** 2))(

@@ -13,6 +13,7 @@ from course_grader.checks_api import (
 
 _contracts = course_module(__file__, "contracts")
 _training = course_module(__file__, "training_data")
+_augmented_inputs = course_module(__file__, "augmented_inputs")
 short_separable_data = _training.short_separable_data
 training_cases = _training.training_cases
 
@@ -98,6 +99,11 @@ def _bound_cases(rng: np.random.Generator) -> list[Case]:
     ]
     random = [case for case in training_cases(rng, visible=[]) if case.is_random]
     cases += [Case(case.args, case.behaviour.split(" (max_epochs")[0]) for case in random]
+    ones_in_front = "{}, with a first column already all ones: it is augmented all the same, to points (1, 1, x)"
+    cases.append(Case((_augmented_inputs.with_column_of_ones(np.array([[2.0, 0.0], [-2.0, 0.0]])), np.array([1, -1])),
+                      ones_in_front.format("two points on a line, (2, 0) and (-2, 0)")))
+    cases += [Case((_augmented_inputs.with_column_of_ones(case.args[0]), case.args[1]), ones_in_front.format("random data"))
+              for case in random[:_training.N_BOUNDARY_CASES]]
     return lists_at_random(rng, cases, ("X", "y"), ("X", "y"))
 
 

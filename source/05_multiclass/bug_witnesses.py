@@ -168,6 +168,8 @@ def _first_seen(labels):
 
 KESLER_POINTS_BUGS = {
     "not augmented (no 1 in front)": lambda X, y: _kesler(X, y, augment="none"),
+    "not augmented when the first column is already all ones":
+        lambda X, y: _kesler(X, y, augment="none" if np.all(_float(X)[:, 0] == 1.0) else "front"),
     "the 1 at the end of each block": lambda X, y: _kesler(X, y, augment="end"),
     "the rival's block not negated": lambda X, y: _kesler(X, y, rival_sign=1.0),
     "classes in the order labels appear, not sorted": lambda X, y: _kesler(X, y, order=_first_seen),

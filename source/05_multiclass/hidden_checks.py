@@ -13,6 +13,7 @@ from course_grader.checks_api import (
 )
 
 _contracts = course_module(__file__, "contracts")
+_augmented_inputs = course_module(__file__, "augmented_inputs")
 
 
 #: Random cases of a check drawn on a stated boundary (integer input, ties between classes).
@@ -243,6 +244,11 @@ def _kesler_data(rng: np.random.Generator, *, k: int | None = None, d: int | Non
     return X, names[index]
 
 
+def _with_ones_in_front(case: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    X, y = case
+    return _augmented_inputs.with_column_of_ones(X), y
+
+
 def _kesler_cases(rng: np.random.Generator) -> list[Case]:
     visible_X = np.array([[0.0, 3.0], [3.0, 0.0], [-3.0, -3.0]])
     cases = [
@@ -257,6 +263,9 @@ def _kesler_cases(rng: np.random.Generator) -> list[Case]:
     ]
     cases += random_cases(rng, lambda rng: _kesler_data(rng), "random classes (numbers or strings)", count=6)
     cases += random_cases(rng, lambda rng: _kesler_data(rng, integer=True), "random classes with integer input", count=2)
+    cases += random_cases(rng, lambda rng: _with_ones_in_front(_kesler_data(rng)),
+                          "random classes, with a first column already all ones: it is augmented all the same, to "
+                          "points (1, 1, x)", count=3)
     return lists_at_random(rng, cases, ("X", "y"), ("X", "y"))
 
 

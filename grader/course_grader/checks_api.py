@@ -53,7 +53,7 @@ from .trusted.judging.check_registry import checks_beside, course_module
 from .trusted.judging.checks.cases import Case, Check, Compare, Difference, N_RANDOM_CASES, call_text
 from .trusted.judging.checks.compare import (as_float_array, compare_arrays, compare_bool, compare_count,
                                              compare_labels, compare_number, compare_tuple, describe, holds_a_bool,
-                                             holds_integers)
+                                             holds_integers, wrong_type)
 from .trusted.judging.checks.draws import (as_python_lists, integer_weights_and_boundary_points, lists_at_random,
                                            points_with_zero_score, random_integer_points, random_labels, random_points)
 from .trusted.judging.checks.judge import safe_case_failure
@@ -66,7 +66,7 @@ __all__ = [
     # the objects of a check
     "Case", "Check", "Difference", "Compare", "N_RANDOM_CASES", "CHECKS_FILE", "COMMON_IMPORTS",
     # comparisons: arrays to a tolerance, labels, a number, a count, a bool, a tuple, a run's history
-    "compare_arrays", "compare_labels", "compare_number", "compare_count", "compare_bool", "compare_tuple",
+    "compare_arrays", "compare_labels", "compare_number", "compare_count", "compare_bool", "compare_tuple", "wrong_type",
     "compare_history",
     # random cases, and the stated boundaries drawn at random
     "random_cases", "random_points", "random_labels", "random_integer_points", "points_with_zero_score",

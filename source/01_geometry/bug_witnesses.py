@@ -35,12 +35,12 @@ AUGMENT_BUGS = {
     "unchanged when the first column is already all ones": lambda X: _float(X) if len(X) and np.all(_float(X)[:, 0] == 1) else _aug(X),
     "a cache keyed by id(X)": _caching.cached(_aug, _caching.by_id),
     "a cache keyed by the shape of X": _caching.cached(_aug, _caching.by_shape),
+    "a list of lists, not an ndarray": lambda X: [[1.0, *row] for row in _float(X).tolist()],
 }
 AUGMENT_CORRECT = {
     "a cache keyed by the values of X": _caching.cached(_aug, _caching.by_value),
     "validates its input first": lambda X: (_aug(X) if np.ndim(X) == 2 else (_ for _ in ()).throw(ValueError("X must be 2-D"))),
     "np.insert": lambda X: np.insert(_float(X), 0, 1.0, axis=1),
-    "a list of lists": lambda X: [[1.0, *row] for row in _float(X).tolist()],
     "np.c_": lambda X: np.c_[np.ones(len(_float(X))), _float(X)],
 }
 
@@ -50,17 +50,19 @@ def _scores(w, b, X) -> np.ndarray:
 
 
 PREDICT_BUGS = {
+    "float labels 1.0 / -1.0 (np.sign patched at 0)": lambda w, b, X: (lambda s: np.where(s == 0, 1, s))(np.sign(_scores(w, b, X))),
     "sign(0) = -1 (strict > 0)": lambda w, b, X: np.where(_scores(w, b, X) > 0, 1, -1),
     "np.sign (sign(0) = 0)": lambda w, b, X: np.sign(_scores(w, b, X)).astype(int),
     "bools instead of labels": lambda w, b, X: _scores(w, b, X) >= 0,
     "the bias forgotten": lambda w, b, X: np.where(_float(X) @ _float(w) >= 0, 1, -1),
     "w·x - b": lambda w, b, X: np.where(_float(X) @ _float(w) - b >= 0, 1, -1),
     "arrays only (X @ w on lists)": lambda w, b, X: np.where(X @ w + b >= 0, 1, -1),
+    "a list comprehension, not an ndarray": lambda w, b, X: [1 if float(np.dot(w, x)) + b >= 0 else -1 for x in _float(X)],
 }
 PREDICT_CORRECT = {
     "2 [s >= 0] - 1": lambda w, b, X: 2 * (_scores(w, b, X) >= 0).astype(int) - 1,
-    "a list comprehension": lambda w, b, X: [1 if float(np.dot(w, x)) + b >= 0 else -1 for x in _float(X)],
-    "np.sign patched at 0": lambda w, b, X: (lambda s: np.where(s == 0, 1, s))(np.sign(_scores(w, b, X))),
+    "np.sign patched at 0": lambda w, b, X: (lambda s: np.where(s == 0, 1, s))(np.sign(_scores(w, b, X))).astype(int),
+    "int32 labels": lambda w, b, X: np.where(_scores(w, b, X) >= 0, 1, -1).astype(np.int32),
 }
 
 SIGNED_DISTANCE_BUGS = {
@@ -72,7 +74,7 @@ SIGNED_DISTANCE_BUGS = {
     "float32": lambda w, b, X: (_scores(w, b, X) / np.linalg.norm(_float(w))).astype(np.float32),
 }
 SIGNED_DISTANCE_CORRECT = {
-    "sqrt(w·w)": lambda w, b, X: (_scores(w, b, X) / np.sqrt(np.dot(w, w))).tolist(),
+    "sqrt(w·w)": lambda w, b, X: _scores(w, b, X) / np.sqrt(np.dot(w, w)),
     "unit w first": lambda w, b, X: _float(X) @ (_float(w) / np.linalg.norm(_float(w))) + b / np.linalg.norm(_float(w)),
 }
 

@@ -6,8 +6,7 @@ import numpy as np
 
 from perceptron_course import geometry, perceptron
 from course_grader.checks_api import (
-    N_RANDOM_CASES, Case, Check, compare_arrays, compare_labels, compare_number, describe, Difference,
-    holds_integers, integer_weights_and_boundary_points, lists_at_random, python_literal, random_integer_points,
+    N_RANDOM_CASES, Case, Check, compare_arrays, compare_labels, compare_number, integer_weights_and_boundary_points, lists_at_random, random_integer_points,
     random_points,
 )
 
@@ -46,19 +45,9 @@ def _augment_cases(rng: np.random.Generator) -> list[Case]:
     return lists_at_random(rng, cases, ("X",), ("X",))
 
 
-_AUGMENTED_VALUES = compare_arrays(exact=True, what="an array of shape (n, d + 1)")
-
-
-def _compare_augmented(received, expected) -> Difference | None:
-    """The augmented array, of floats: the docstring promises floats, for integer input too."""
-    difference = _AUGMENTED_VALUES(received, expected)
-    if difference is None and holds_integers(received):
-        return Difference("integers where floats are expected", python_literal(np.asarray(expected, dtype=float)), describe(received),
-                          hint="augment returns floats, for integer input too (e.g. np.asarray(X, dtype=float))")
-    return difference
-
-
-AUGMENT = Check("augment", ("X",), _augment_cases, geometry.augment, _compare_augmented, new_arrays=True)  # "A new array"
+AUGMENT = Check("augment", ("X",), _augment_cases, geometry.augment,  # floats, for integer input too
+                compare_arrays(exact=True, what="an array of shape (n, d + 1)", returns="ndarray of float"),
+                new_arrays=True)  # "A new array"
 
 
 def _predict_cases(rng: np.random.Generator) -> list[Case]:
@@ -82,7 +71,7 @@ def _predict_cases(rng: np.random.Generator) -> list[Case]:
                               "random points, some on the boundary (a score of exactly 0 must predict +1)"))
     return lists_at_random(rng, cases, ("w", "b", "X"), ("w", "X"))
 
-PREDICT = Check("predict", ("w", "b", "X"), _predict_cases, perceptron.predict, compare_labels())
+PREDICT = Check("predict", ("w", "b", "X"), _predict_cases, perceptron.predict, compare_labels(returns="ndarray of int"))
 
 
 def _distance_cases(rng: np.random.Generator) -> list[Case]:
@@ -105,7 +94,7 @@ def _distance_cases(rng: np.random.Generator) -> list[Case]:
 
 
 SIGNED_DISTANCE = Check("signed_distance", ("w", "b", "X"), _distance_cases, geometry.signed_distance,
-                        compare_arrays(exact=False, what="an array of shape (n,)"))
+                        compare_arrays(exact=False, what="an array of shape (n,)", returns="ndarray of float"))
 
 
 def _margin_cases(rng: np.random.Generator) -> list[Case]:

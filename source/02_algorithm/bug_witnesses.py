@@ -47,9 +47,9 @@ PERCEPTRON_STEP_BUGS = {
     "mistake as 0/1": lambda w, b, x, y: (lambda new: (new[0], new[1], int(new[2])))(_step(w, b, x, y)),
     "updates with x only (w + x)": lambda w, b, x, y: (lambda new: (_float(w) + _float(x), b + y, True) if new[2] else new)(_step(w, b, x, y)),
     "the caller's w itself when nothing changes": lambda w, b, x, y: (lambda new: new if new[2] else (w, b, False))(_step(w, b, x, y)),
+    "a list, not a tuple": lambda w, b, x, y: list(_step(w, b, x, y)),
 }
 PERCEPTRON_STEP_CORRECT = {
-    "a list": lambda w, b, x, y: list(_step(w, b, x, y)),
     "np.bool_ and a NumPy b": lambda w, b, x, y: (lambda m: (_float(w) + m * y * _float(x), np.float64(b + m * y), np.bool_(m)))(
         bool(y * (np.dot(w, x) + b) <= 0)),
 }
@@ -83,6 +83,8 @@ def _train(X, y, max_epochs, *, epochs=lambda cap: cap, bias=True, strict=False,
 
 
 TRAIN_PERCEPTRON_BUGS = {
+    "integer weights for integer input": lambda X, y, max_epochs: (lambda w, *rest: (w.astype(np.asarray(X).dtype), *rest))(
+        *_train(X, y, max_epochs)),
     "one epoch too few": lambda X, y, max_epochs: _train(X, y, max_epochs, epochs=lambda c: c - 1),
     "one epoch too many": lambda X, y, max_epochs: _train(X, y, max_epochs, epochs=lambda c: c + 1),
     "converged only if it stopped before the cap": lambda X, y, max_epochs: _train(X, y, max_epochs, converged_rule="stopped before the cap"),

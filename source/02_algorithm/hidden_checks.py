@@ -57,7 +57,8 @@ def _zero_score_step(rng: np.random.Generator) -> Case:
 PERCEPTRON_STEP = Check(
     "perceptron_step", ("w", "b", "x", "y"), _step_cases, solution("perceptron_step", __file__),
     compare_tuple(("w_new", "b_new", "mistake"),
-                  (compare_arrays(exact=False, what="new weights of shape (d,)"), compare_number(), compare_bool())),
+                  (compare_arrays(exact=False, what="new weights of shape (d,)", returns="ndarray of float"), compare_number(),
+                   compare_bool()), a_tuple=True),
     new_arrays=True,  # "A new array: w itself is not modified"
 )
 
@@ -86,8 +87,9 @@ def _train_cases(rng: np.random.Generator) -> list[Case]:
 TRAIN_PERCEPTRON = Check(
     "train_perceptron", ("X", "y"), _train_cases, _reference_train,
     compare_tuple(("w", "b", "n_mistakes", "converged"),
-                  (compare_arrays(exact=False, what="weights of shape (d,)"), compare_number(what="a number b"),
-                   compare_count("an int"), compare_bool())),
+                  (compare_arrays(exact=False, what="weights of shape (d,)", returns="ndarray of float"),
+                   compare_number(what="a number b"),
+                   compare_count("an int"), compare_bool()), a_tuple=True),
     precondition=lambda X, y, max_epochs: _contracts.broken(_contracts.rows_of(X, y), _contracts.labels(y),
                                                             _contracts.count_at_least_one(max_epochs, "max_epochs")),
 )

@@ -47,10 +47,10 @@ PROOF_TERMS_BUGS = {
     "squared norm over the columns": lambda H, u: (_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=0)),
     "one array of two rows": lambda H, u: np.vstack([_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=1)]),
     "a cache keyed by id(history)": _caching.cached(lambda H, u: (_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=1)), _caching.by_id),
+    "lists, not ndarrays": lambda H, u: ([float(np.dot(h, u)) for h in _float(H)], [float(np.dot(h, h)) for h in _float(H)]),
 }
 PROOF_TERMS_CORRECT = {
     "einsum": lambda H, u: (np.einsum("ij,j->i", _float(H), _float(u)), np.einsum("ij,ij->i", _float(H), _float(H))),
-    "lists": lambda H, u: ([float(np.dot(h, u)) for h in _float(H)], [float(np.dot(h, h)) for h in _float(H)]),
     "w_star normalised again (it is of unit length already)":
         lambda H, u: (_float(H) @ (_float(u) / np.linalg.norm(_float(u))), np.sum(_float(H) ** 2, axis=1)),
     "checks that w_star is of unit length": lambda H, u: _unit_checked(H, u),
@@ -104,9 +104,9 @@ PROOF_SQUEEZE_BUGS = {
     "gamma of the max-margin separator": lambda *args: _squeeze(*args, gamma_of=lambda X, y: theory.max_margin(X, y)[1]),
     "R about the centre": lambda *args: _squeeze(*args, centre=True),
     "a cache keyed by the shapes": _caching.cached(_squeeze, _caching.by_shape),
+    "a list of rows, not an ndarray": lambda *args: _squeeze(*args).tolist(),
 }
 PROOF_SQUEEZE_CORRECT = {
-    "a list of rows": lambda *args: _squeeze(*args).tolist(),
     "gamma as the smallest |y_i u·x_i|": lambda *args: _squeeze(*args, absolute=True),
     "checks that w_star separates the data": lambda X, y, history, w_star: _separation_checked(X, y, history, w_star),
     "a cache keyed by the values": _caching.cached(_squeeze, _caching.by_value),

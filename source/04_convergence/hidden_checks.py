@@ -84,8 +84,9 @@ def _proof_terms_second_call(rng: np.random.Generator, case: Case) -> dict:
 
 PROOF_TERMS = Check(
     "proof_terms", ("history", "w_star"), _proof_cases, theory.proof_quantities,
-    compare_tuple(("alignment", "squared_norm"), (compare_arrays(exact=False, what="an array of shape (k + 1,)"),
-                                                  compare_arrays(exact=False, what="an array of shape (k + 1,)"))),
+    compare_tuple(("alignment", "squared_norm"),
+                  (compare_arrays(exact=False, what="an array of shape (k + 1,)", returns="ndarray of float"),
+                   compare_arrays(exact=False, what="an array of shape (k + 1,)", returns="ndarray of float")), a_tuple=True),
     precondition=_proof_terms_contract, second_call=_proof_terms_second_call,
 )
 
@@ -245,7 +246,8 @@ def _squeeze_second_call(rng: np.random.Generator, case: Case) -> dict:
 
 PROOF_SQUEEZE = Check(
     "proof_squeeze", ("X", "y", "history", "w_star"), _squeeze_cases, _reference_squeeze,
-    compare_arrays(exact=False, what="an array of shape (k + 1, 4): [j gamma, alignment, squared norm, j R^2] per row"),
+    compare_arrays(exact=False, what="an array of shape (k + 1, 4): [j gamma, alignment, squared norm, j R^2] per row",
+                   returns="ndarray of float"),
     precondition=_squeeze_contract, second_call=_squeeze_second_call,
 )
 

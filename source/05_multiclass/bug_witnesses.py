@@ -56,6 +56,7 @@ OVR_TRAIN_BUGS = {
     "one epoch too few": lambda X, y, max_epochs: _ovr(X, y, max_epochs, epochs=lambda c: c - 1),
     "one epoch too many": lambda X, y, max_epochs: _ovr(X, y, max_epochs, epochs=lambda c: c + 1),
     "arrays only (y == label on a list)": lambda X, y, max_epochs: _ovr(X, y, max_epochs) if isinstance(y, np.ndarray) else None,
+    "lists, not ndarrays": lambda X, y, max_epochs: tuple(part.tolist() for part in _ovr(X, y, max_epochs)),
 }
 
 
@@ -77,7 +78,6 @@ def _ovr_shared_epochs(X, y, max_epochs):
 
 OVR_TRAIN_CORRECT = {
     "every class in each epoch": _ovr_shared_epochs,
-    "lists": lambda X, y, max_epochs: tuple(part.tolist() for part in _ovr(X, y, max_epochs)),
 }
 
 
@@ -95,9 +95,10 @@ OVR_PREDICT_BUGS = {
                                                       lambda W, b, classes, X: len(classes)),
     "indices, not classes": lambda W, b, classes, X: np.argmax(_scores_k(W, b, X), axis=1),
     "classes sorted first": lambda W, b, classes, X: np.sort(np.asarray(classes))[np.argmax(_scores_k(W, b, X), axis=1)],
+    "a list, not an ndarray": lambda W, b, classes, X: [classes[int(k)] for k in np.argmax(_scores_k(W, b, X), axis=1)],
 }
 OVR_PREDICT_CORRECT = {
-    "a list": lambda W, b, classes, X: [classes[int(k)] for k in np.argmax(_scores_k(W, b, X), axis=1)],
+    "classes indexed by the argmax": lambda W, b, classes, X: np.asarray(classes)[np.argmax(_scores_k(W, b, X), axis=1)],
 }
 
 
@@ -174,6 +175,7 @@ KESLER_POINTS_BUGS = {
     "the rival's block not negated": lambda X, y: _kesler(X, y, rival_sign=1.0),
     "classes in the order labels appear, not sorted": lambda X, y: _kesler(X, y, order=_first_seen),
     "rows grouped by rival, not by point": lambda X, y: _kesler(X, y, by_rival=True),
+    "np.kron of one-hot differences, as lists, not an ndarray": lambda X, y: _kronecker(X, y),
 }
 
 
@@ -185,7 +187,7 @@ def _kronecker(X, y):
 
 
 KESLER_POINTS_CORRECT = {
-    "np.kron of one-hot differences, as lists": lambda X, y: _kronecker(X, y),
+    "np.kron of one-hot differences": lambda X, y: np.array(_kronecker(X, y)),
 }
 
 

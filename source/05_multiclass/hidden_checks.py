@@ -9,6 +9,7 @@ import numpy as np
 from perceptron_course import multiclass
 from course_grader.checks_api import (
     N_RANDOM_CASES, Case, Check, compare_arrays, course_module, compare_tuple, Difference, holds_a_bool, lists_at_random,
+    wrong_type,
     python_literal,
 )
 
@@ -105,8 +106,9 @@ def _weights_of(trainer: KeptRuns) -> Callable[..., Any]:
     return reference
 
 
-_MATRICES = compare_tuple(("W", "b"), (compare_arrays(exact=False, what="W of shape (K, d)"),
-                                         compare_arrays(exact=False, what="b of shape (K,)")))
+_MATRICES = compare_tuple(("W", "b"), (compare_arrays(exact=False, what="W of shape (K, d)", returns="ndarray of float"),
+                                         compare_arrays(exact=False, what="b of shape (K,)", returns="ndarray of float")),
+                          a_tuple=True)
 
 _SIX_X = np.array([[0.0, 3.0], [3.0, 0.0], [-3.0, -3.0], [0.0, 4.0], [4.0, 0.0], [-4.0, -4.0]])
 def _trainer_contract(X, y, max_epochs) -> str:
@@ -149,8 +151,11 @@ def _compare_predicted(received: Any, expected: np.ndarray) -> Difference | None
                           hint="return the classes themselves (entries of classes), not True/False")
     # Compared as Python values, never cast: 10.75 is not the class 10, and "cat_WRONG" is not "cat".
     if [_plain(value) for value in got.ravel().tolist()] == [_plain(value) for value in expected.ravel().tolist()]:
-        return None
+        return wrong_type(received, _compare_predicted.returns, python_literal(expected, limit=1500))
     return Difference("wrong labels", python_literal(expected, limit=1500), python_literal(got, limit=1500))
+
+
+_compare_predicted.returns = "ndarray"  # type: ignore[attr-defined]  # "ndarray, shape (n,)": the classes' own dtype
 
 
 def _as_label_array(received: Any) -> np.ndarray | None:
@@ -274,5 +279,6 @@ def _reference_kesler(X, y):
 
 
 KESLER_POINTS = Check("kesler_points", ("X", "y"), _kesler_cases, _reference_kesler,
-                      compare_arrays(exact=False, what="an array of shape (n (K - 1), K (d + 1))"))
+                      compare_arrays(exact=False, what="an array of shape (n (K - 1), K (d + 1))",
+                                     returns="ndarray of float"))
 CHECKS = (*CHECKS, KESLER_POINTS)

@@ -146,9 +146,10 @@ HINGE_SGD_BUGS = {
     "n_steps counts perceptron mistakes (z <= 0)": lambda *args: _hinge(*args, perceptron_steps=True),
     "b regularised too": lambda *args: _hinge(*args, regularise_b=True),
     "shrinks by 1 - lam": lambda X, y, rate, lam, epochs: _hinge(X, y, rate, lam, epochs, decay=1 - lam),
+    "lists, not ndarrays": lambda *args: (lambda w, b, n: (w.tolist(), np.float64(b), float(n)))(*_hinge(*args)),
 }
 HINGE_SGD_CORRECT = {
-    "lists": lambda *args: (lambda w, b, n: (w.tolist(), np.float64(b), float(n)))(*_hinge(*args)),
+    "a NumPy b and a float count": lambda *args: (lambda w, b, n: (w, np.float64(b), float(n)))(*_hinge(*args)),
 }
 
 
@@ -166,11 +167,11 @@ MLP_FORWARD_BUGS = {
     "a sigmoid": lambda *args: _mlp(*args, activation=lambda a: 1 / (1 + np.exp(-a))),
     "c forgotten": lambda *args: _mlp(*args, bias=False),
     "float32": lambda *args: _mlp(*args, dtype=np.float32),
+    "lists, not ndarrays": lambda *args: tuple(part.tolist() for part in _mlp(*args)),
 }
 MLP_FORWARD_CORRECT = {
     "a loop over points": lambda X, W, c, v, d: (lambda H: (H, H @ _float(v) + d, np.where(H @ _float(v) + d >= 0, 1, -1)))(
         np.array([np.tanh(_float(W) @ x + _float(c)) for x in _float(X)]).reshape(len(_float(X)), len(_float(c)))),
-    "lists": lambda *args: tuple(part.tolist() for part in _mlp(*args)),
 }
 
 

@@ -223,7 +223,7 @@ def _kernel_contract(K, y, max_epochs) -> str:
 
 KERNEL_PERCEPTRON = Check(
     "kernel_perceptron", ("K", "y", "max_epochs"), _kernel_cases, _reference_kernel_perceptron,
-    compare_arrays(exact=True, what="alpha, an array of shape (n,) counting the mistakes on each point"),
+    compare_arrays(exact=True, what="alpha, an array of shape (n,) counting the mistakes on each point", returns="ndarray"),
     precondition=_kernel_contract,
 )
 
@@ -257,7 +257,8 @@ def _averaged_cases(rng: np.random.Generator) -> list[Case]:
 
 AVERAGED_PERCEPTRON = Check(
     "averaged_perceptron", ("X", "y", "epochs"), _averaged_cases, _reference_averaged,
-    compare_tuple(("w_avg", "b_avg"), (compare_arrays(exact=False, what="weights of shape (d,)"), compare_number())),
+    compare_tuple(("w_avg", "b_avg"), (compare_arrays(exact=False, what="weights of shape (d,)", returns="ndarray of float"),
+                                       compare_number()), a_tuple=True),
     precondition=lambda X, y, epochs: _contracts.broken(_contracts.rows_of(X, y), _contracts.labels(y),
                                                         _contracts.count_at_least_one(epochs, "epochs")),
 )
@@ -394,8 +395,8 @@ def _hinge_contract(X, y, learning_rate, lam, epochs) -> str:
 
 HINGE_SGD = Check(
     "hinge_sgd", ("X", "y", "learning_rate", "lam", "epochs"), _hinge_cases, _reference_hinge_sgd,
-    compare_tuple(("w", "b", "n_steps"), (compare_arrays(exact=False, what="weights of shape (d,)"), compare_number(),
-                                          compare_count("the number of hinge steps"))),
+    compare_tuple(("w", "b", "n_steps"), (compare_arrays(exact=False, what="weights of shape (d,)", returns="ndarray of float"),
+                                          compare_number(), compare_count("the number of hinge steps")), a_tuple=True),
     precondition=_hinge_contract,
 )
 
@@ -450,9 +451,10 @@ def _mlp_cases(rng: np.random.Generator) -> list[Case]:
 
 MLP_FORWARD = Check(
     "mlp_forward", ("X", "W", "c", "v", "d"), _mlp_cases, _reference_mlp_forward,
-    compare_tuple(("hidden", "scores", "labels"), (compare_arrays(exact=False, what="hidden activations of shape (n, h)"),
-                                                   compare_arrays(exact=False, what="scores of shape (n,)"),
-                                                   compare_labels("labels of shape (n,), -1/+1 with sign(0) = +1"))),
+    compare_tuple(("hidden", "scores", "labels"),
+                  (compare_arrays(exact=False, what="hidden activations of shape (n, h)", returns="ndarray of float"),
+                   compare_arrays(exact=False, what="scores of shape (n,)", returns="ndarray of float"),
+                   compare_labels("labels of shape (n,), -1/+1 with sign(0) = +1", returns="ndarray of int")), a_tuple=True),
 )
 
 

@@ -5,6 +5,7 @@ They run here in process, through the same wire format as in the grading kernel
 """
 
 import os
+import re
 import runpy
 from pathlib import Path
 
@@ -243,10 +244,53 @@ def test_an_epoch_cap_off_by_one_is_caught_by_the_cases_on_the_boundary():
 def test_other_correct_styles_keep_full_marks():
     checks.check_is_mistake(lambda score, label, rule: np.bool_(label * score <= 0) if rule == "margin"
                             else np.bool_((1 if score >= 0 else -1) != label))
-    checks.check_augment(lambda X: [[1.0, *row] for row in np.asarray(X, float).tolist()])  # a list of lists
+    checks.check_augment(lambda X: np.column_stack([np.ones(len(X)), np.asarray(X, float)]))
     checks.check_radius(lambda X: np.max(np.sqrt(np.sum(np.asarray(X, float) ** 2, axis=1))))  # a NumPy scalar
     correct_step = solution_namespace(assignment_of("perceptron_step"))["perceptron_step"]
-    checks.check_perceptron_step(lambda w, b, x, y: list(correct_step(w, b, x, y)))  # a list, not a tuple
+    checks.check_perceptron_step(lambda w, b, x, y: (lambda w_new, b_new, mistake: (w_new, np.float64(b_new), np.bool_(mistake)))(
+        *correct_step(w, b, x, y)))  # NumPy scalars for b and the bool
+
+
+def test_right_values_of_another_type_than_the_docstring_promises_fail_with_a_message_naming_both():
+    correct_step = solution_namespace(assignment_of("perceptron_step"))["perceptron_step"]
+    with pytest.raises(AssertionError, match="right values as a list where the docstring promises a tuple"):
+        checks.check_perceptron_step(lambda w, b, x, y: list(correct_step(w, b, x, y)))
+    with pytest.raises(AssertionError, match="right values as a list where the docstring promises an ndarray of float"):
+        checks.check_augment(lambda X: [[1.0, *row] for row in np.asarray(X, float).tolist()])
+    correct_predict = solution_namespace(assignment_of("predict"))["predict"]
+    with pytest.raises(AssertionError, match="dtype float64 where the docstring promises an ndarray of int"):
+        checks.check_predict(lambda w, b, X: correct_predict(w, b, X).astype(float))
+
+
+def docstring_return_types(function) -> tuple[str | None, ...]:
+    """The type of each value a numpydoc "Returns" section lists, as a check declares it: ``"ndarray of float"``,
+    ``"ndarray of int"`` (``float64`` is a float, ``int`` any integer) or ``"ndarray"``; ``None`` for anything else (a
+    scalar, a list), whose container is not held to a type."""
+    section = function.__doc__.split("Returns\n    -------\n")[1]
+    types = []
+    for line in section.split("\n"):
+        if not line.strip():
+            break
+        if line.startswith("    ") and not line.startswith("     "):
+            written = line.strip().partition(" : ")[2] or line.strip()
+            found = re.match(r"ndarray( of (float|int))?", written)
+            types.append(f"ndarray{found.group(1) or ''}" if found else None)
+    return tuple(types)
+
+
+@pytest.mark.parametrize("assignment, function", [(a, f) for a, f in PARTS if CHECKS.of(a)[f].judge is None])
+def test_each_check_holds_the_returned_values_to_the_types_the_docstring_states(assignment, function):
+    """A docstring that promises an ndarray (of floats, of ints) or a tuple is the contract: the check declares the
+    same types, so that right values in a list, or ints where floats are promised, fail with their own message.
+    (A check with a judge of its own, such as xor_features's, which takes any map that makes XOR separable, says
+    itself what it accepts.)"""
+    check_ = CHECKS.of(assignment)[function]
+    stated = docstring_return_types(solution_namespace(assignment)[function])
+    declared = getattr(check_.compare, "returns", None)
+    if len(stated) > 1:
+        assert declared == ("tuple", stated), f"{function}: the docstring promises a tuple of {stated}; the check declares {declared}"
+    else:
+        assert declared == stated[0], f"{function}: the docstring promises {stated[0]}; the check declares {declared}"
 
 
 def test_a_type_that_matters_is_named_in_its_own_message():
@@ -539,11 +583,15 @@ def test_gamma_of_max_margin_is_told_first_by_its_own_case_not_by_the_length_of_
 
 def test_new_parts_accept_other_correct_styles():
     limitations = solution_namespace(assignment_of("hinge_sgd"))
-    checks.check_hinge_sgd(lambda *args: list(limitations["hinge_sgd"](*args)))  # a list, w as a list, n_steps a float
-    checks.check_hinge_sgd(lambda *args: (lambda w, b, n: (w.tolist(), np.float64(b), float(n)))(*limitations["hinge_sgd"](*args)))
-    checks.check_mlp_forward(lambda *args: tuple(part.tolist() for part in limitations["mlp_forward"](*args)))
+    checks.check_hinge_sgd(lambda *args: (lambda w, b, n: (w, np.float64(b), float(n)))(*limitations["hinge_sgd"](*args)))  # n_steps a float
+    checks.check_mlp_forward(lambda *args: (lambda hidden, scores, labels: (hidden, scores, labels.astype(np.int8)))(
+        *limitations["mlp_forward"](*args)))
     convergence = solution_namespace(assignment_of("proof_squeeze"))
-    checks.check_proof_squeeze(lambda *args: convergence["proof_squeeze"](*args).tolist())
+    checks.check_proof_squeeze(lambda *args: np.asfortranarray(convergence["proof_squeeze"](*args)))
+    for wrong_type in (lambda *args: list(limitations["hinge_sgd"](*args)),
+                       lambda *args: (lambda w, b, n: (w.tolist(), b, n))(*limitations["hinge_sgd"](*args))):
+        with pytest.raises(AssertionError, match="right values as a list where the docstring promises"):
+            checks.check_hinge_sgd(wrong_type)
 
 
 # ----------------------------------------------------------------------------- the comparison is total
@@ -647,7 +695,7 @@ def test_a_judge_that_breaks_gives_a_failed_verdict():
 
 
 def test_augment_must_return_floats_for_integer_input_too():
-    with pytest.raises(AssertionError, match="integers where floats are expected"):
+    with pytest.raises(AssertionError, match="dtype int64 where the docstring promises an ndarray of float"):
         checks.check_augment(lambda X: np.hstack([np.ones((len(X), 1), dtype=np.asarray(X).dtype), np.asarray(X)]))
 
 

@@ -117,8 +117,54 @@ def lower_precision(received: Any, expected: np.ndarray) -> str:
         near = np.isclose(received.astype(float), expected, rtol=16 * unit, atol=16 * unit)
     return received.dtype.name if bool(np.all(near)) else ""
 
-def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> Compare:
-    """Same shape and same values (exactly, or within ``rtol``/``atol``); ``what`` describes the expected return."""
+#: The return types a check may declare (``returns=``), as a numpydoc docstring writes them, and the NumPy dtype kinds
+#: each accepts (``None``: any dtype).
+ARRAY_TYPES: dict[str, str | None] = {"ndarray": None, "ndarray of float": "f", "ndarray of int": "iu"}
+
+
+def _validate_returns(returns: str | None) -> None:
+    if returns is not None and returns not in ARRAY_TYPES:
+        raise ValueError(f"returns must be one of {sorted(ARRAY_TYPES)} or None; got {returns!r}")
+
+
+def wrong_type(received: Any, returns: str | None, expected_text: str) -> Difference | None:
+    """A ``Difference`` when ``received`` (right in value) is not of the type a docstring promises, else ``None``.
+
+    Parameters
+    ----------
+    received : Any
+        The returned value, already found equal in value to the reference's answer.
+    returns : str or None
+        A key of ``ARRAY_TYPES`` (``None``: values alone are compared, any container passes).
+    expected_text : str
+        The reference's answer as the message shows it.
+    """
+    if returns is None:
+        return None
+    kinds, dtype = ARRAY_TYPES[returns], returns.partition(" of ")[2]
+    if not isinstance(received, np.ndarray):
+        made = f"np.array(..., dtype={dtype})" if dtype else "np.array(...)"
+        return Difference(f"the right values as a {type(received).__name__} where the docstring promises an {returns}",
+                          expected_text, describe(received),
+                          hint=f"return a NumPy array, as the docstring says (e.g. {made}): a "
+                               f"{type(received).__name__} has no .shape and no array arithmetic")
+    if kinds is not None and received.dtype.kind not in kinds:
+        return Difference(f"the right values with dtype {received.dtype} where the docstring promises an {returns}",
+                          expected_text, describe(received),
+                          hint=f"return {dtype}s (e.g. .astype({dtype}), or start from an array of {dtype}s): code that "
+                               f"uses your result relies on its dtype (an int array truncates a float written into it; "
+                               f"a float cannot index)")
+    return None
+
+
+def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 1e-9,
+                   returns: str | None = None) -> Compare:
+    """Same shape and same values (exactly, or within ``rtol``/``atol``); ``what`` describes the expected return.
+
+    ``returns`` (a key of ``ARRAY_TYPES``, as the docstring writes the type) also holds right values to that type:
+    a list, or an int array where floats are promised, is then a failure with a message of its own.
+    """
+    _validate_returns(returns)
 
     def compare(received: Any, expected: Any) -> Difference | None:
         want = np.asarray(expected, dtype=float)
@@ -131,7 +177,7 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
                               shown, describe(received))
         close = got == want if exact else np.isclose(got, want, rtol=rtol, atol=atol)
         if np.all(close):
-            return None
+            return wrong_type(received, returns, shown)
         first = tuple(int(i) for i in np.argwhere(~close)[0])
         where = (f"first difference at index {first if len(first) != 1 else first[0]}: "
                  f"expected {_item_text(expected, first)}, received {_item_text(received, first)}") if first else ""
@@ -143,6 +189,7 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
                               detail=where)
         return Difference("a wrong value", shown, describe(received), detail=where)
 
+    compare.returns = returns  # type: ignore[attr-defined]  # read by the course's test of its docstrings
     return compare
 
 def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a number") -> Compare:
@@ -193,9 +240,10 @@ def _holds_bools(value: Any) -> bool:
         return value.dtype.kind == "b"
     return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(item, (bool, np.bool_)) for item in value)
 
-def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
-    """Labels -1/+1, exactly; the received value is shown as it came (a bool array as bools)."""
-    values = compare_arrays(exact=True, what=what)
+def compare_labels(what: str = "an array of -1/+1 labels", *, returns: str | None = None) -> Compare:
+    """Labels -1/+1, exactly; the received value is shown as it came (a bool array as bools). ``returns``: as for
+    ``compare_arrays``."""
+    values = compare_arrays(exact=True, what=what, returns=returns)
 
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received, bools=True)
@@ -210,6 +258,7 @@ def compare_labels(what: str = "an array of -1/+1 labels") -> Compare:
                               hint=hint)
         return values(received, expected)
 
+    compare.returns = returns  # type: ignore[attr-defined]
     return compare
 
 def _tuple_in_words(names: Sequence[str], expected: Any) -> str:
@@ -222,8 +271,11 @@ def _tuple_in_words(names: Sequence[str], expected: Any) -> str:
     return f"a tuple of {len(names)} values: " + "; ".join(f"{name}, {what(value)}" for name, value in zip(names, expected))
 
 
-def compare_tuple(names: Sequence[str], parts: Sequence[Compare]) -> Compare:
-    """A tuple (or list) of ``len(names)`` values, each compared by its own ``Compare``."""
+def compare_tuple(names: Sequence[str], parts: Sequence[Compare], *, a_tuple: bool = False) -> Compare:
+    """A tuple (or, unless ``a_tuple``, a list) of ``len(names)`` values, each compared by its own ``Compare``.
+
+    ``a_tuple`` holds a returned list with right values to the tuple its docstring promises.
+    """
     ordinals = ["1st", "2nd", "3rd", "4th", "5th", "6th"]
 
     def compare(received: Any, expected: Any) -> Difference | None:
@@ -243,6 +295,13 @@ def compare_tuple(names: Sequence[str], parts: Sequence[Compare]) -> Compare:
                 what = (f"a wrong {name} (the {ordinals[position]} value returned)" if difference.what.startswith(("a wrong", "the wrong"))
                         else f"{difference.what} as {name} (the {ordinals[position]} value returned)")
                 return Difference(what, difference.expected, difference.received, difference.hint, difference.detail)
+        if a_tuple and not isinstance(received, tuple):
+            return Difference(f"the right values as a {type(received).__name__} where the docstring promises a tuple "
+                              f"({', '.join(names)})",
+                              f"{_tuple_in_words(names, expected)}: {python_literal(tuple(expected), limit=1500)}",
+                              describe(received),
+                              hint=f"return a tuple, as in `return {', '.join(names)}` (no brackets)")
         return None
 
+    compare.returns = ("tuple" if a_tuple else None, tuple(getattr(part, "returns", None) for part in parts))  # type: ignore[attr-defined]
     return compare

@@ -125,6 +125,7 @@ class ResilientExecute(GradedCells, KernelRestarts, TimeBudget, OutputCaps, Exec
         cell, resources = self._preprocess_one(cell, resources, index)
         if index == len(self.nb.cells) - 1:  # the kernel is still up here (nbconvert shuts it down after the loop)
             self._show_earlier_calls()
+            self._name_failed_helpers()
         return cell, resources
 
     def _preprocess_one(self, cell, resources, index):

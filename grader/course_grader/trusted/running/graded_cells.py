@@ -7,6 +7,7 @@ returned data, becomes the cell's last output. The visible tests' own errors are
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import re
@@ -23,7 +24,7 @@ from ..judging.check_registry import ChecksError, course_checks
 from ..judging.checks.cases import Check
 from ..judging.checks.draws import case_generator
 from ..judging.checks.judge import (PreparedCases, Verdict, judge_replies, prepare_cases, safe_case_failure,
-                                    with_earlier_calls_shown)
+                                    with_earlier_calls_shown, with_failed_helpers_named)
 from ..judging.grading_metadata import DIED, TIMEOUT
 from ..judging.verdicts import Declaration, DeclarationError, declarations, declared_in, harness_code, split_hidden, verdict_output
 from ..judging.wire import Reply, harness_request, new_marker, read_replies
@@ -40,7 +41,9 @@ class GradedCells:
         self._case_sets: dict[str, dict] = {}  # per check judged: the ids of its cases and checker (case_sets.py)
         self._parts: dict[str, dict] = {}  # grade_id -> what its checks found (item_analysis.part_record)
         self._judged: dict[str, PreparedCases] = {}  # function -> the cases its verdict was judged on
-        self._lone_calls: list[_LoneCall] = []  # failed first calls to make again alone (_show_earlier_calls)
+        self._lone_calls: list[_ShownVerdict] = []  # failed first calls to make again alone (_show_earlier_calls)
+        self._failed: list[_ShownVerdict] = []  # every failed verdict and where its output sits (_name_failed_helpers)
+        self._rewritten: dict[tuple[int, int], Verdict] = {}  # (cell, slot) -> the verdict its output now shows
 
     def _prepare_cases(self, nb, pool: ThreadPoolExecutor) -> None:
         """Start computing, beside the kernel, the cases and the reference's answers of every check ``nb`` declares."""
@@ -88,9 +91,10 @@ class GradedCells:
         if problem:
             outputs.append(error_output("GraderError", problem))
         verdicts = [self._judge_in_kernel(declaration, index) for declaration in declared]
-        self._lone_calls += [_LoneCall(index, len(outputs) + slot, declaration, verdict)
-                             for slot, (declaration, verdict) in enumerate(zip(declared, verdicts))
-                             if verdict.earliest_first_call is not None]
+        shown = [_ShownVerdict(index, len(outputs) + slot, declaration, verdict)
+                 for slot, (declaration, verdict) in enumerate(zip(declared, verdicts)) if verdict.failed_cases]
+        self._failed += shown
+        self._lone_calls += [lone for lone in shown if lone.verdict.earliest_first_call is not None]
         outputs += [verdict_output(verdict) for verdict in verdicts]
         self._behaviours[str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))] = [
             verdict.behaviour_message() for verdict in verdicts if not verdict.passed]
@@ -149,7 +153,30 @@ class GradedCells:
         finally:
             self._limits[:], self._gave_up, self._restarts = limits, gave_up, restarts
 
-    def _defining_cell(self, lone: "_LoneCall") -> int | None:
+    def _name_failed_helpers(self) -> None:
+        """After the last cell: a failed verdict of a function that calls another failed part's function (the
+        student's ``choose_epoch_cap`` calling their own wrong ``train_perceptron``) says so, to fix that one first.
+
+        Read from the source of the cell that defines the function (a call by name inside its ``def``); only messages
+        change, never a score."""
+        failed, self._failed = self._failed, []
+        failed_targets = {lone.declaration.target for lone in failed}
+        for lone in failed:
+            called = _called_names(self._definition_source(lone), lone.declaration.target)
+            helpers = sorted(called & (failed_targets - {lone.declaration.target}))
+            if helpers:
+                verdict = with_failed_helpers_named(self._current_verdict(lone), helpers)
+                self.nb.cells[lone.cell].outputs[lone.slot] = verdict_output(verdict)
+
+    def _current_verdict(self, lone: "_ShownVerdict") -> Verdict:
+        """The verdict as its output now says it (``_show_earlier_calls`` may have rewritten it)."""
+        return self._rewritten.get((lone.cell, lone.slot), lone.verdict)
+
+    def _definition_source(self, lone: "_ShownVerdict") -> str:
+        index = self._defining_cell(lone)
+        return "" if index is None else self.nb.cells[index].source
+
+    def _defining_cell(self, lone: "_ShownVerdict") -> int | None:
         """The last cell before the test cell that defines the function, among the cells that ran without an error."""
         defines = re.compile(rf"^(async\s+)?def\s+{re.escape(lone.declaration.target)}\s*\(", re.MULTILINE)
         return next((index for index in sorted(self._worked, reverse=True)
@@ -168,7 +195,7 @@ class GradedCells:
             self.nb.cells[index] = original
         return True
 
-    def _show_if_alone_right(self, lone: "_LoneCall") -> None:
+    def _show_if_alone_right(self, lone: "_ShownVerdict") -> None:
         check = lone.declaration.check
         prepared = self._judged[check.function]
         position = lone.verdict.earliest_first_call
@@ -181,6 +208,7 @@ class GradedCells:
         if expected is None or safe_case_failure(check, case, replies[0], expected):
             return  # wrong alone too (or no single right answer): the message reproduces as it is
         shown = with_earlier_calls_shown(lone.verdict, check, prepared.cases, prepared.again)
+        self._rewritten[(lone.cell, lone.slot)] = shown
         self.nb.cells[lone.cell].outputs[lone.slot] = verdict_output(shown)
 
     def _find_the_failing_call(self, target: str, cases: list, index: int, replies: list, stopped: str,
@@ -245,13 +273,28 @@ class GradedCells:
 
 
 @dataclasses.dataclass(frozen=True)
-class _LoneCall:
-    """A verdict whose earliest failed call was a first call, and where its output sits (``_show_earlier_calls``)."""
+class _ShownVerdict:
+    """A failed verdict and where its output sits (``_show_earlier_calls``, ``_name_failed_helpers``)."""
 
     cell: int  #: the test cell's index
     slot: int  #: the verdict's output's index among the cell's outputs
     declaration: Declaration
     verdict: Verdict
+
+
+def _called_names(source: str, function: str) -> set[str]:
+    """Names called as plain functions (``name(...)``) in the last ``def function`` of ``source``; none where it
+    does not parse (a cell with IPython magics) or defines no such function."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    definitions = [node for node in ast.walk(tree)
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function]
+    if not definitions:
+        return set()
+    return {node.func.id for node in ast.walk(definitions[-1])
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

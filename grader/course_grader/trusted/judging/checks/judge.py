@@ -284,6 +284,17 @@ def with_earlier_calls_shown(verdict: Verdict, check: Check, cases: Sequence[Cas
     return dataclasses.replace(verdict, failures=failures, summaries=summaries,
                                failed_cases=[verdict.failed_cases[k] for k in order])
 
+def with_failed_helpers_named(verdict: Verdict, helpers: Sequence[str]) -> Verdict:
+    """``verdict`` with a note on its first failure: the student's function calls ``helpers``, the student's own
+    functions whose parts failed too, so its wrong answers may come from theirs. Only the message changes."""
+    if verdict.passed or not helpers:
+        return verdict
+    named = ", ".join(f"your {helper}" for helper in helpers)
+    whose = "whose own part fails" if len(helpers) == 1 else "whose own parts fail"
+    note = (f"\n  note: your {verdict.function} calls {named}, {whose} its hidden tests too: fix "
+            f"{'that' if len(helpers) == 1 else 'those'} first, and {verdict.function}'s answers may come right with it")
+    return dataclasses.replace(verdict, failures=[verdict.failures[0] + note, *verdict.failures[1:]])
+
 def earlier_calls(check: Check, cases: Sequence[Case], again: Sequence[Case] | None, position: int) -> str:
     """How to reproduce the failed first call of ``cases[position]``: the notebook's cells, then the hidden calls of
     this check before it (each case's first call and its second, as the grader made them), then that call.

@@ -170,7 +170,7 @@ def test_the_pasted_calls_are_the_grader_s_calls_in_its_order():
     replies, stopped = read_replies("\n".join(lines), marker, len(prepared.cases))
     verdict = judge_replies(check, prepared.cases, replies, stopped, prepared.expected, prepared.again,
                             prepared.again_expected)
-    assert verdict.earliest_first_call == 3 and verdict.failed_cases == [3], verdict.failures
+    assert verdict.first_call_to_retry == 3 and verdict.failed_cases == [3], verdict.failures
     pasted = _pasted_calls(earlier_calls(check, prepared.cases, prepared.again, 3))
     namespace = {"np": np, "set_margin": counting(check.reference)}
     for line in pasted[:-1]:
@@ -191,3 +191,46 @@ def test_the_pasted_calls_parse_as_python():
     for line in _pasted_calls(text):
         ast.parse(textwrap.dedent(line.split("  #")[0]))
     assert len(_pasted_calls(text)) > 3  # three earlier cases, each a first and a second call, then the failed one
+
+
+def test_a_first_call_that_leads_after_an_earlier_second_call_failed_is_made_alone_and_its_calls_reproduce_it():
+    """A norm cached by len(w) gets a second call wrong first (w scaled, the norm kept), but the failure shown first is
+    a later first call's, which alone is right: that call is the one to make again alone, and the calls ``earlier_calls``
+    writes for it, pasted into a fresh namespace, give its wrong answer again (held-out corpus 6: two such messages
+    did not reproduce when pasted)."""
+    from course_grader.in_sandbox import harness
+    from course_grader.trusted.judging.check_registry import course_checks
+    from course_grader.trusted.judging.checks.draws import case_generator
+    from course_grader.trusted.judging.checks.judge import earlier_calls, judge_replies, prepare_cases
+    from course_grader.trusted.judging.wire import harness_request, new_marker, read_replies
+
+    check = course_checks(Path(fixture_course())).of("01_geometry")["set_margin"]
+    prepared = prepare_cases(check, case_generator(b"\x02" * 32, "set_margin", "student", "digest"))
+
+    def norm_cached_by_length():
+        norms: dict = {}
+
+        def set_margin(w, b, X, y):
+            w = np.asarray(w, dtype=float)
+            norms.setdefault(len(w), float(np.linalg.norm(w)))
+            return float(np.min(np.asarray(y) * (np.asarray(X, dtype=float) @ w + b)) / norms[len(w)])
+
+        return set_margin
+
+    marker, lines = new_marker(), []
+    harness.call_all({"set_margin": norm_cached_by_length()}, harness_request("set_margin", prepared.cases, marker,
+                                                                             prepared.again), emit=lines.append)
+    replies, stopped = read_replies("\n".join(lines), marker, len(prepared.cases))
+    verdict = judge_replies(check, prepared.cases, replies, stopped, prepared.expected, prepared.again,
+                            prepared.again_expected)
+    position = verdict.first_call_to_retry
+    assert position is not None and verdict.failed_cases[0] == position, (verdict.failed_cases, verdict.failures[0])
+    assert "the call the grader made right after it" not in verdict.failures[0]  # a first call leads
+    alone = norm_cached_by_length()(*prepared.cases[position].args)
+    assert np.isclose(alone, prepared.expected[position])  # alone it is right: the message needs the calls before it
+    pasted = _pasted_calls(earlier_calls(check, prepared.cases, prepared.again, position))
+    namespace = {"np": np, "set_margin": norm_cached_by_length()}
+    for line in pasted[:-1]:
+        exec(textwrap.dedent(line.split("  #")[0]), namespace)
+    again = eval(pasted[-1].split("  #")[0], namespace)
+    assert np.isclose(again, replies[position].result) and not np.isclose(again, prepared.expected[position])

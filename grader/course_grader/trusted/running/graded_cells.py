@@ -94,7 +94,7 @@ class GradedCells:
         shown = [_ShownVerdict(index, len(outputs) + slot, declaration, verdict)
                  for slot, (declaration, verdict) in enumerate(zip(declared, verdicts)) if verdict.failed_cases]
         self._failed += shown
-        self._lone_calls += [lone for lone in shown if lone.verdict.earliest_first_call is not None]
+        self._lone_calls += [lone for lone in shown if lone.verdict.first_call_to_retry is not None]
         outputs += [verdict_output(verdict) for verdict in verdicts]
         self._behaviours[str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))] = [
             verdict.behaviour_message() for verdict in verdicts if not verdict.passed]
@@ -198,7 +198,7 @@ class GradedCells:
     def _show_if_alone_right(self, lone: "_ShownVerdict") -> None:
         check = lone.declaration.check
         prepared = self._judged[check.function]
-        position = lone.verdict.earliest_first_call
+        position = lone.verdict.first_call_to_retry
         assert position is not None
         case = prepared.cases[position]
         replies, _ = self._call_in_kernel(lone.declaration.target, [case], lone.cell, counted=False)

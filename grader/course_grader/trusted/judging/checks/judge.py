@@ -48,11 +48,11 @@ class Verdict:
     behaviours: dict[str, str] = field(default_factory=dict)
     #: The case each failure of ``failures`` is about, by its index in the cases (``-1``: a failure naming no case).
     failed_cases: list[int] = field(default_factory=list)
-    #: The case whose first call was the earliest failed call, in the order the grader made them (``None``: none, or
-    #: a second call failed first). Its answer may come from state an earlier call left: the grader calls it again
-    #: alone, right after the cell that defines the function ran again, and says so when that answer is right
-    #: (``with_earlier_calls_shown``).
-    earliest_first_call: int | None = None
+    #: The case whose failed first call is made again alone (``None``: none): the earliest failed call in the order the
+    #: grader made them when it is a first call, else the leading failure when it is a first call's. Its answer may
+    #: come from state an earlier call left: the grader calls it again alone, right after the cell that defines the
+    #: function ran again, and says so when that answer is right (``with_earlier_calls_shown``).
+    first_call_to_retry: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -146,12 +146,12 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
         if not reply.returned and reply.error[0] == "NotImplementedError":
             message = not_implemented_message(check.function)
             return Verdict(check.function, len(cases), [message], [message], _every_behaviour(cases, message))
-    earliest_first_call = None
+    first_call_to_retry = None
     if check.judge is not None:
         failed = _judge_safely(check, cases, list(replies))
         summaries = [f"{check.function} failed a hidden case."] * len(failed)  # a judge's messages follow no pattern
     else:
-        compared, earliest_first_call = _compare_each(check, cases, replies, expected, again, again_expected)
+        compared, first_call_to_retry = _compare_each(check, cases, replies, expected, again, again_expected)
         failed = [(case, message) for case, message, _ in compared]
         summaries = [summary for _, _, summary in compared]
     if len(replies) < len(cases):  # every case must be answered: silence is never a pass
@@ -165,7 +165,7 @@ def judge_replies(check: Check, cases: Sequence[Case], replies: Sequence[Reply |
                        _behaviour_results(cases, failed + [(case, unanswered) for case in cases[len(replies) + 1:]]),
                        _case_positions(cases, failed))
     return Verdict(check.function, len(cases), [message for _, message in failed], summaries,
-                   _behaviour_results(cases, failed), _case_positions(cases, failed), earliest_first_call)
+                   _behaviour_results(cases, failed), _case_positions(cases, failed), first_call_to_retry)
 
 def _case_positions(cases: Sequence[Case], failed: Sequence["tuple[Case | None, str]"]) -> list[int]:
     """The index in ``cases`` of each failed case (``-1`` for a failure that names none)."""
@@ -216,8 +216,8 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], exp
                   again: Sequence[Case] | None = None, again_expected: Sequence | None = None,
                   ) -> tuple[list[tuple[Case, str, str]], int | None]:
     """Each failed case with its failure message and its behaviour summary (``case_summary``), in the order to show;
-    and the index of the case whose first call was the earliest failed call (``None``: none failed, or a second call
-    failed first).
+    and the index of the case whose failed first call is to be made again alone (``None``: none): the earliest failed
+    call when it is a first call, or else the leading failure when it is a first call's.
 
     A first call's failure comes before a second call's; named edge cases say most about a bug; among random cases the
     smallest input reads best. But when the earliest call that failed, in the order the grader made them, is a second
@@ -237,7 +237,7 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], exp
     if not failed:
         return [], None
     earliest = min(failed, key=lambda item: item[4])
-    earliest_first_call = None if earliest[3] else earliest[4] // 2
+    first_call_to_retry = None if earliest[3] else earliest[4] // 2
     failed.sort(key=lambda item: (item[3], item[0].is_random, item[0].size() if item[0].is_random else 0))
     # A second call's failure alone does not show state: its values differ from the first call's, and a function wrong
     # on them fails it too. State is shown when no first call failed, or when a second call got the first call's answer.
@@ -246,7 +246,11 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], exp
     if earliest[3] and shows_state:
         failed = [earliest] + [(case, message + "\n  " + KEPT_STATE_NOTE, summary, second, order)
                                for case, message, summary, second, order in failed if order != earliest[4]]
-    return [item[:3] for item in failed], earliest_first_call
+    elif earliest[3] and not failed[0][3]:
+        # A second call failed first, but a first call's failure leads: made again alone, it shows whether its answer
+        # came from an earlier call (a norm cached by len(w) is wrong on a later first call, and right alone).
+        first_call_to_retry = failed[0][4] // 2
+    return [item[:3] for item in failed], first_call_to_retry
 
 #: The cause a second call's hint gives first when it returned the first call's answer again.
 REPLAYED_CAUSE = "it returned the first call's answer again"
@@ -267,13 +271,13 @@ MAX_EARLIER_CALLS_CHARS = 12_000
 
 def with_earlier_calls_shown(verdict: Verdict, check: Check, cases: Sequence[Case],
                              again: Sequence[Case] | None) -> Verdict:
-    """``verdict`` once its ``earliest_first_call``, made again alone in a fresh kernel, was answered right.
+    """``verdict`` once its ``first_call_to_retry``, made again alone in a fresh kernel, was answered right.
 
     That failure leads, with ``EARLIER_CALLS_NOTE`` and the calls that reproduce it in the order the grader made them
     (``earlier_calls``); every other failure says ``DEPENDS_NOTE``. A verdict without that failure is returned as it
     is. Only the messages change: the lone call's answer is the kernel's word, which cannot raise a score.
     """
-    position = verdict.earliest_first_call
+    position = verdict.first_call_to_retry
     if position is None or position not in verdict.failed_cases:
         return verdict
     lead = verdict.failed_cases.index(position)

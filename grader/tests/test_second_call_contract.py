@@ -174,3 +174,36 @@ def test_check_names_a_hidden_check_whose_second_call_is_refused_before_any_grad
     assert len(problems) == 2 and all(problem.startswith("source/02_part/hidden_checks.py: ") for problem in problems)
     assert "scale: second_call multiplies 'X' by 0" in problems[0]
     assert "breaks the docstring's" in problems[1] or "precondition" in problems[1], problems[1]
+
+
+_DOUBLE = "double"  # a string constant of the code, interned as a notebook's literal "double" is
+
+
+def test_a_string_compared_with_is_fails_the_second_call_whose_strings_are_made_at_run_time():
+    """The first call's strings are interned (``rule is "double"`` holds there, as in a notebook), the second call's
+    are equal new objects (``fresh_string``): a function that compares by identity answers it wrong, its hint says to
+    compare with ==, and the calls its message gives, pasted, give the same wrong answer."""
+    from course_grader.trusted.judging.checks.compare import compare_number
+    from course_grader.trusted.judging.checks.judge import REPLAYED_CAUSE
+
+    check = Check("pick", ("x", "rule"), lambda rng: [Case((1.0, "double"), "one, doubled"), Case((2.0, "double"), "two, doubled"),
+                                                     Case((3.0, "half"), "three, halved")],
+                  lambda x, rule: x * 2 if rule == "double" else x / 2, compare_number())
+
+    def pick(x, rule):
+        return x * 2 if rule is _DOUBLE else x / 2
+
+    sent = harness.fresh_string(harness.decode(["str", "double"]))
+    assert sent == _DOUBLE and sent is not _DOUBLE
+    verdict = run_in_process(check, pick, prepared=_prepared(check, 0))
+    assert not verdict.passed and "compare strings with ==, never with `is`" in verdict.failures[0], verdict.failures
+    assert REPLAYED_CAUSE not in verdict.failures[0]
+    calls = [line.strip().split("  #")[0] for line in verdict.failures[0].split("the order the grader made them:\n")[1].splitlines()
+             if line.startswith("    ")]
+    assert "''.join([" in calls[-1], calls
+    namespace = {"np": np, "pick": pick}
+    for line in calls[:-1]:
+        exec(line, namespace)
+    received = verdict.failures[0].split("received: ")[1].splitlines()[0]
+    assert eval(calls[-1], namespace) == float(received)
+    assert run_in_process(check, lambda x, rule: x * 2 if rule == "double" else x / 2, prepared=_prepared(check, 0)).passed

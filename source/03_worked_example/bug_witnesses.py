@@ -27,7 +27,8 @@ def _is_mistake(score, label, rule, *, margin=lambda m: m <= 0, sign=lambda s: 1
     return bool(margin(label * score)) if rule == "margin" else bool(sign(score) != label)
 
 
-#: A string constant of the code, as a notebook's literal ``"margin"`` is (CPython interns both).
+#: A string constant of the code, as a notebook's literal ``"margin"`` is (CPython interns both): ``rule is _MARGIN``
+#: is the identity comparison a student writes as ``rule is "margin"``.
 _MARGIN = "margin"
 
 
@@ -39,12 +40,13 @@ IS_MISTAKE_BUGS = {
     "the rule ignored (always margin)": lambda s, lab, r: _is_mistake(s, lab, "margin"),
     "0/1 instead of a bool": lambda s, lab, r: int(_is_mistake(s, lab, r)),
     "the rules swapped": lambda s, lab, r: _is_mistake(s, lab, "sign" if r == "margin" else "margin"),
+    # `is` where == is meant: it holds for a notebook's literal "margin" (interned, as the first call's string is),
+    # not for a string made at run time (the second call's)
+    "the rule compared with `is`": lambda s, lab, r: _is_mistake(s, lab, "margin" if r is _MARGIN else "sign"),
 }
 IS_MISTAKE_CORRECT = {
     "np.bool_": lambda s, lab, r: np.bool_(lab * s <= 0) if r == "margin" else np.bool_((1 if s >= 0 else -1) != lab),
     "one expression": lambda s, lab, r: (lab * s <= 0) if r == "margin" else (lab == 1) == (s < 0),
-    # `is` where == is meant: it holds for a notebook's literal "margin", and for the grader's string too (interned)
-    "the rule compared with `is`": lambda s, lab, r: _is_mistake(s, lab, "margin" if r is _MARGIN else "sign"),
 }
 
 
@@ -79,6 +81,7 @@ PERCEPTRON_TRACE_BUGS = {
     "one epoch too many": lambda *args: _trace(*args, epochs=lambda c: c + 1),
     "strict < 0 under the margin rule": lambda *args: _trace(*args, strict=True),
     "the rule ignored (always margin)": lambda *args: _trace(*args, rule_used="margin"),
+    "the rule compared with `is`": lambda X, y, rule, cap: _trace(X, y, rule, cap, rule_used="margin" if rule is _MARGIN else "sign"),
     "the weights after every visit": lambda *args: _trace(*args, every_visit=True),
 }
 PERCEPTRON_TRACE_CORRECT = {

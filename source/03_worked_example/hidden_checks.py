@@ -38,7 +38,15 @@ def _is_mistake_cases(rng: np.random.Generator) -> list[Case]:
     zero = [0.0, -0.0, 0, np.float64(0.0)][int(rng.integers(4))]
     separating = Case((zero, 1, "sign"), f"random form of a score of exactly 0 ({zero!r}), label +1, rule 'sign': "
                       "sign(0) = +1 is the label, no mistake (under 'margin' it would be one)")
-    return visible + grid + [_random_is_mistake_case(rng) for _ in range(2 * N_RANDOM_CASES)] + [negative_zero, separating]
+    # A random float score, then the score 0.0 with label +1 under 'margin': the random case's second call is made on
+    # the next case's numbers and rule (a string made at run time), so a rule compared with `is` takes 'margin' for
+    # 'sign' there, on every draw.
+    before_margin = Case((float(rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-12, 3)), int(rng.choice([-1, 1])),
+                          str(rng.choice(["margin", "sign"]))), "random rule, label and score")
+    separating_margin = Case((0.0, 1, "margin"), "a score of exactly 0, label +1, rule 'margin': a mistake (under "
+                             "'sign' it would not be one)")
+    return visible + grid + [_random_is_mistake_case(rng) for _ in range(2 * N_RANDOM_CASES)] + [
+        negative_zero, separating, before_margin, separating_margin]
 
 
 def _random_is_mistake_case(rng: np.random.Generator) -> Case:

@@ -467,8 +467,9 @@ def second_call_hint(check: Check, case: Case, *, raised: bool = False, replayed
                       "id(), shape, length or number of classes), a mutable default argument, or an object it changed "
                       "in place during the call before (other than its arguments)")
     if any(isinstance(value, str) for value in (*case.args, *case.kwargs.values())):
-        causes.append("compare strings with ==, never with `is` (the grader sends strings as a notebook's literals "
-                      "are, but `is` on strings holds only by chance)")
+        causes.append("compare strings with ==, never with `is`: the second call's strings are made at run time, "
+                      "equal to the literals you type ('margin' == rule) but other objects, so `rule is 'margin'` is "
+                      "False there, as it is for any string a program builds")
     causes.append("compute each answer from the values of this call's arguments alone")
     return "; ".join(causes)
 
@@ -487,10 +488,15 @@ def second_call_sequence(check: Check, first: Case, second: Case, *, first_note:
              if isinstance(value, (np.ndarray, list))}
     lines = [f"{named[where]} = {python_literal(value, limit=MAX_CALL_CHARS)}" for where, value in slots if where in named]
 
-    def call(case: Case, objects: bool) -> str:
-        written = [named[where] if objects and where in named else python_literal(value, limit=MAX_CALL_CHARS)
+    def literal(value: Any, fresh: bool) -> str:
+        if fresh and isinstance(value, str) and len(value) > 1:  # a new object, as the harness sends (fresh_string)
+            return f"''.join([{python_literal(value[:1])}, {python_literal(value[1:], limit=MAX_CALL_CHARS)}])"
+        return python_literal(value, limit=MAX_CALL_CHARS)
+
+    def call(case: Case, objects: bool, fresh: bool = False) -> str:
+        written = [named[where] if objects and where in named else literal(value, fresh)
                    for where, value in enumerate(case.args)]
-        written += [f"{key}={named[key] if objects and key in named else python_literal(value, limit=MAX_CALL_CHARS)}"
+        written += [f"{key}={named[key] if objects and key in named else literal(value, fresh)}"
                     for key, value in case.kwargs.items()]
         return f"{check.function}({', '.join(written)})"
 
@@ -508,7 +514,7 @@ def second_call_sequence(check: Check, first: Case, second: Case, *, first_note:
     same_objects = all(value is mine or where in second.scaled for where, value, mine in
                        [*((k, v, first.args[k]) for k, v in enumerate(second.args) if k < len(first.args) and k in named),
                         *((k, v, first.kwargs.get(k)) for k, v in second.kwargs.items() if k in named)])
-    lines.append(call(second, same_objects) + (f"  # {second_note}" if second_note else ""))
+    lines.append(call(second, same_objects, fresh=True) + (f"  # {second_note}" if second_note else ""))
     return "\n".join(f"    {line}" for line in lines)
 
 def shared_argument(check: Check, case: Case, reply: Reply) -> str:

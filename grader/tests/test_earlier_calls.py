@@ -23,7 +23,7 @@ import pytest
 from conftest import fixture_course
 
 from course_grader.trusted.course.example_class import build_example_class, copy_course
-from course_grader.trusted.judging.checks.judge import DEPENDS_NOTE, EARLIER_CALLS_NOTE
+from course_grader.trusted.judging.checks.judge import DEPENDS_NOTE, EARLIER_CALLS_NOTE, LONE_REPEATS, VARIES_NOTE
 from course_grader.trusted.pipeline import grade
 
 VISIBLE_POINTS = "np.array([[2.0, 1.0], [1.0, 2.0], [1.0, 1.0]])"
@@ -42,7 +42,18 @@ def predict(w, b, X):
 STRICT_SIGN = '''def predict(w, b, X):
     return np.where(np.asarray(X, dtype=float) @ np.asarray(w, dtype=float) + b > 0, 1, -1)
 '''
-RECIPES = {"memo_by_shape": MEMO_BY_SHAPE, "strict_sign": STRICT_SIGN}
+#: A stand-in for an answer drawn at random that a test can rely on: right only while its cell has run exactly twice
+#: (the grader's first lone call comes right after its first run again), wrong on every other call, however many
+#: earlier calls there were; re-running the cell does not reset the count, as it does not reseed a generator.
+RIGHT_ONCE = '''import builtins
+builtins._predict_cell_runs = getattr(builtins, "_predict_cell_runs", 0) + 1
+
+def predict(w, b, X):
+    scores = np.asarray(X, dtype=float) @ np.asarray(w, dtype=float) + b
+    right = np.where(scores >= 0, 1, -1)
+    return right if builtins._predict_cell_runs == 2 else -right
+'''
+RECIPES = {"memo_by_shape": MEMO_BY_SHAPE, "strict_sign": STRICT_SIGN, "right_once": RIGHT_ONCE}
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +136,25 @@ def test_a_function_wrong_on_the_call_alone_keeps_its_message_without_a_note(gra
     feedback = html.unescape(_predict_feedback(course, "strict_sign"))
     assert "predict returned" in feedback and "received:" in feedback, feedback
     assert EARLIER_CALLS_NOTE not in feedback and DEPENDS_NOTE not in feedback, feedback
+
+
+@pytest.mark.slow
+def test_a_call_answered_right_alone_once_and_wrong_when_made_again_is_named_as_varying_not_as_state(graded):
+    """Made alone again after its cell ran again, the failed call was right once, then wrong on each of the repeats:
+    the message says the answers vary from one call to the next (as a shuffle's do), never that earlier calls left
+    state, and gives the call to make a few times."""
+    course, _ = graded
+    feedback = html.unescape(_predict_feedback(course, "right_once"))
+    made = LONE_REPEATS + 1
+    assert f"made again alone {made} times" in feedback, feedback
+    assert f"answered right 1 time and wrong {made - 1} times" in feedback, feedback
+    assert "draws random numbers" in feedback and EARLIER_CALLS_NOTE not in feedback, feedback
+    if feedback.count("predict returned") > 1:
+        assert VARIES_NOTE in feedback and DEPENDS_NOTE not in feedback, feedback
+    call = feedback.split("to see its answers change:", 1)[1].splitlines()[1].strip()
+    assert call.startswith("predict(") and ast.parse(call), call
+    memo = html.unescape(_predict_feedback(course, "memo_by_shape"))
+    assert "draws random numbers" not in memo and VARIES_NOTE not in memo, memo
 
 
 @pytest.mark.slow

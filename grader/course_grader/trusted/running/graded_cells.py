@@ -21,10 +21,11 @@ from nbformat.v4 import new_output
 
 from ..judging.case_sets import case_set_id, checker_id
 from ..judging.check_registry import ChecksError, course_checks
-from ..judging.checks.cases import Check
+from ..judging.checks.cases import Case, Check
 from ..judging.checks.draws import case_generator
-from ..judging.checks.judge import (PreparedCases, Verdict, judge_replies, prepare_cases, safe_case_failure,
-                                    with_earlier_calls_shown, with_failed_helpers_named)
+from ..judging.checks.judge import (LONE_REPEATS, PreparedCases, Verdict, judge_replies, prepare_cases,
+                                    safe_case_failure, with_earlier_calls_shown, with_failed_helpers_named,
+                                    with_random_answers_shown)
 from ..judging.grading_metadata import DIED, TIMEOUT
 from ..judging.verdicts import Declaration, DeclarationError, declarations, declared_in, harness_code, split_hidden, verdict_output
 from ..judging.wire import Reply, harness_request, new_marker, read_replies
@@ -207,9 +208,27 @@ class GradedCells:
         expected = prepared.expected[position] if prepared.expected is not None else None
         if expected is None or safe_case_failure(check, case, replies[0], expected):
             return  # wrong alone too (or no single right answer): the message reproduces as it is
-        shown = with_earlier_calls_shown(lone.verdict, check, prepared.cases, prepared.again)
+        wrong_again = self._wrong_when_made_again(lone, case, expected)
+        if wrong_again is None:
+            return
+        shown = (with_random_answers_shown(lone.verdict, check, prepared.cases, wrong_again, LONE_REPEATS + 1)
+                 if wrong_again else with_earlier_calls_shown(lone.verdict, check, prepared.cases, prepared.again))
         self._rewritten[(lone.cell, lone.slot)] = shown
         self.nb.cells[lone.cell].outputs[lone.slot] = verdict_output(shown)
+
+    def _wrong_when_made_again(self, lone: "_ShownVerdict", case: Case, expected: object) -> int | None:
+        """How many of ``LONE_REPEATS`` more lone calls of ``case``, each right after the defining cell ran again, were
+        answered wrong (a function whose answer is right alone once and wrong alone another time draws random numbers);
+        ``None`` where a repeat could not be made or read (the message is then left as it was)."""
+        wrong = 0
+        for _ in range(LONE_REPEATS):
+            if self._reason_to_skip() or not self._run_again(self._defining_cell(lone)):
+                return None
+            replies, _ = self._call_in_kernel(lone.declaration.target, [case], lone.cell, counted=False)
+            if len(replies) != 1 or not isinstance(replies[0], Reply):
+                return None
+            wrong += bool(safe_case_failure(lone.declaration.check, case, replies[0], expected))
+        return wrong
 
     def _find_the_failing_call(self, target: str, cases: list, index: int, replies: list, stopped: str,
                                again: list | None = None) -> tuple[list, str]:

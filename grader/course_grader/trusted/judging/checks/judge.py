@@ -266,6 +266,12 @@ EARLIER_CALLS_NOTE = ("note: made again alone, right after the cell that defines
 #: Said of every other failure of a function whose answers were shown to depend on earlier calls.
 DEPENDS_NOTE = ("note: your function's answers depend on earlier calls (see the first failure): this call alone, in a "
                 "fresh kernel, may give another answer")
+#: Lone calls made again, each after the defining cell ran again, once a failed first call was right alone: a wrong
+#: one among them shows an answer drawn at random, not state left by earlier calls.
+LONE_REPEATS = 4
+#: Said of every other failure of a function shown to answer the same call differently from one call to the next.
+VARIES_NOTE = ("note: your function gives different answers to the same call (see the first failure): this call may "
+               "give another answer each time you make it")
 #: Characters of earlier calls written out to reproduce a failure that depends on them (the latest kept).
 MAX_EARLIER_CALLS_CHARS = 12_000
 
@@ -280,10 +286,38 @@ def with_earlier_calls_shown(verdict: Verdict, check: Check, cases: Sequence[Cas
     position = verdict.first_call_to_retry
     if position is None or position not in verdict.failed_cases:
         return verdict
+    return _retried_call_leads(verdict, position, EARLIER_CALLS_NOTE + "; " + earlier_calls(check, cases, again, position),
+                               DEPENDS_NOTE)
+
+def with_random_answers_shown(verdict: Verdict, check: Check, cases: Sequence[Case], wrong: int, made: int) -> Verdict:
+    """``verdict`` once its ``first_call_to_retry``, made alone ``made`` more times (each right after the cell defining
+    the function ran again), was answered wrong ``wrong`` times and right the others: the answer is drawn at random.
+
+    That failure leads, saying so with the call to make a few times; every other failure says ``VARIES_NOTE``. Only
+    the messages change.
+    """
+    position = verdict.first_call_to_retry
+    if position is None or position not in verdict.failed_cases:
+        return verdict
+    note = (f"note: made again alone {made} times, each right after the cell that defines your function was run "
+            f"again, this call was answered right {_times(made - wrong)} and wrong {_times(wrong)}: your function gives "
+            "different answers to the same arguments, so it draws random numbers (np.random or random without a "
+            "fixed seed, a shuffle) or reads the clock; make this call a few times to see its answers change:\n"
+            f"    {whole_call(check, cases[position])}\n"
+            "  hint: the docstring asks for one answer to each call: visit the points in the order given and draw "
+            "nothing at random")
+    return _retried_call_leads(verdict, position, note, VARIES_NOTE)
+
+def _times(count: int) -> str:
+    return f"{count} time{'s' * (count != 1)}"
+
+def _retried_call_leads(verdict: Verdict, position: int, lead_note: str, other_note: str) -> Verdict:
+    """``verdict`` with the failure of case ``position`` first, followed by ``lead_note``, and ``other_note`` after
+    every other failure."""
     lead = verdict.failed_cases.index(position)
     order = [lead] + [k for k in range(len(verdict.failures)) if k != lead]
-    failures = [verdict.failures[lead] + "\n  " + EARLIER_CALLS_NOTE + "; " + earlier_calls(check, cases, again, position)]
-    failures += [verdict.failures[k] + "\n  " + DEPENDS_NOTE for k in order[1:]]
+    failures = [verdict.failures[lead] + "\n  " + lead_note]
+    failures += [verdict.failures[k] + "\n  " + other_note for k in order[1:]]
     summaries = [verdict.summaries[k] for k in order] if len(verdict.summaries) == len(order) else verdict.summaries
     return dataclasses.replace(verdict, failures=failures, summaries=summaries,
                                failed_cases=[verdict.failed_cases[k] for k in order])

@@ -9,8 +9,8 @@ from perceptron_course.datasets import linearly_separable, xor
 from perceptron_course.geometry import augment
 from course_grader.checks_api import (
     N_RANDOM_CASES, as_float_array, call_text, Case, Check, compare_arrays, compare_count, compare_labels,
-    compare_number, compare_tuple, course_module, lists_at_random, python_literal, random_integer_points,
-    random_labels, random_points, Reply, safe_case_failure,
+    compare_number, compare_tuple, course_module, lists_at_random, power_of_two, python_literal, random_integer_points,
+    random_labels, random_points, Reply, safe_case_failure, signs_like,
 )
 
 _contracts = course_module(__file__, "contracts")
@@ -221,10 +221,19 @@ def _kernel_contract(K, y, max_epochs) -> str:
                              _contracts.labels(y), _contracts.count_at_least_one(max_epochs, "max_epochs"))
 
 
+def _kernel_second_call(rng: np.random.Generator, case: Case) -> dict:
+    """K times one positive power of two (a Gram matrix stays one, whole entries whole), and a sign of its own for
+    each label (another labelling of the same points: one sign for every label leaves alpha as it was). Without this,
+    a K whose entries are all -1 or +1 would be read as labels and get a sign per entry, which breaks its symmetry."""
+    K, y = case.args[0], case.args[1]
+    whole = all(float(entry).is_integer() for entry in np.asarray(K, dtype=float).ravel())
+    return {"K": power_of_two(rng, positive=True, whole=whole), "y": signs_like(rng, y)}
+
+
 KERNEL_PERCEPTRON = Check(
     "kernel_perceptron", ("K", "y", "max_epochs"), _kernel_cases, _reference_kernel_perceptron,
     compare_arrays(exact=True, what="alpha, an array of shape (n,) counting the mistakes on each point", returns="ndarray"),
-    precondition=_kernel_contract,
+    precondition=_kernel_contract, second_call=_kernel_second_call,
 )
 
 # ----------------------------------------------------------------------------- averaged_perceptron

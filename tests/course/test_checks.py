@@ -1078,3 +1078,16 @@ def test_the_second_call_keeps_the_arrays_and_takes_the_next_case_s_numbers_so_r
 
 def _same_answer(first, second) -> bool:
     return all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(first, second))
+
+
+def test_the_kernel_perceptron_s_second_call_keeps_a_gram_matrix_of_plus_and_minus_ones_symmetric():
+    """A Gram matrix whose entries are all -1 or +1 (the points 1 and -1, which the cut-short cases draw now and then)
+    looks like labels: multiplied entry by entry, it would lose its symmetry and the grader would refuse the whole
+    notebook (held-out corpus 6 under one secret). Its second call multiplies it by one number, on every draw."""
+    check = CHECKS.of("06_limitations")["kernel_perceptron"]
+    points = np.array([[1], [-1], [1]])
+    case = Case((points @ points.T, np.array([1, -1, -1]), 3), "a Gram matrix of -1 and +1")
+    first = check.reference(*case.args)
+    for draw in range(200):
+        follow, _ = second_calls.witnessing_second_call(check, [case], 0, first, np.random.default_rng(draw))
+        assert second_calls.precondition_failure(check, follow) == "", (draw, follow.args)

@@ -1080,14 +1080,38 @@ def _same_answer(first, second) -> bool:
     return all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(first, second))
 
 
-def test_the_kernel_perceptron_s_second_call_keeps_a_gram_matrix_of_plus_and_minus_ones_symmetric():
-    """A Gram matrix whose entries are all -1 or +1 (the points 1 and -1, which the cut-short cases draw now and then)
-    looks like labels: multiplied entry by entry, it would lose its symmetry and the grader would refuse the whole
-    notebook (held-out corpus 6 under one secret). Its second call multiplies it by one number, on every draw."""
-    check = CHECKS.of("06_limitations")["kernel_perceptron"]
-    points = np.array([[1], [-1], [1]])
-    case = Case((points @ points.T, np.array([1, -1, -1]), 3), "a Gram matrix of -1 and +1")
-    first = check.reference(*case.args)
+
+def _symmetric_matrix_arguments() -> list[tuple[str, str, int]]:
+    """(assignment, function, argument position) of every check with a case whose argument is a square symmetric
+    matrix of 2 rows or more (a Gram matrix), read from one draw of the course's cases."""
+    found = []
+    for assignment, function in PARTS:
+        for case in CHECKS.of(assignment)[function].cases(np.random.default_rng(0)):
+            positions = [k for k, value in enumerate(case.args) if isinstance(value, np.ndarray) and value.ndim == 2
+                         and value.shape[0] == value.shape[1] > 1 and np.array_equal(value, value.T)]
+            if positions:
+                found.append((assignment, function, positions[0]))
+                break
+    return found
+
+
+@pytest.mark.parametrize("assignment, function, position", _symmetric_matrix_arguments())
+def test_a_second_call_keeps_a_symmetric_matrix_of_plus_and_minus_ones_within_the_precondition(assignment, function, position):
+    """A symmetric matrix whose entries are all -1 or +1 (the Gram matrix of the points 1 and -1, which random integer
+    points give now and then) looks like labels: multiplied entry by entry, it would lose its symmetry, and the grader
+    would refuse the whole notebook (held-out corpus 6 under one secret). Its second call keeps the precondition on
+    every draw."""
+    check = CHECKS.of(assignment)[function]
+    base = next(case for case in check.cases(np.random.default_rng(0))
+                if len(case.args) > position and isinstance(case.args[position], np.ndarray)
+                and case.args[position].ndim == 2 and np.array_equal(case.args[position], case.args[position].T))
+    n = base.args[position].shape[0]
+    points = np.where(np.arange(n) % 2 == 0, 1, -1)[:, None]
+    args = list(base.args)
+    args[position] = points @ points.T
+    case = Case(tuple(args), "a symmetric matrix of -1 and +1", base.kwargs)
+    assert second_calls.precondition_failure(check, case) == "", "the matrix of -1 and +1 keeps the docstring's promise"
+    first = check.reference(*case.args, **case.kwargs)
     for draw in range(200):
         follow, _ = second_calls.witnessing_second_call(check, [case], 0, first, np.random.default_rng(draw))
         assert second_calls.precondition_failure(check, follow) == "", (draw, follow.args)

@@ -1080,33 +1080,37 @@ def _same_answer(first, second) -> bool:
     return all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(first, second))
 
 
+def _first_symmetric_matrix(cases: list) -> tuple[int, int] | None:
+    """(case index, argument position) of the first argument that is a square symmetric matrix of 2 rows or more."""
+    for index, case in enumerate(cases):
+        for position, value in enumerate(case.args):
+            if (isinstance(value, np.ndarray) and value.ndim == 2 and value.shape[0] == value.shape[1] > 1
+                    and np.array_equal(value, value.T)):
+                return index, position
+    return None
 
-def _symmetric_matrix_arguments() -> list[tuple[str, str, int]]:
-    """(assignment, function, argument position) of every check with a case whose argument is a square symmetric
-    matrix of 2 rows or more (a Gram matrix), read from one draw of the course's cases."""
+
+def _symmetric_matrix_arguments() -> list[tuple[str, str, int, int]]:
+    """(assignment, function, case index, argument position) of every check with a case whose argument is a Gram
+    matrix, read from one draw of the course's cases."""
     found = []
     for assignment, function in PARTS:
-        for case in CHECKS.of(assignment)[function].cases(np.random.default_rng(0)):
-            positions = [k for k, value in enumerate(case.args) if isinstance(value, np.ndarray) and value.ndim == 2
-                         and value.shape[0] == value.shape[1] > 1 and np.array_equal(value, value.T)]
-            if positions:
-                found.append((assignment, function, positions[0]))
-                break
+        where = _first_symmetric_matrix(CHECKS.of(assignment)[function].cases(np.random.default_rng(0)))
+        if where is not None:
+            found.append((assignment, function, *where))
     return found
 
 
-@pytest.mark.parametrize("assignment, function, position", _symmetric_matrix_arguments())
-def test_a_second_call_keeps_a_symmetric_matrix_of_plus_and_minus_ones_within_the_precondition(assignment, function, position):
+@pytest.mark.parametrize("assignment, function, index, position", _symmetric_matrix_arguments())
+def test_a_second_call_keeps_a_symmetric_matrix_of_plus_and_minus_ones_within_the_precondition(assignment, function,
+                                                                                               index, position):
     """A symmetric matrix whose entries are all -1 or +1 (the Gram matrix of the points 1 and -1, which random integer
     points give now and then) looks like labels: multiplied entry by entry, it would lose its symmetry, and the grader
     would refuse the whole notebook (held-out corpus 6 under one secret). Its second call keeps the precondition on
     every draw."""
     check = CHECKS.of(assignment)[function]
-    base = next(case for case in check.cases(np.random.default_rng(0))
-                if len(case.args) > position and isinstance(case.args[position], np.ndarray)
-                and case.args[position].ndim == 2 and np.array_equal(case.args[position], case.args[position].T))
-    n = base.args[position].shape[0]
-    points = np.where(np.arange(n) % 2 == 0, 1, -1)[:, None]
+    base = check.cases(np.random.default_rng(0))[index]
+    points = np.where(np.arange(base.args[position].shape[0]) % 2 == 0, 1, -1)[:, None]
     args = list(base.args)
     args[position] = points @ points.T
     case = Case(tuple(args), "a symmetric matrix of -1 and +1", base.kwargs)

@@ -211,7 +211,7 @@ class GradedCells:
         wrong_again = self._wrong_when_made_again(lone, case, expected)
         if wrong_again is None:
             return
-        shown = (with_random_answers_shown(lone.verdict, check, prepared.cases, wrong_again, LONE_REPEATS + 1)
+        shown = (with_random_answers_shown(lone.verdict, check, prepared.cases, wrong_again)
                  if wrong_again else with_earlier_calls_shown(lone.verdict, check, prepared.cases, prepared.again))
         self._rewritten[(lone.cell, lone.slot)] = shown
         self.nb.cells[lone.cell].outputs[lone.slot] = verdict_output(shown)

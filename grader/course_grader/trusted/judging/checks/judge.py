@@ -289,9 +289,10 @@ def with_earlier_calls_shown(verdict: Verdict, check: Check, cases: Sequence[Cas
     return _retried_call_leads(verdict, position, EARLIER_CALLS_NOTE + "; " + earlier_calls(check, cases, again, position),
                                DEPENDS_NOTE)
 
-def with_random_answers_shown(verdict: Verdict, check: Check, cases: Sequence[Case], wrong: int, made: int) -> Verdict:
-    """``verdict`` once its ``first_call_to_retry``, made alone ``made`` more times (each right after the cell defining
-    the function ran again), was answered wrong ``wrong`` times and right the others: the answer is drawn at random.
+def with_random_answers_shown(verdict: Verdict, check: Check, cases: Sequence[Case], wrong: int) -> Verdict:
+    """``verdict`` once its ``first_call_to_retry``, made alone ``LONE_REPEATS + 1`` times (each right after the cell
+    defining the function ran again), was answered wrong ``wrong`` times and right the others: the answer is drawn at
+    random.
 
     That failure leads, saying so with the call to make a few times; every other failure says ``VARIES_NOTE``. Only
     the messages change.
@@ -299,6 +300,7 @@ def with_random_answers_shown(verdict: Verdict, check: Check, cases: Sequence[Ca
     position = verdict.first_call_to_retry
     if position is None or position not in verdict.failed_cases:
         return verdict
+    made = LONE_REPEATS + 1
     note = (f"note: made again alone {made} times, each right after the cell that defines your function was run "
             f"again, this call was answered right {_times(made - wrong)} and wrong {_times(wrong)}: your function gives "
             "different answers to the same arguments, so it draws random numbers (np.random or random without a "

@@ -50,6 +50,18 @@ def test_objects_with_methods_become_unsupported_markers():
         assert isinstance(decoded, Unsupported), value
 
 
+def test_numpys_own_array_subclasses_and_long_doubles_cross_as_their_data():
+    """np.matrix, a masked array and a long double array are numbers a student may return (attack round 8 found them
+    scored 0 with a hint about text): they cross as plain arrays (a long double as float64, as its scalars do)."""
+    with pytest.warns(PendingDeprecationWarning):  # NumPy discourages np.matrix; a student may still return one
+        matrix = np.asmatrix([[1.0, 2.0]])
+    for value, plain in ((matrix, np.array([[1.0, 2.0]])),
+                         (np.ma.masked_invalid(np.array([0.5, -1.0])), np.array([0.5, -1.0])),
+                         (np.array([1.5, 2.0], dtype=np.longdouble), np.array([1.5, 2.0]))):
+        decoded = decode_value(json.loads(json.dumps(encode(value))))
+        assert type(decoded) is np.ndarray and same(decoded, plain), (type(value).__name__, decoded)
+
+
 @pytest.mark.parametrize(("wire", "reason"), [
     (["ndarray", {"dtype": "|O", "shape": [1], "data": [1]}], "unsupported dtype"),
     (["ndarray", {"dtype": "<M8[s]", "shape": [1], "data": [1]}], "unsupported dtype"),

@@ -86,6 +86,12 @@ def encode(value, depth=0):
             return ["np.float", float(value)]
         if value.dtype.kind == "U":
             return ["str", str(value)]
+    if isinstance(value, numpy.ndarray) and kind is not numpy.ndarray and kind.__module__.startswith("numpy"):
+        # NumPy's own subclasses (np.matrix, masked arrays, memmap): their data, through the base class's methods
+        # only (a view as a plain ndarray calls nothing of the subclass)
+        value, kind = numpy.ndarray.view(value, numpy.ndarray), numpy.ndarray
+    if kind is numpy.ndarray and value.dtype.kind == "f" and value.dtype.itemsize > 8:
+        value = value.astype(numpy.float64)  # long double: a float, sent as float64 (as its scalars are)
     if kind is numpy.ndarray and value.dtype.kind in ARRAY_KINDS:
         flat = value.ravel().tolist()
         return ["ndarray", {"dtype": value.dtype.str, "shape": list(value.shape), "data": flat}]

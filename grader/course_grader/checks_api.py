@@ -54,7 +54,8 @@ from .trusted.judging.checks.cases import Case, Check, Compare, Difference, N_RA
 from .trusted.judging.checks.compare import (as_float_array, compare_arrays, compare_bool, compare_count,
                                              compare_labels, compare_number, compare_tuple, describe, holds_a_bool,
                                              holds_integers, wrong_type)
-from .trusted.judging.checks.draws import (as_python_lists, integer_weights_and_boundary_points, lists_at_random,
+from .trusted.judging.checks.draws import (as_python_lists, integer_weights_and_boundary_points,
+                                           integer_weights_and_tiny_scores, lists_at_random,
                                            points_with_zero_score, random_integer_points, random_labels, random_points)
 from .trusted.judging.checks.judge import safe_case_failure
 from .trusted.judging.checks.second_calls import CheckRefused, power_of_two, precondition_failure, sign, signs_like
@@ -70,7 +71,7 @@ __all__ = [
     "compare_history",
     # random cases, and the stated boundaries drawn at random
     "random_cases", "random_points", "random_labels", "random_integer_points", "points_with_zero_score",
-    "integer_weights_and_boundary_points", "with_ties", "lists_at_random", "as_python_lists",
+    "integer_weights_and_boundary_points", "integer_weights_and_tiny_scores", "with_ties", "lists_at_random", "as_python_lists",
     # the second call: factors for a check's own ``second_call``, and the refusal of one that breaks a precondition
     "power_of_two", "sign", "signs_like", "CheckRefused", "precondition_failure",
     # the reference, another assignment's checks, and the course's helpers shared by several checks

@@ -122,9 +122,59 @@ def lower_precision(received: Any, expected: np.ndarray) -> str:
 ARRAY_TYPES: dict[str, str | None] = {"ndarray": None, "ndarray of float": "f", "ndarray of int": "iu"}
 
 
-def _validate_returns(returns: str | None) -> None:
-    if returns is not None and returns not in ARRAY_TYPES:
-        raise ValueError(f"returns must be one of {sorted(ARRAY_TYPES)} or None; got {returns!r}")
+#: The scalar return types a check may declare (``returns=`` of ``compare_number`` and ``compare_count``), as
+#: ``isinstance`` reads them: ``np.float64`` is a float (a subclass of it), ``np.int64`` is not an int, a bool is no int.
+SCALAR_TYPES = ("float", "int")
+
+
+def _validate_returns(returns: str | None, allowed: Sequence[str] = tuple(ARRAY_TYPES)) -> None:
+    if returns is not None and returns not in allowed:
+        raise ValueError(f"returns must be one of {sorted(allowed)} or None; got {returns!r}")
+
+
+def _scalar_type_in_words(value: Any) -> str:
+    """E.g. ``a NumPy int64``, ``a Python int``, ``an ndarray of shape (1,)``."""
+    if isinstance(value, np.ndarray):
+        return f"an ndarray of shape {value.shape}"
+    if isinstance(value, np.generic):
+        return f"a NumPy {type(value).__name__}"
+    return f"a Python {type(value).__name__}"
+
+
+def _scalar_type_hint(received: Any, returns: str) -> str:
+    if isinstance(received, np.ndarray):
+        return (f"return the number itself, not an array holding it (e.g. {returns}(values[0]), or index with [-1] "
+                f"rather than slice with [-1:])")
+    if returns == "float":
+        return ("return a float (e.g. float(b)): integer arithmetic (a start of 0, integer labels or inputs) keeps the "
+                "value an int where the docstring promises a float")
+    if isinstance(received, np.integer):
+        return ("return a Python int (e.g. int(value)): an entry of a NumPy array is a NumPy integer, which is not an "
+                "int (isinstance(value, int) is False, and json.dumps refuses it)")
+    return "return an int (e.g. int(value), or a counter that starts at 0 and adds 1)"
+
+
+def wrong_scalar_type(received: Any, returns: str | None, expected_text: str) -> Difference | None:
+    """A ``Difference`` when ``received`` (right in value) is not the scalar type a docstring promises, else ``None``.
+
+    Parameters
+    ----------
+    received : Any
+        The returned value, already found equal in value to the reference's answer.
+    returns : str or None
+        ``"float"`` or ``"int"`` (``None``: the value alone is compared, any number passes).
+    expected_text : str
+        The reference's answer as the message shows it.
+    """
+    if returns is None:
+        return None
+    if returns == "float" and isinstance(received, float):
+        return None
+    if returns == "int" and isinstance(received, int) and not isinstance(received, bool):
+        return None
+    article = "an" if returns == "int" else "a"
+    return Difference(f"the right value as {_scalar_type_in_words(received)} where the docstring promises {article} "
+                      f"{returns}", expected_text, describe(received), hint=_scalar_type_hint(received, returns))
 
 
 def wrong_type(received: Any, returns: str | None, expected_text: str) -> Difference | None:
@@ -192,8 +242,14 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
     compare.returns = returns  # type: ignore[attr-defined]  # read by the course's test of its docstrings
     return compare
 
-def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a number") -> Compare:
-    """One number (a Python or NumPy scalar, or an array of size 1), within tolerance."""
+def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a number",
+                   returns: str | None = None) -> Compare:
+    """One number (a Python or NumPy scalar, or an array of size 1), within tolerance.
+
+    ``returns`` (``"float"``, as the docstring writes the type) also holds a right value to that type: an int, or an
+    array of one entry, is then a failure with a message of its own.
+    """
+    _validate_returns(returns, SCALAR_TYPES)
 
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
@@ -203,13 +259,19 @@ def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a num
                               hint=kind_hint(received))
         value = float(got.ravel()[0])
         if np.isclose(value, float(expected), rtol=rtol, atol=atol):
-            return None
+            return wrong_scalar_type(received, returns, repr(float(expected)))
         return Difference("a wrong value", repr(float(expected)), describe(received))
 
+    compare.returns = returns  # type: ignore[attr-defined]
     return compare
 
-def compare_count(what: str = "a count", *, noun: str = "count") -> Compare:
-    """A whole number (any integer type; a float only if it is whole); ``noun`` names it in messages ("a wrong cap")."""
+def compare_count(what: str = "a count", *, noun: str = "count", returns: str | None = None) -> Compare:
+    """A whole number (any integer type; a float only if it is whole); ``noun`` names it in messages ("a wrong cap").
+
+    ``returns="int"`` (as the docstring writes the type) holds a right value to a Python int: a NumPy integer, a whole
+    float or an array of one entry is then a failure with a message of its own.
+    """
+    _validate_returns(returns, SCALAR_TYPES)
 
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
@@ -217,9 +279,10 @@ def compare_count(what: str = "a count", *, noun: str = "count") -> Compare:
             return Difference(f"something that is not {what}", repr(int(expected)), describe(received),
                               hint=kind_hint(received))
         if float(got.ravel()[0]) == int(expected):
-            return None
+            return wrong_scalar_type(received, returns, repr(int(expected)))
         return Difference(f"a wrong {noun}", repr(int(expected)), describe(received))
 
+    compare.returns = returns  # type: ignore[attr-defined]
     return compare
 
 def compare_bool(what: str = "True or False") -> Compare:

@@ -86,21 +86,47 @@ def integer_weights_and_boundary_points(rng: np.random.Generator, n: int, d: int
     """
     if rng.random() < 0.15:
         return np.zeros(d, dtype=np.int64), 0, random_integer_points(rng, n, d)
+    w, b, X, _, _ = _weights_and_boundary_rows(rng, n, d)
+    return w, b, X
+
+def _weights_and_boundary_rows(rng: np.random.Generator, n: int, d: int,
+                               at_least: int = 1) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, int]:
+    """``(w, b, X, rows, j)``: nonzero integer ``w`` with ``w[j]`` in {-2, -1, 1, 2}, and ``n`` integer points of which
+    ``rows`` (at least ``at_least``, at random positions) have score exactly 0."""
     w = rng.integers(-3, 4, size=d)
-    w[int(rng.integers(d))] = int(rng.choice([-2, -1, 1, 2]))
+    j = int(rng.integers(d))
+    w[j] = int(rng.choice([-2, -1, 1, 2]))
     anchor = rng.integers(-4, 5, size=d)
     b = -int(anchor @ w)
     X = random_integer_points(rng, n, d)
     on_boundary = rng.random(n) < 0.5
-    on_boundary[int(rng.integers(n))] = True
+    on_boundary[rng.choice(n, size=min(at_least, n), replace=False)] = True
     for row in np.flatnonzero(on_boundary):
         # anchor + t (w_j e_i - w_i e_j) stays on the hyperplane for any whole t
-        i, j = rng.choice(d, size=2, replace=d < 2)
+        i, k = rng.choice(d, size=2, replace=d < 2)
         step = np.zeros(d, dtype=np.int64)
-        step[i] += w[j]
-        step[j] -= w[i]
+        step[i] += w[k]
+        step[k] -= w[i]
         X[row] = anchor + int(rng.integers(-2, 3)) * step
-    return w, b, X
+    return w, b, X, np.flatnonzero(on_boundary), j
+
+def integer_weights_and_tiny_scores(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """``(w, b, X)``: random integer weights and bias, and ``n >= 2`` float points, some with a score of exactly
+    ``+2**-k`` or ``-2**-k`` (``k`` from 30 to 42; each sign present, once with ``k = 42``), the others whole.
+
+    For a rule at 0 (``>= 0``, ``<= 0``): a function that rounds scores, or treats a score within a tolerance of 0
+    as 0 (``np.isclose``, ``abs(s) < 1e-9``), gets these wrong. Exact in floating point: every term but one is a
+    small whole number, and the one nudged coordinate is a whole number plus ``±2**-k / w_j`` with ``w_j`` in
+    {-2, -1, 1, 2}, so that no sum needs more than 53 bits.
+    """
+    w, b, X, rows, j = _weights_and_boundary_rows(rng, n, d, at_least=2)
+    signs = np.resize([-1.0, 1.0], len(rows))
+    rng.shuffle(signs)
+    exponents = rng.integers(30, 43, size=len(rows))
+    exponents[[int(np.flatnonzero(signs == side)[0]) for side in (-1.0, 1.0)]] = 42  # the tiniest of each sign
+    nudged = X.astype(float)
+    nudged[rows, j] += signs * 2.0 ** -exponents / w[j]
+    return w, b, nudged
 
 def as_python_lists(value: Any) -> Any:
     """An array as nested Python lists (other values unchanged): what ``array_like`` allows a caller to pass."""

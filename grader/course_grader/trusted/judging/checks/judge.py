@@ -255,8 +255,9 @@ def _compare_each(check: Check, cases: list[Case], replies: Sequence[Reply], exp
 #: The cause a second call's hint gives first when it returned the first call's answer again.
 REPLAYED_CAUSE = "it returned the first call's answer again"
 #: Said of a failure when the function also failed a second call that came earlier: its call alone may not show it.
-KEPT_STATE_NOTE = ("note: your function got an earlier second call wrong (see the first failure), so it keeps state "
-                   "between calls: this call alone, in a fresh kernel, may give another answer")
+KEPT_STATE_NOTE = ("note: your function got an earlier second call wrong (see the first failure) after answering its "
+                   "first call right: it may keep state between calls, or be wrong only on the multiplied values; this "
+                   "call alone, in a fresh kernel, may give another answer")
 
 #: Said of a failed first call that, made again alone after the cell defining the function ran again, was right.
 EARLIER_CALLS_NOTE = ("note: made again alone, right after the cell that defines your function was run again, this "

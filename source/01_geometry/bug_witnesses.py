@@ -58,6 +58,8 @@ PREDICT_BUGS = {
     "w·x - b": lambda w, b, X: np.where(_float(X) @ _float(w) - b >= 0, 1, -1),
     "arrays only (X @ w on lists)": lambda w, b, X: np.where(X @ w + b >= 0, 1, -1),
     "a list comprehension, not an ndarray": lambda w, b, X: [1 if float(np.dot(w, x)) + b >= 0 else -1 for x in _float(X)],
+    "a tolerance around 0 (scores above -1e-12 count as 0)": lambda w, b, X: np.where(_scores(w, b, X) >= -1e-12, 1, -1),
+    "scores rounded to 9 decimals": lambda w, b, X: np.where(np.round(_scores(w, b, X), 9) >= 0, 1, -1),
 }
 PREDICT_CORRECT = {
     "2 [s >= 0] - 1": lambda w, b, X: 2 * (_scores(w, b, X) >= 0).astype(int) - 1,

@@ -6,7 +6,8 @@ import numpy as np
 
 from perceptron_course import geometry, perceptron
 from course_grader.checks_api import (
-    N_RANDOM_CASES, Case, Check, compare_arrays, compare_labels, compare_number, integer_weights_and_boundary_points, lists_at_random, random_integer_points,
+    N_RANDOM_CASES, Case, Check, compare_arrays, compare_labels, compare_number, integer_weights_and_boundary_points,
+    integer_weights_and_tiny_scores, lists_at_random, random_integer_points,
     random_points,
 )
 
@@ -15,6 +16,8 @@ from course_grader.checks_api import (
 N_INTEGER_CASES = 4
 #: Random cases of predict with points exactly on the boundary (score 0).
 N_BOUNDARY_CASES = 8
+#: Random cases of predict with points a tiny score away from the boundary, on either side.
+N_TINY_SCORE_CASES = 3
 
 
 def _nonzero(w: np.ndarray) -> np.ndarray:
@@ -69,6 +72,10 @@ def _predict_cases(rng: np.random.Generator) -> list[Case]:
         else:
             cases.append(Case((w * scale, float(b) * scale, X.astype(float)),
                               "random points, some on the boundary (a score of exactly 0 must predict +1)"))
+    for _ in range(N_TINY_SCORE_CASES):
+        w, b, X = integer_weights_and_tiny_scores(rng, int(rng.integers(2, 9)), int(rng.integers(1, 4)))
+        cases.append(Case((w, b, X), "random points, some with a score of a tiny 2**-k (k from 30 to 42) of either sign: "
+                          "the score's sign decides, with no rounding or tolerance around 0"))
     return lists_at_random(rng, cases, ("w", "b", "X"), ("w", "X"))
 
 PREDICT = Check("predict", ("w", "b", "X"), _predict_cases, perceptron.predict, compare_labels(returns="ndarray of int"))
@@ -122,6 +129,6 @@ def _margin_cases(rng: np.random.Generator) -> list[Case]:
     return lists_at_random(rng, cases, ("w", "b", "X", "y"), ("w", "X", "y"))
 
 
-SET_MARGIN = Check("set_margin", ("w", "b", "X", "y"), _margin_cases, geometry.set_margin, compare_number())
+SET_MARGIN = Check("set_margin", ("w", "b", "X", "y"), _margin_cases, geometry.set_margin, compare_number(returns="float"))
 
 CHECKS = (AUGMENT, PREDICT, SIGNED_DISTANCE, SET_MARGIN)

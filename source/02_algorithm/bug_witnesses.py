@@ -48,6 +48,9 @@ PERCEPTRON_STEP_BUGS = {
     "updates with x only (w + x)": lambda w, b, x, y: (lambda new: (_float(w) + _float(x), b + y, True) if new[2] else new)(_step(w, b, x, y)),
     "the caller's w itself when nothing changes": lambda w, b, x, y: (lambda new: new if new[2] else (w, b, False))(_step(w, b, x, y)),
     "a list, not a tuple": lambda w, b, x, y: list(_step(w, b, x, y)),
+    "a tolerance around 0 (np.isclose(margin, 0) is a mistake)": lambda w, b, x, y: _step(
+        w, b, x, y, mistake=lambda margin: margin <= 0 or bool(np.isclose(margin, 0.0))),
+    "b an int for integer input (b + y)": lambda w, b, x, y: _step(w, b, x, y),
 }
 PERCEPTRON_STEP_CORRECT = {
     "np.bool_ and a NumPy b": lambda w, b, x, y: (lambda m: (_float(w) + m * y * _float(x), np.float64(b + m * y), np.bool_(m)))(
@@ -94,6 +97,10 @@ TRAIN_PERCEPTRON_BUGS = {
     "rows shuffled": lambda X, y, max_epochs: _train(X, y, max_epochs, order=lambda n: np.random.default_rng(0).permutation(n)),
     "rows visited backwards": lambda X, y, max_epochs: _train(X, y, max_epochs, order=lambda n: np.arange(n)[::-1]),
     "arrays only (X.shape on a list)": lambda X, y, max_epochs: _train(X, y, max_epochs) if isinstance(X, np.ndarray) and X.shape else None,
+    "b an int (a start of 0 plus integer labels)": lambda X, y, max_epochs: (lambda w, b, *rest: (w, int(b), *rest))(
+        *_train(X, y, max_epochs)),
+    "n_mistakes a NumPy int64 (a sum of a mistakes array)": lambda X, y, max_epochs: (lambda w, b, n, c: (w, b, np.int64(n), c))(
+        *_train(X, y, max_epochs)),
 }
 TRAIN_PERCEPTRON_CORRECT = {
     "runs every epoch": lambda X, y, max_epochs: _train(X, y, max_epochs, stop=False),
@@ -130,11 +137,13 @@ CHOOSE_EPOCH_CAP_BUGS = {
     "accuracy on the training set": lambda X_train, y_train, X_dev, y_dev, caps: _choose(X_train, y_train, X_train, y_train, caps),
     "the position of the cap, not the cap": lambda X_train, y_train, X_dev, y_dev, caps: sorted(caps).index(
         _choose(X_train, y_train, X_dev, y_dev, caps)),
+    "a NumPy int64 (an entry of an array of the caps), not an int": lambda X_train, y_train, X_dev, y_dev, caps: np.asarray(
+        sorted(caps))[int(np.argmax([_dev_accuracy(X_train, y_train, X_dev, y_dev, cap) for cap in sorted(caps)]))],
 }
 CHOOSE_EPOCH_CAP_CORRECT = {
     "max with a key": lambda X_train, y_train, X_dev, y_dev, caps: max(
         sorted(caps), key=lambda cap: (_dev_accuracy(X_train, y_train, X_dev, y_dev, cap), -cap)),
-    "a NumPy integer": lambda X_train, y_train, X_dev, y_dev, caps: np.int64(sorted(caps)[int(np.argmax(
+    "argmax over the sorted caps": lambda X_train, y_train, X_dev, y_dev, caps: int(sorted(caps)[int(np.argmax(
         [_dev_accuracy(X_train, y_train, X_dev, y_dev, cap) for cap in sorted(caps)]))]),
 }
 

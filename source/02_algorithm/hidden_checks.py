@@ -8,7 +8,7 @@ from perceptron_course import perceptron
 from perceptron_course.datasets import linearly_separable
 from course_grader.checks_api import (
     N_RANDOM_CASES, Case, Check, compare_arrays, compare_bool, compare_count, compare_number, compare_tuple,
-    course_module, lists_at_random, points_with_zero_score, power_of_two, random_integer_points, random_labels, sign,
+    course_module, integer_weights_and_tiny_scores, lists_at_random, points_with_zero_score, power_of_two, random_integer_points, random_labels, sign,
     solution,
 )
 
@@ -36,7 +36,25 @@ def _step_cases(rng: np.random.Generator) -> list[Case]:
                            int(rng.choice([-1, 1]))), "random weights and point"))
     for _ in range(N_BOUNDARY_CASES):
         cases.append(_zero_score_step(rng))
+    d = int(rng.integers(1, 5))
+    cases.append(Case((rng.integers(-4, 5, size=d), int(rng.integers(-4, 5)), rng.integers(-4, 5, size=d), int(rng.choice([-1, 1]))),
+                      "random integer input (w, b and x whole numbers): w_new and b_new must be floats"))
+    cases += _tiny_margin_steps(rng)
     return cases
+
+
+def _tiny_margin_steps(rng: np.random.Generator) -> list[Case]:
+    """Two random steps whose margin ``y (w·x + b)`` is a tiny ``+2**-k`` (no mistake) and ``-2**-k`` (a mistake)."""
+    w, b, X = integer_weights_and_tiny_scores(rng, 2, int(rng.integers(1, 5)))  # both rows tiny, one of each sign
+    scores = X @ w + b
+    steps = []
+    for margin_sign, verdict in ((1, "not a mistake, nothing changes"), (-1, "a mistake")):
+        row = int(rng.integers(2))
+        label = margin_sign * int(np.sign(scores[row]))
+        steps.append(Case((w.astype(float), float(b), X[row], label),
+                          f"random point whose margin y (w·x + b) is a tiny {'+' if margin_sign > 0 else '-'}2**-k: {verdict} "
+                          "(no rounding or tolerance around 0)"))
+    return steps
 
 
 def _zero_score_step(rng: np.random.Generator) -> Case:
@@ -57,7 +75,7 @@ def _zero_score_step(rng: np.random.Generator) -> Case:
 PERCEPTRON_STEP = Check(
     "perceptron_step", ("w", "b", "x", "y"), _step_cases, solution("perceptron_step", __file__),
     compare_tuple(("w_new", "b_new", "mistake"),
-                  (compare_arrays(exact=False, what="new weights of shape (d,)", returns="ndarray of float"), compare_number(),
+                  (compare_arrays(exact=False, what="new weights of shape (d,)", returns="ndarray of float"), compare_number(returns="float"),
                    compare_bool()), a_tuple=True),
     new_arrays=True,  # "A new array: w itself is not modified"
 )
@@ -88,8 +106,8 @@ TRAIN_PERCEPTRON = Check(
     "train_perceptron", ("X", "y"), _train_cases, _reference_train,
     compare_tuple(("w", "b", "n_mistakes", "converged"),
                   (compare_arrays(exact=False, what="weights of shape (d,)", returns="ndarray of float"),
-                   compare_number(what="a number b"),
-                   compare_count("an int"), compare_bool()), a_tuple=True),
+                   compare_number(what="a number b", returns="float"),
+                   compare_count("an int", returns="int"), compare_bool()), a_tuple=True),
     precondition=lambda X, y, max_epochs: _contracts.broken(_contracts.rows_of(X, y), _contracts.labels(y),
                                                             _contracts.count_at_least_one(max_epochs, "max_epochs")),
 )
@@ -210,7 +228,7 @@ def _cap_contract(X_train, y_train, X_dev, y_dev, caps) -> str:
 
 
 CHOOSE_EPOCH_CAP = Check("choose_epoch_cap", ("X_train", "y_train", "X_dev", "y_dev", "caps"), _cap_cases,
-                         _reference_cap, compare_count("one of the caps (an int)", noun="cap"), precondition=_cap_contract,
+                         _reference_cap, compare_count("one of the caps (an int)", noun="cap", returns="int"), precondition=_cap_contract,
                          # the data multiplied, labels flipped per set; the caps as sent (a cap times -1 is none)
                          second_call=lambda rng, case: {"X_train": power_of_two(rng, whole=True), "y_train": sign(rng),
                                                         "X_dev": power_of_two(rng, whole=True), "y_dev": sign(rng)})

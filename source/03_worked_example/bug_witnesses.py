@@ -83,9 +83,10 @@ PERCEPTRON_TRACE_BUGS = {
     "the rule ignored (always margin)": lambda *args: _trace(*args, rule_used="margin"),
     "the rule compared with `is`": lambda X, y, rule, cap: _trace(X, y, rule, cap, rule_used="margin" if rule is _MARGIN else "sign"),
     "the weights after every visit": lambda *args: _trace(*args, every_visit=True),
+    "a list of lists (w.tolist()), not of ndarrays": lambda *args: [w.tolist() for w in _trace(*args)],
 }
 PERCEPTRON_TRACE_CORRECT = {
-    "a list of lists": lambda *args: [w.tolist() for w in _trace(*args)],
+    "ndarray views of one (k + 1, d) array": lambda *args: list(np.array(_trace(*args))),
     "a tuple, never stopping early": lambda X, y, rule, cap: tuple(_trace(X, y, rule, cap)),
 }
 

@@ -88,11 +88,24 @@ def _compare_trace(received: Any, expected: Any) -> Difference | None:
         return Difference("weight vectors of different shapes", shown, python_literal(steps, limit=1500))
     difference = compare_arrays(exact=False, what="weight vectors")(np.array(steps), np.array(expected))
     if difference is None:
-        return None
+        return _wrong_snapshot_type(received, shown)
     same_array_again = len(steps) > 2 and all(np.array_equal(step, steps[-1]) for step in steps[1:])
     hint = "every vector equals the last one: append a copy of w (w.copy()) after each update" if same_array_again else ""
     return Difference(difference.what, difference.expected, difference.received, hint,
                       difference.detail.replace("at index (", "at (weight vector, coordinate) ("))
+
+
+_compare_trace.returns = "list of ndarray"  # type: ignore[attr-defined]  # read by the course's test of its docstrings
+
+
+def _wrong_snapshot_type(received: list | tuple, shown: str) -> Difference | None:
+    """A ``Difference`` for the first weight vector (right in value) that is not an ndarray, as the docstring promises."""
+    for index, step in enumerate(received):
+        if not isinstance(step, np.ndarray):
+            return Difference(f"weight vector {index} as a {type(step).__name__} where the docstring promises a list of "
+                              "ndarray", shown, python_literal(received, limit=1500),
+                              hint="append w.copy() (an ndarray) after each update, not w.tolist()")
+    return None
 
 
 def _trace_cases(rng: np.random.Generator) -> list[Case]:

@@ -33,6 +33,9 @@ RADIUS_BUGS = {
     "the largest coordinate": lambda X: float(np.max(np.abs(_float(X)))),
     "the mean norm": lambda X: float(np.mean(np.linalg.norm(_float(X), axis=1))),
     "the norm of the whole matrix": lambda X: float(np.linalg.norm(_float(X))),
+    "an array of one entry (norms[-1:]), not a float": lambda X: np.sort(np.linalg.norm(_float(X), axis=1))[-1:],
+    "an int for integer input": lambda X: (lambda r: int(r) if float(r).is_integer() else r)(
+        float(np.max(np.linalg.norm(_float(X), axis=1)))),
 }
 RADIUS_CORRECT = {
     "a NumPy scalar": lambda X: np.max(np.sqrt(np.sum(_float(X) ** 2, axis=1))),
@@ -48,6 +51,7 @@ PROOF_TERMS_BUGS = {
     "one array of two rows": lambda H, u: np.vstack([_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=1)]),
     "a cache keyed by id(history)": _caching.cached(lambda H, u: (_float(H) @ _float(u), np.sum(_float(H) ** 2, axis=1)), _caching.by_id),
     "lists, not ndarrays": lambda H, u: ([float(np.dot(h, u)) for h in _float(H)], [float(np.dot(h, h)) for h in _float(H)]),
+    "an integer squared_norm for an integer history": lambda H, u: (np.asarray(H) @ _float(u), np.sum(np.asarray(H) ** 2, axis=1)),
 }
 PROOF_TERMS_CORRECT = {
     "einsum": lambda H, u: (np.einsum("ij,j->i", _float(H), _float(u)), np.einsum("ij,ij->i", _float(H), _float(H))),

@@ -8,7 +8,7 @@ from perceptron_course import geometry, perceptron, theory
 from perceptron_course.datasets import six_point_example
 from course_grader.checks_api import (
     COMMON_IMPORTS, N_RANDOM_CASES, Case, Check, compare_arrays, compare_number, compare_tuple, course_module,
-    lists_at_random, power_of_two, random_integer_points, random_points, sign,
+    lists_at_random, power_of_two, random_integer_points, random_labels, random_points, sign,
 )
 
 _contracts = course_module(__file__, "contracts")
@@ -28,10 +28,19 @@ def _radius_cases(rng: np.random.Generator) -> list[Case]:
     cases += [Case((np.round(random_points(rng) + rng.normal(size=1) * 5, 3),), "random points, not centred")
               for _ in range(N_RANDOM_CASES)]
     cases += [Case((random_integer_points(rng, low=-9, high=10),), "random integer points") for _ in range(4)]
+    cases.append(Case((_whole_radius_points(rng),), "random integer points whose radius is a whole number (returned as a float)"))
     return lists_at_random(rng, cases, ("X",), ("X",))
 
 
-RADIUS = Check("radius", ("X",), _radius_cases, theory.radius, compare_number())
+RADIUS = Check("radius", ("X",), _radius_cases, theory.radius, compare_number(returns="float"))
+
+
+def _whole_radius_points(rng: np.random.Generator) -> np.ndarray:
+    """Integer points (entries -4 to 4, d <= 4, so norms of at most 8) and, among them, a longest row m e_j, m 9 to 12."""
+    X = random_integer_points(rng)
+    longest = np.zeros((1, X.shape[1]), dtype=X.dtype)
+    longest[0, int(rng.integers(X.shape[1]))] = int(rng.choice([-1, 1])) * int(rng.integers(9, 13))
+    return np.insert(X, int(rng.integers(len(X) + 1)), longest, axis=0)
 
 
 def _proof_cases(rng: np.random.Generator) -> list[Case]:
@@ -49,7 +58,18 @@ def _proof_cases(rng: np.random.Generator) -> list[Case]:
         cases.append(Case((np.array(history), w_star), case.behaviour.split(" (max_epochs")[0]))
     for _ in range(2):
         cases.append(_signed_alignment_case(rng))
+        cases.append(_integer_history_case(rng))
     return cases
+
+
+def _integer_history_case(rng: np.random.Generator) -> Case:
+    """A run's history on integer points, as an int array (every weight is whole), and a random unit w_star."""
+    X = random_integer_points(rng, int(rng.integers(2, 9)), int(rng.integers(1, 4)))
+    data = np.hstack([np.ones((len(X), 1), dtype=X.dtype), X])
+    history = np.array(perceptron.train(data, random_labels(rng, len(X)), bias=False, max_epochs=5).weight_history)
+    w_star = rng.normal(size=data.shape[1])
+    return Case((history.astype(np.int64), w_star / np.linalg.norm(w_star)),
+                "an integer history (a run on integer points, as an int array), which must give float arrays")
 
 
 def _signed_alignment_case(rng: np.random.Generator) -> Case:
@@ -126,7 +146,7 @@ def _bound_second_call(rng: np.random.Generator, case: Case) -> dict:
     return {"X": power_of_two(rng, whole=_whole(X)), "y": sign(rng)}
 
 
-MISTAKE_BOUND = Check("mistake_bound", ("X", "y"), _bound_cases, _reference_bound, compare_number(),
+MISTAKE_BOUND = Check("mistake_bound", ("X", "y"), _bound_cases, _reference_bound, compare_number(returns="float"),
                       precondition=_bound_contract, second_call=_bound_second_call)
 
 

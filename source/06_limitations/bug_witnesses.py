@@ -29,6 +29,8 @@ XOR_FEATURES_BUGS = {
         np.column_stack([_float(X), _float(X)[:, 0] * _float(X)[:, 1]])),
     "the squares only": lambda X: _float(X) ** 2,
     "the sum only": lambda X: _float(X).sum(axis=1, keepdims=True),
+    "the sign of the product as p / |p| (NaN on an axis)": lambda X: (lambda p: (p / np.abs(p))[:, None])(
+        _float(X)[:, 0] * _float(X)[:, 1]),
 }
 XOR_FEATURES_CORRECT = {
     "the product alone": lambda X: (_float(X)[:, 0] * _float(X)[:, 1])[:, None],
@@ -110,7 +112,7 @@ def _averaged_rows(X, y, epochs):
 
 
 def _hinge(X, y, learning_rate, lam, epochs, *, stop="", strict=False, shrink="always", after_shrink=False,
-           perceptron_steps=False, regularise_b=False, decay=None):
+           perceptron_steps=False, regularise_b=False, decay=None, decimals=None):
     X = _float(X)
     w, b, n_steps = np.zeros(X.shape[1]), 0.0, 0
     factor = decay if decay is not None else 1 - learning_rate * lam
@@ -124,6 +126,8 @@ def _hinge(X, y, learning_rate, lam, epochs, *, stop="", strict=False, shrink="a
                     b = factor * b
             if after_shrink:
                 z = y_i * (w @ x_i + b)
+            if decimals is not None:
+                z = round(float(z), decimals)
             if z < 1 if strict else z <= 1:
                 if shrink == "on steps":
                     w = factor * w
@@ -147,9 +151,11 @@ HINGE_SGD_BUGS = {
     "b regularised too": lambda *args: _hinge(*args, regularise_b=True),
     "shrinks by 1 - lam": lambda X, y, rate, lam, epochs: _hinge(X, y, rate, lam, epochs, decay=1 - lam),
     "lists, not ndarrays": lambda *args: (lambda w, b, n: (w.tolist(), np.float64(b), float(n)))(*_hinge(*args)),
+    "z rounded to 6 decimals before the test": lambda *args: _hinge(*args, decimals=6),
+    "n_steps a float, not an int": lambda *args: (lambda w, b, n: (w, b, float(n)))(*_hinge(*args)),
 }
 HINGE_SGD_CORRECT = {
-    "a NumPy b and a float count": lambda *args: (lambda w, b, n: (w, np.float64(b), float(n)))(*_hinge(*args)),
+    "a NumPy b": lambda *args: (lambda w, b, n: (w, np.float64(b), n))(*_hinge(*args)),
 }
 
 
@@ -168,6 +174,8 @@ MLP_FORWARD_BUGS = {
     "c forgotten": lambda *args: _mlp(*args, bias=False),
     "float32": lambda *args: _mlp(*args, dtype=np.float32),
     "lists, not ndarrays": lambda *args: tuple(part.tolist() for part in _mlp(*args)),
+    "tanh as (e^2a - 1) / (e^2a + 1), NaN once e^2a overflows": lambda *args: _mlp(
+        *args, activation=lambda a: (lambda e: (e - 1) / (e + 1))(np.exp(2 * a))),
 }
 MLP_FORWARD_CORRECT = {
     "a loop over points": lambda X, W, c, v, d: (lambda H: (H, H @ _float(v) + d, np.where(H @ _float(v) + d >= 0, 1, -1)))(

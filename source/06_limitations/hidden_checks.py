@@ -45,12 +45,22 @@ def _xor_feature_cases(rng: np.random.Generator) -> list[Case]:
                           context=("fresh", k, y)))
     cases += [Case((X[i : i + 1],), "random point of a noisy XOR sample, alone", context=("point", k, i))
               for k, (X, _, _) in enumerate(samples) for i in range(len(X))]
+    cases.append(Case((_points_on_an_axis(rng),), "random points on an axis (a coordinate exactly 0, the origin too): "
+                      "the features must be finite numbers", context=("axis",)))
     # array_like: some fresh samples (random cases of their own) come as Python lists
     fresh = [i for i, case in enumerate(cases) if case.context[0] == "fresh"]
     for i in rng.choice(fresh, size=3, replace=False).tolist():
         case = cases[i]
         cases[i] = Case((case.args[0].tolist(),), case.behaviour + ", passed as Python lists (array_like)", context=case.context)
     return cases
+
+
+def _points_on_an_axis(rng: np.random.Generator) -> np.ndarray:
+    """The origin and random points with one coordinate exactly 0 (which one, at random): where x1 x2 is 0."""
+    points = np.round(rng.normal(size=(int(rng.integers(3, 8)), 2)), 3)
+    points[np.arange(len(points)), rng.integers(2, size=len(points))] = 0.0
+    points[int(rng.integers(len(points)))] = 0.0
+    return points
 
 
 #: What ``_separator`` gives when the solver could not answer: the sample and its fresh sample are left unjudged.
@@ -123,7 +133,7 @@ def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[tuple[C
                 failures.append((case, "xor_features does not make XOR separable, only the points it has seen: a separator "
                                         "found on one noisy sample misclassifies a fresh sample (a map must depend on the "
                                         f"point's coordinates, not remember points):\n    {call}"))
-        else:
+        elif kind == "point":
             _, sample, row = case.context
             whole = mapped.get(sample)
             if whole is not None and (whole.shape[1] != features.shape[1] or not np.allclose(whole[row], features[0])):
@@ -267,7 +277,7 @@ def _averaged_cases(rng: np.random.Generator) -> list[Case]:
 AVERAGED_PERCEPTRON = Check(
     "averaged_perceptron", ("X", "y", "epochs"), _averaged_cases, _reference_averaged,
     compare_tuple(("w_avg", "b_avg"), (compare_arrays(exact=False, what="weights of shape (d,)", returns="ndarray of float"),
-                                       compare_number()), a_tuple=True),
+                                       compare_number(returns="float")), a_tuple=True),
     precondition=lambda X, y, epochs: _contracts.broken(_contracts.rows_of(X, y), _contracts.labels(y),
                                                         _contracts.count_at_least_one(epochs, "epochs")),
 )
@@ -351,6 +361,18 @@ def _kink_case(rng: np.random.Generator) -> Case:
     return Case((np.array([[0.0]]), np.array([point]).astype(int), 1.0, 0.0, 2), "a visit with z exactly 1 (the kink: the step is taken)")
 
 
+def _near_kink_case(rng: np.random.Generator, side: int) -> Case:
+    """One point x in {-1, 1}^d (d + 1 a power of two) and learning_rate (1 + side 2**-k) / (d + 1), lam = 0: the
+    first visit steps (z = 0), and the second meets z = learning_rate (||x||^2 + 1) = 1 + side 2**-k exactly."""
+    d = int(rng.choice([1, 3, 7]))
+    x, label = rng.choice([-1.0, 1.0], size=(1, d)), random_labels(rng, 1)
+    k = int(rng.integers(24, 45))
+    learning_rate = (1.0 + side * 2.0 ** -k) / (d + 1)
+    after = "just past the kink: no step" if side > 0 else "just before the kink: a step"
+    return Case((x, label, learning_rate, 0.0, int(rng.integers(2, 5))),
+                f"a second visit with z = 1 {'+' if side > 0 else '-'} 2**-{k} exactly, {after} (no rounding of z)")
+
+
 def _hinge_cases(rng: np.random.Generator) -> list[Case]:
     visible_X, visible_y = np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([1, -1])
     cases = [
@@ -359,6 +381,8 @@ def _hinge_cases(rng: np.random.Generator) -> list[Case]:
         Case((visible_X, visible_y, 0.5, 0.5, 1), "the visible test with lam = 0.5 (each visit shrinks w before its step)"),
         _kink_case(rng),
         _kink_case(rng),
+        _near_kink_case(rng, +1),
+        _near_kink_case(rng, -1),
         _every_epoch_case(rng, "no mistake"),
         _every_epoch_case(rng, "no step"),
     ]
@@ -405,7 +429,7 @@ def _hinge_contract(X, y, learning_rate, lam, epochs) -> str:
 HINGE_SGD = Check(
     "hinge_sgd", ("X", "y", "learning_rate", "lam", "epochs"), _hinge_cases, _reference_hinge_sgd,
     compare_tuple(("w", "b", "n_steps"), (compare_arrays(exact=False, what="weights of shape (d,)", returns="ndarray of float"),
-                                          compare_number(), compare_count("the number of hinge steps")), a_tuple=True),
+                                          compare_number(returns="float"), compare_count("the number of hinge steps", returns="int")), a_tuple=True),
     precondition=_hinge_contract,
 )
 
@@ -438,6 +462,18 @@ def _zero_score_case(rng: np.random.Generator) -> Case:
                         "scores of exactly 0 (integer points and weights, d = 0): sign(0) = +1")
 
 
+def _large_pre_activation_case(rng: np.random.Generator) -> Case:
+    """Random points and network, with two points more whose first pre-activation is about +a and -a (a from 400 to
+    2000): past where e^(2a) overflows a float64 (a > 355), tanh is +-1."""
+    X = random_points(rng)
+    W, c, v, d = _random_network(rng, X.shape[1], int(rng.integers(1, 5)))
+    along = W[0] / float(W[0] @ W[0])  # (a along) W[0] = a
+    size = float(rng.uniform(400.0, 2000.0))
+    X = np.vstack([X, np.round(size * along, 3), np.round(-size * along, 3)])
+    return Case((X, W, c, v, d), "two points with pre-activations of about +-a, a in the hundreds or thousands, where tanh "
+                "is +-1 (no overflow to NaN)")
+
+
 def _mlp_cases(rng: np.random.Generator) -> list[Case]:
     corners = np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]])
     cases = [Case((corners, *XOR_NETWORK), "the visible test: the 2-2-1 network that computes XOR"), _zero_score_case(rng), _zero_score_case(rng)]
@@ -452,6 +488,7 @@ def _mlp_cases(rng: np.random.Generator) -> list[Case]:
     cases.append(Case((X.tolist(), W.tolist(), c.tolist(), v.tolist(), d), "Python lists instead of arrays"))
     X = rng.normal(size=(1, 1))
     cases.append(Case((X, *_random_network(rng, 1, 1)), "a single point, one feature, one hidden unit (n = d = h = 1)"))
+    cases.append(_large_pre_activation_case(rng))
     for _ in range(N_RANDOM_CASES):
         X = random_points(rng)
         cases.append(Case((X, *_random_network(rng, X.shape[1], int(rng.integers(1, 7)))), "random network on random points"))

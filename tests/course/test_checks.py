@@ -262,10 +262,26 @@ def test_right_values_of_another_type_than_the_docstring_promises_fail_with_a_me
         checks.check_predict(lambda w, b, X: correct_predict(w, b, X).astype(float))
 
 
+def test_right_numbers_of_another_scalar_type_than_the_docstring_promises_fail_with_a_message_naming_both():
+    """A count the docstring calls an int must be a Python int (a NumPy integer is not one, nor a whole float), and
+    a float a float (a NumPy float64 is one; an int, or an array of one entry, is not)."""
+    limitations = solution_namespace(assignment_of("hinge_sgd"))
+    for n_steps_as, named in ((float, "a Python float"), (np.int64, "a NumPy int64")):
+        with pytest.raises(AssertionError, match=f"right value as {named} where the docstring promises an int as n_steps"):
+            checks.check_hinge_sgd(lambda *args: (lambda w, b, n: (w, b, n_steps_as(n)))(*limitations["hinge_sgd"](*args)))
+    convergence = solution_namespace(assignment_of("radius"))
+    with pytest.raises(AssertionError, match=r"right value as an ndarray of shape \(1,\) where the docstring promises a float"):
+        checks.check_radius(lambda X: np.atleast_1d(convergence["radius"](X)))
+    algorithm = solution_namespace(assignment_of("train_perceptron"))
+    with pytest.raises(AssertionError, match="right value as a Python int where the docstring promises a float as b"):
+        checks.check_train_perceptron(lambda *args, **kwargs: (lambda w, b, n, c: (w, int(b), n, c))(
+            *algorithm["train_perceptron"](*args, **kwargs)))
+
+
 def docstring_return_types(function) -> tuple[str | None, ...]:
     """The type of each value a numpydoc "Returns" section lists, as a check declares it: ``"ndarray of float"``,
-    ``"ndarray of int"`` (``float64`` is a float, ``int`` any integer) or ``"ndarray"``; ``None`` for anything else (a
-    scalar, a list), whose container is not held to a type."""
+    ``"ndarray of int"`` (``float64`` is a float, ``int`` any integer) or ``"ndarray"``, a ``"list of ndarray"``, a
+    ``"float"`` or an ``"int"``; ``None`` for anything else (a bool, which ``compare_bool`` always holds to its type)."""
     section = function.__doc__.split("Returns\n    -------\n")[1]
     types = []
     for line in section.split("\n"):
@@ -273,15 +289,17 @@ def docstring_return_types(function) -> tuple[str | None, ...]:
             break
         if line.startswith("    ") and not line.startswith("     "):
             written = line.strip().partition(" : ")[2] or line.strip()
-            found = re.match(r"ndarray( of (float|int))?", written)
-            types.append(f"ndarray{found.group(1) or ''}" if found else None)
+            found = re.match(r"(list of )?ndarray( of (float|int))?", written)
+            scalar = re.fullmatch(r"(float|int)\b.*", written)
+            types.append(f"{found.group(1) or ''}ndarray{found.group(2) or ''}" if found else scalar.group(1) if scalar else None)
     return tuple(types)
 
 
 @pytest.mark.parametrize("assignment, function", [(a, f) for a, f in PARTS if CHECKS.of(a)[f].judge is None])
 def test_each_check_holds_the_returned_values_to_the_types_the_docstring_states(assignment, function):
-    """A docstring that promises an ndarray (of floats, of ints) or a tuple is the contract: the check declares the
-    same types, so that right values in a list, or ints where floats are promised, fail with their own message.
+    """A docstring that promises an ndarray (of floats, of ints), a float, an int or a tuple is the contract: the check
+    declares the same types, so that right values in a list, ints where floats are promised, or a NumPy integer where
+    an int is, fail with their own message.
     (A check with a judge of its own, such as xor_features's, which takes any map that makes XOR separable, says
     itself what it accepts.)"""
     check_ = CHECKS.of(assignment)[function]
@@ -583,7 +601,7 @@ def test_gamma_of_max_margin_is_told_first_by_its_own_case_not_by_the_length_of_
 
 def test_new_parts_accept_other_correct_styles():
     limitations = solution_namespace(assignment_of("hinge_sgd"))
-    checks.check_hinge_sgd(lambda *args: (lambda w, b, n: (w, np.float64(b), float(n)))(*limitations["hinge_sgd"](*args)))  # n_steps a float
+    checks.check_hinge_sgd(lambda *args: (lambda w, b, n: (w, np.float64(b), n))(*limitations["hinge_sgd"](*args)))  # b a NumPy float
     checks.check_mlp_forward(lambda *args: (lambda hidden, scores, labels: (hidden, scores, labels.astype(np.int8)))(
         *limitations["mlp_forward"](*args)))
     convergence = solution_namespace(assignment_of("proof_squeeze"))

@@ -10,10 +10,11 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from conftest import FIXTURE_LIBRARY, FIXTURES, LIBRARY_PACKAGE, fixture_course
 
 from course_grader import checks_api
-from course_grader.checks_api import compare_history, random_cases, with_ties
+from course_grader.checks_api import compare_history, integer_weights_and_tiny_scores, random_cases, with_ties
 from course_grader.trusted.judging import check_registry, solution_reference
 from course_grader.trusted.running import sandbox
 from course_grader.trusted.judging.check_registry import (
@@ -350,3 +351,28 @@ def test_an_instructor_s_notebook_runs_the_check_beside_it(course, monkeypatch):
     monkeypatch.chdir(course.root.parent)
     with pytest.raises(LookupError, match="is in no course"):
         checks_api.check_augment
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 12), d=st.integers(1, 5))
+@settings(max_examples=300, deadline=None)
+def test_tiny_scores_are_exact_and_of_both_signs_down_to_two_to_the_minus_42(seed, n, d):
+    w, b, X = integer_weights_and_tiny_scores(np.random.default_rng(seed), n, d)
+    scores = X @ w + b
+    assert np.all(scores == np.array([sum(float(a) * float(c) for a, c in zip(row[::-1], w[::-1])) + b for row in X]))  # any order
+    tiny = scores[(scores != 0) & (np.abs(scores) < 1e-6)]
+    assert set(np.sign(tiny)) == {-1.0, 1.0} and {-(2.0 ** -42), 2.0 ** -42} <= set(tiny.tolist())
+    assert np.all(np.abs(tiny) >= 2.0 ** -42) and np.all(np.abs(tiny) <= 2.0 ** -30)
+
+
+def test_declared_scalar_types_hold_right_values_to_them_and_name_both_types():
+    as_float, as_int = checks_api.compare_number(returns="float"), checks_api.compare_count(returns="int")
+    for right in (2.0, np.float64(2.0)):
+        assert as_float(right, 2.0) is None
+    for wrong, named in ((2, "a Python int"), (np.int64(2), "a NumPy int64"), (np.array([2.0]), "an ndarray of shape (1,)")):
+        assert as_float(wrong, 2.0).what == f"the right value as {named} where the docstring promises a float"
+    assert as_int(3, 3) is None and as_int(True, 1) is not None
+    for wrong, named in ((3.0, "a Python float"), (np.int64(3), "a NumPy int64")):
+        assert as_int(wrong, 3).what == f"the right value as {named} where the docstring promises an int"
+    assert checks_api.compare_count()(np.int64(3), 3) is None  # undeclared: any whole number passes
+    with pytest.raises(ValueError, match="returns must be one of"):
+        checks_api.compare_number(returns="ndarray of float")

@@ -32,7 +32,7 @@ CELLS = {
     if wrong:
         weights += y * point
         b = b + y
-    return weights, float(b), wrong''',
+    return weights, b, wrong''',
         "train_perceptron": '''def train_perceptron(X, y, max_epochs):
     X = np.asarray(X, float)
     weights, bias, total = np.zeros(X.shape[1]), 0.0, 0

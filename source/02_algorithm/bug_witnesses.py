@@ -50,7 +50,6 @@ PERCEPTRON_STEP_BUGS = {
     "a list, not a tuple": lambda w, b, x, y: list(_step(w, b, x, y)),
     "a tolerance around 0 (np.isclose(margin, 0) is a mistake)": lambda w, b, x, y: _step(
         w, b, x, y, mistake=lambda margin: margin <= 0 or bool(np.isclose(margin, 0.0))),
-    "b an int for integer input (b + y)": lambda w, b, x, y: _step(w, b, x, y),
 }
 PERCEPTRON_STEP_CORRECT = {
     "np.bool_ and a NumPy b": lambda w, b, x, y: (lambda m: (_float(w) + m * y * _float(x), np.float64(b + m * y), np.bool_(m)))(

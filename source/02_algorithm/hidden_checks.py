@@ -38,7 +38,7 @@ def _step_cases(rng: np.random.Generator) -> list[Case]:
         cases.append(_zero_score_step(rng))
     d = int(rng.integers(1, 5))
     cases.append(Case((rng.integers(-4, 5, size=d), int(rng.integers(-4, 5)), rng.integers(-4, 5, size=d), int(rng.choice([-1, 1]))),
-                      "random integer input (w, b and x whole numbers): w_new and b_new must be floats"))
+                      "random integer input (w, b and x whole numbers): w_new must be floats"))
     cases += _tiny_margin_steps(rng)
     return cases
 
@@ -75,7 +75,7 @@ def _zero_score_step(rng: np.random.Generator) -> Case:
 PERCEPTRON_STEP = Check(
     "perceptron_step", ("w", "b", "x", "y"), _step_cases, solution("perceptron_step", __file__),
     compare_tuple(("w_new", "b_new", "mistake"),
-                  (compare_arrays(exact=False, what="new weights of shape (d,)", returns="ndarray of float"), compare_number(returns="float"),
+                  (compare_arrays(exact=False, what="new weights of shape (d,)", returns="ndarray of float"), compare_number(),
                    compare_bool()), a_tuple=True),
     new_arrays=True,  # "A new array: w itself is not modified"
 )

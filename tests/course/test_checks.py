@@ -290,8 +290,8 @@ def docstring_return_types(function) -> tuple[str | None, ...]:
         if line.startswith("    ") and not line.startswith("     "):
             written = line.strip().partition(" : ")[2] or line.strip()
             found = re.match(r"(list of )?ndarray( of (float|int))?", written)
-            scalar = re.fullmatch(r"(float|int)\b.*", written)
-            types.append(f"{found.group(1) or ''}ndarray{found.group(2) or ''}" if found else scalar.group(1) if scalar else None)
+            scalar = re.fullmatch(r"float|int", written)
+            types.append(f"{found.group(1) or ''}ndarray{found.group(2) or ''}" if found else scalar.group(0) if scalar else None)
     return tuple(types)
 
 

@@ -94,13 +94,16 @@ def _weights_and_boundary_rows(rng: np.random.Generator, n: int, d: int,
     """``(w, b, X, rows, j)``: nonzero integer ``w`` with ``w[j]`` in {-2, -1, 1, 2}, and ``n`` integer points of which
     ``rows`` (at least ``at_least``, at random positions) have score exactly 0."""
     w = rng.integers(-3, 4, size=d)
+    value = int(rng.choice([-2, -1, 1, 2]))  # drawn before j, as the draws of earlier terms were
     j = int(rng.integers(d))
-    w[j] = int(rng.choice([-2, -1, 1, 2]))
+    w[j] = value
     anchor = rng.integers(-4, 5, size=d)
     b = -int(anchor @ w)
     X = random_integer_points(rng, n, d)
     on_boundary = rng.random(n) < 0.5
-    on_boundary[rng.choice(n, size=min(at_least, n), replace=False)] = True
+    on_boundary[int(rng.integers(n))] = True
+    while np.count_nonzero(on_boundary) < min(at_least, n):
+        on_boundary[int(rng.integers(n))] = True
     for row in np.flatnonzero(on_boundary):
         # anchor + t (w_j e_i - w_i e_j) stays on the hyperplane for any whole t
         i, k = rng.choice(d, size=2, replace=d < 2)

@@ -154,20 +154,8 @@ def _scalar_type_hint(received: Any, returns: str) -> str:
     return "return an int (e.g. int(value), or a counter that starts at 0 and adds 1)"
 
 
-def wrong_scalar_type(received: Any, returns: str | None, expected_text: str) -> Difference | None:
-    """A ``Difference`` when ``received`` (right in value) is not the scalar type a docstring promises, else ``None``.
-
-    Parameters
-    ----------
-    received : Any
-        The returned value, already found equal in value to the reference's answer.
-    returns : str or None
-        ``"float"`` or ``"int"`` (``None``: the value alone is compared, any number passes).
-    expected_text : str
-        The reference's answer as the message shows it.
-    """
-    if returns is None:
-        return None
+def _wrong_scalar_type(received: Any, returns: str, expected_text: str) -> Difference | None:
+    """``wrong_type`` for a scalar type: ``"float"`` (a NumPy float64 is one) or ``"int"`` (a bool is not one)."""
     if returns == "float" and isinstance(received, float):
         return None
     if returns == "int" and isinstance(received, int) and not isinstance(received, bool):
@@ -185,12 +173,15 @@ def wrong_type(received: Any, returns: str | None, expected_text: str) -> Differ
     received : Any
         The returned value, already found equal in value to the reference's answer.
     returns : str or None
-        A key of ``ARRAY_TYPES`` (``None``: values alone are compared, any container passes).
+        A key of ``ARRAY_TYPES`` or one of ``SCALAR_TYPES`` (``None``: values alone are compared, any container or
+        number type passes).
     expected_text : str
         The reference's answer as the message shows it.
     """
     if returns is None:
         return None
+    if returns in SCALAR_TYPES:
+        return _wrong_scalar_type(received, returns, expected_text)
     kinds, dtype = ARRAY_TYPES[returns], returns.partition(" of ")[2]
     if not isinstance(received, np.ndarray):
         made = f"np.array(..., dtype={dtype})" if dtype else "np.array(...)"
@@ -259,7 +250,7 @@ def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a num
                               hint=kind_hint(received))
         value = float(got.ravel()[0])
         if np.isclose(value, float(expected), rtol=rtol, atol=atol):
-            return wrong_scalar_type(received, returns, repr(float(expected)))
+            return wrong_type(received, returns, repr(float(expected)))
         return Difference("a wrong value", repr(float(expected)), describe(received))
 
     compare.returns = returns  # type: ignore[attr-defined]
@@ -279,7 +270,7 @@ def compare_count(what: str = "a count", *, noun: str = "count", returns: str | 
             return Difference(f"something that is not {what}", repr(int(expected)), describe(received),
                               hint=kind_hint(received))
         if float(got.ravel()[0]) == int(expected):
-            return wrong_scalar_type(received, returns, repr(int(expected)))
+            return wrong_type(received, returns, repr(int(expected)))
         return Difference(f"a wrong {noun}", repr(int(expected)), describe(received))
 
     compare.returns = returns  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ from course_grader.checks_api import (
 )
 
 _contracts = course_module(__file__, "contracts")
+_augmented_inputs = course_module(__file__, "augmented_inputs")
 _training = course_module(__file__, "training_data")
 boundary_cases = _training.boundary_cases
 training_cases = _training.training_cases
@@ -122,7 +123,7 @@ def _trace_cases(rng: np.random.Generator) -> list[Case]:
     for case in training_cases(rng, visible=[]):
         if case.is_random:
             X, y = case.args
-            augmented = np.hstack([np.ones((len(X), 1), dtype=X.dtype), X])
+            augmented = _augmented_inputs.with_column_of_ones(X)
             rule = str(rng.choice(["margin", "sign"]))
             epochs = perceptron.train(augmented, y, bias=False, rule=rule, max_epochs=10_000).epochs
             cap = int(rng.choice([100, epochs, max(epochs - 1, 1)]))

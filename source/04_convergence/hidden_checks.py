@@ -65,7 +65,7 @@ def _proof_cases(rng: np.random.Generator) -> list[Case]:
 def _integer_history_case(rng: np.random.Generator) -> Case:
     """A run's history on integer points, as an int array (every weight is whole), and a random unit w_star."""
     X = random_integer_points(rng, int(rng.integers(2, 9)), int(rng.integers(1, 4)))
-    data = np.hstack([np.ones((len(X), 1), dtype=X.dtype), X])
+    data = _augmented_inputs.with_column_of_ones(X)  # integers stay integers
     history = np.array(perceptron.train(data, random_labels(rng, len(X)), bias=False, max_epochs=5).weight_history)
     w_star = rng.normal(size=data.shape[1])
     return Case((history.astype(np.int64), w_star / np.linalg.norm(w_star)),

@@ -376,3 +376,14 @@ def test_declared_scalar_types_hold_right_values_to_them_and_name_both_types():
     assert checks_api.compare_count()(np.int64(3), 3) is None  # undeclared: any whole number passes
     with pytest.raises(ValueError, match="returns must be one of"):
         checks_api.compare_number(returns="ndarray of float")
+
+
+def test_float_or_int_holds_a_right_value_to_the_kind_of_number_the_reference_answered():
+    like_the_answer = checks_api.compare_number(returns="float or int")
+    for right, answer in ((3, 3), (np.int64(3), 3), (2.5, 2.5), (np.float64(2.5), 2.5), (np.float32(2.5), 2.5)):
+        assert like_the_answer(right, answer) is None, (right, answer)
+    for wrong, answer, named, promised in ((3.0, 3, "a Python float", "an int"), (np.int64(2), 2.0, "a NumPy int64", "a float"),
+                                           (np.array([3]), 3, "an ndarray of shape (1,)", "an int")):
+        difference = like_the_answer(wrong, answer)
+        assert difference.what == f"the right value as {named} where the docstring promises {promised} for these arguments"
+    assert like_the_answer(4, 3).what == "a wrong value" and like_the_answer(True, 1) is not None

@@ -50,10 +50,12 @@ PERCEPTRON_STEP_BUGS = {
     "a list, not a tuple": lambda w, b, x, y: list(_step(w, b, x, y)),
     "a tolerance around 0 (np.isclose(margin, 0) is a mistake)": lambda w, b, x, y: _step(
         w, b, x, y, mistake=lambda margin: margin <= 0 or bool(np.isclose(margin, 0.0))),
+    "b always a float (float(b + y)), an int b too": lambda w, b, x, y: (lambda new: (new[0], float(new[1]), new[2]))(
+        _step(w, b, x, y)),
 }
 PERCEPTRON_STEP_CORRECT = {
-    "np.bool_ and a NumPy b": lambda w, b, x, y: (lambda m: (_float(w) + m * y * _float(x), np.float64(b + m * y), np.bool_(m)))(
-        bool(y * (np.dot(w, x) + b) <= 0)),
+    "np.bool_ and NumPy numbers (b + m y: a NumPy int for an int b)": lambda w, b, x, y: (
+        lambda m: (_float(w) + m * y * _float(x), b + m * y, m))(np.bool_(y * (np.dot(w, x) + b) <= 0)),
 }
 
 

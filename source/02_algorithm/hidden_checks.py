@@ -75,7 +75,8 @@ def _zero_score_step(rng: np.random.Generator) -> Case:
 PERCEPTRON_STEP = Check(
     "perceptron_step", ("w", "b", "x", "y"), _step_cases, solution("perceptron_step", __file__),
     compare_tuple(("w_new", "b_new", "mistake"),
-                  (compare_arrays(exact=False, what="new weights of shape (d,)", returns="ndarray of float"), compare_number(),
+                  (compare_arrays(exact=False, what="new weights of shape (d,)", returns="ndarray of float"),
+                   compare_number(returns="float or int"),
                    compare_bool()), a_tuple=True),
     new_arrays=True,  # "A new array: w itself is not modified"
 )

@@ -31,6 +31,8 @@ XOR_FEATURES_BUGS = {
     "the sum only": lambda X: _float(X).sum(axis=1, keepdims=True),
     "the sign of the product as p / |p| (NaN on an axis)": lambda X: (lambda p: (p / np.abs(p))[:, None])(
         _float(X)[:, 0] * _float(X)[:, 1]),
+    "the input's own dtype (ints for integer points)": lambda X: (lambda P: np.column_stack([P, P[:, 0] * P[:, 1]]))(
+        np.asarray(X)),
 }
 XOR_FEATURES_CORRECT = {
     "the product alone": lambda X: (_float(X)[:, 0] * _float(X)[:, 1])[:, None],

@@ -47,6 +47,8 @@ def _xor_feature_cases(rng: np.random.Generator) -> list[Case]:
               for k, (X, _, _) in enumerate(samples) for i in range(len(X))]
     cases.append(Case((_points_on_an_axis(rng),), "random points on an axis (a coordinate exactly 0, the origin too): "
                       "the features must be finite numbers", context=("axis",)))
+    cases.append(Case((corners.astype(int),), "the four corners as integers (X array_like: whole numbers): the features "
+                      "must still be floats", context=("sample", corner_labels)))
     # array_like: some fresh samples (random cases of their own) come as Python lists
     fresh = [i for i, case in enumerate(cases) if case.context[0] == "fresh"]
     for i in rng.choice(fresh, size=3, replace=False).tolist():
@@ -111,6 +113,13 @@ def _judge_xor_features(cases: list[Case], replies: list[Reply]) -> list[tuple[C
             continue
         if not np.all(np.isfinite(features)):
             failures.append((case, f"xor_features returned NaN or infinite features on {case.behaviour}:\n    {call}"))
+            continue
+        if not (isinstance(reply.result, np.ndarray) and reply.result.dtype.kind == "f"):
+            returned = (f"an ndarray of {reply.result.dtype}" if isinstance(reply.result, np.ndarray)
+                        else f"a {type(reply.result).__name__}")
+            failures.append((case, f"xor_features must return an ndarray of float, as its docstring says; it returned "
+                                    f"{returned} on {case.behaviour}:\n    {call}\n  (np.asarray(X, dtype=float) first "
+                                    "gives float features whatever the input)"))
             continue
         kind = case.context[0]
         if kind == "sample":

@@ -281,7 +281,7 @@ def test_right_numbers_of_another_scalar_type_than_the_docstring_promises_fail_w
 def docstring_return_types(function) -> tuple[str | None, ...]:
     """The type of each value a numpydoc "Returns" section lists, as a check declares it: ``"ndarray of float"``,
     ``"ndarray of int"`` (``float64`` is a float, ``int`` any integer) or ``"ndarray"``, a ``"list of ndarray"``, a
-    ``"float"`` or an ``"int"``; ``None`` for anything else (a bool, which ``compare_bool`` always holds to its type)."""
+    ``"float"``, an ``"int"`` or ``"float or int"``; ``None`` for anything else (a bool, which ``compare_bool`` always holds to its type)."""
     section = function.__doc__.split("Returns\n    -------\n")[1]
     types = []
     for line in section.split("\n"):
@@ -290,7 +290,7 @@ def docstring_return_types(function) -> tuple[str | None, ...]:
         if line.startswith("    ") and not line.startswith("     "):
             written = line.strip().partition(" : ")[2] or line.strip()
             found = re.match(r"(list of )?ndarray( of (float|int))?", written)
-            scalar = re.fullmatch(r"float|int", written)
+            scalar = re.fullmatch(r"float or int|float|int", written)
             types.append(f"{found.group(1) or ''}ndarray{found.group(2) or ''}" if found else scalar.group(0) if scalar else None)
     return tuple(types)
 

@@ -125,6 +125,9 @@ ARRAY_TYPES: dict[str, str | None] = {"ndarray": None, "ndarray of float": "f", 
 #: The scalar return types a check may declare (``returns=`` of ``compare_number`` and ``compare_count``), as
 #: ``isinstance`` reads them: ``np.float64`` is a float (a subclass of it), ``np.int64`` is not an int, a bool is no int.
 SCALAR_TYPES = ("float", "int")
+#: ``compare_number``'s ``returns`` for a docstring's "float or int" (say, "a float for a float b, an int for an int
+#: b"): the kind of number the reference returned (``_wrong_kind_of_number``).
+FLOAT_OR_INT = "float or int"
 
 
 def _validate_returns(returns: str | None, allowed: Sequence[str] = tuple(ARRAY_TYPES)) -> None:
@@ -233,14 +236,35 @@ def compare_arrays(*, exact: bool, what: str, rtol: float = 1e-9, atol: float = 
     compare.returns = returns  # type: ignore[attr-defined]  # read by the course's test of its docstrings
     return compare
 
+def _is_integer(value: Any) -> bool:
+    """A Python or NumPy integer (a bool is none)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _wrong_kind_of_number(received: Any, expected: Any) -> Difference | None:
+    """For ``FLOAT_OR_INT``: an integer (Python's or NumPy's) where the reference answered an int, a float (Python's or
+    NumPy's) where it answered a float; a ``Difference`` otherwise."""
+    wants_int = _is_integer(expected)
+    if _is_integer(received) if wants_int else isinstance(received, (float, np.floating)):
+        return None
+    wanted = "int" if wants_int else "float"
+    return Difference(f"the right value as {_scalar_type_in_words(received)} where the docstring promises "
+                      f"{'an int' if wants_int else 'a float'} for these arguments",
+                      repr(int(expected) if wants_int else float(expected)), describe(received),
+                      hint=("keep the kind of number the arguments give: arithmetic on ints stays an int (float(...), "
+                            "or a start of 0.0, makes it a float)" if wants_int and not isinstance(received, np.ndarray)
+                            else _scalar_type_hint(received, wanted)))
+
+
 def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a number",
                    returns: str | None = None) -> Compare:
     """One number (a Python or NumPy scalar, or an array of size 1), within tolerance.
 
     ``returns`` (``"float"``, as the docstring writes the type) also holds a right value to that type: an int, or an
-    array of one entry, is then a failure with a message of its own.
+    array of one entry, is then a failure with a message of its own. ``"float or int"`` (``FLOAT_OR_INT``) holds it
+    to the kind of the reference's answer: an integer for an int, a float for a float (NumPy's or Python's).
     """
-    _validate_returns(returns, SCALAR_TYPES)
+    _validate_returns(returns, (*SCALAR_TYPES, FLOAT_OR_INT))
 
     def compare(received: Any, expected: Any) -> Difference | None:
         got = as_float_array(received)
@@ -250,6 +274,8 @@ def compare_number(*, rtol: float = 1e-7, atol: float = 1e-9, what: str = "a num
                               hint=kind_hint(received))
         value = float(got.ravel()[0])
         if np.isclose(value, float(expected), rtol=rtol, atol=atol):
+            if returns == FLOAT_OR_INT:
+                return _wrong_kind_of_number(received, expected)
             return wrong_type(received, returns, repr(float(expected)))
         return Difference("a wrong value", repr(float(expected)), describe(received))
 

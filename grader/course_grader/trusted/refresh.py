@@ -124,7 +124,7 @@ def _refresh_pages(course, api, found, ledger, states, everything, refreshed: "R
     for key in found:
         entry = ledger.get(key)
         shown = entry.feedback_of if entry is not None else ""
-        if not everything and shown and shown == states[key] and _has_feedback(course, *key):
+        if not everything and shown and shown == states[key] and has_feedback(course, *key):
             refreshed.unchanged.append(key)
             continue
         result = api.generate_feedback(key[1], key[0], force=True)
@@ -140,6 +140,7 @@ def _refresh_pages(course, api, found, ledger, states, everything, refreshed: "R
             writer.changed()
 
 
-def _has_feedback(course: Course, student: str, assignment: str) -> bool:
+def has_feedback(course: Course, student: str, assignment: str) -> bool:
+    """Whether every notebook of ``assignment`` has a feedback page for ``student``."""
     folder = course.feedback / student / assignment
     return all((folder / f"{name}.html").is_file() for name in course.notebook_names(assignment))

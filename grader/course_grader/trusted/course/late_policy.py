@@ -82,9 +82,9 @@ def _follow_due_dates(gradebook, term: Term, followed: Followed) -> None:
     gradebook.db.commit()
 
 
-def _follow_extensions(gradebook, term: Term, followed: Followed) -> None:
+def _follow_extensions(gradebook, term: Term, followed: Followed, only: tuple[str, str] | None = None) -> None:
     names = set(term.assignment_names)
-    for submission in gradebook.db.query(_submission_class()).all():
+    for submission in _submissions(gradebook, only):
         assignment, student = submission.assignment.name, submission.student.id
         if assignment not in names:
             continue
@@ -109,11 +109,25 @@ def _submission_class():
     return SubmittedAssignment
 
 
-def recompute_penalties(gradebook, term: Term) -> int:
-    """Set every notebook's late penalty of the term's assignments from the term's policy; return how many changed."""
+def _submissions(gradebook, only: tuple[str, str] | None) -> list:
+    """Every submission of the gradebook, or with ``only`` (student, assignment) that one (none if it has none)."""
+    from nbgrader.api import MissingEntry
+
+    if only is None:
+        return gradebook.db.query(_submission_class()).all()
+    student, assignment = only
+    try:
+        return [gradebook.find_submission(assignment, student)]
+    except MissingEntry:
+        return []
+
+
+def recompute_penalties(gradebook, term: Term, only: tuple[str, str] | None = None) -> int:
+    """Set every notebook's late penalty of the term's assignments from the term's policy (``only``: of that
+    (student, assignment)'s submission); return how many changed."""
     names = set(term.assignment_names)
     changed = 0
-    for submission in gradebook.db.query(_submission_class()).all():
+    for submission in _submissions(gradebook, only):
         if submission.assignment.name not in names:
             continue
         seconds = float(submission.total_seconds_late or 0.0)
@@ -126,13 +140,17 @@ def recompute_penalties(gradebook, term: Term) -> int:
     return changed
 
 
-def follow_term(gradebook, term: Term) -> Followed:
+def follow_term(gradebook, term: Term, only: tuple[str, str] | None = None) -> Followed:
     """Write the term's due dates and extensions into ``gradebook`` (an open nbgrader ``Gradebook``) and
-    recompute the late penalties; the differences overwritten are in the result."""
+    recompute the late penalties; the differences overwritten are in the result.
+
+    ``only``: (student, assignment): the extension and penalties of that submission alone (the due dates, one row
+    per assignment, all), as the service follows the term for the hand-in it has just merged.
+    """
     followed = Followed()
     _follow_due_dates(gradebook, term, followed)
-    _follow_extensions(gradebook, term, followed)
-    followed.penalties_changed = recompute_penalties(gradebook, term)
+    _follow_extensions(gradebook, term, followed, only)
+    followed.penalties_changed = recompute_penalties(gradebook, term, only)
     return followed
 
 

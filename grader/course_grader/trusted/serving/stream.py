@@ -196,13 +196,24 @@ class GradingStream:
 
     def _follow_term(self, job: GradeJob, outcome: Outcome) -> None:
         """As ``grade`` does after its merges: the new submission's row takes the student's extension from term.toml,
-        its lateness is read again, and its pages are rewritten if what they show changed (lateness, reveal)."""
-        from ..course.late_policy import apply_term
-        from ..pipeline import _lateness_from_gradebook
-        from ..refresh import rewrite_changed_pages
+        its lateness is read again, and its pages are rewritten if what they show changed (lateness, reveal).
 
-        apply_term(self.course)
-        _lateness_from_gradebook(self.course, {job.key: outcome})
+        On the open gradebook, for this submission alone (the exports' refresh follows the term for the whole
+        class): a hand-in's feedback waits for none of its classmates' rows.
+        """
+        from ..course.late_policy import follow_term
+        from ..course.lateness import submission_lateness
+        from ..gradebook.reveal import feedback_state
+        from ..refresh import has_feedback, rewrite_changed_pages
+
+        gradebook = self.merging.gradebook
+        follow_term(gradebook, self.course.term(), only=job.key)
+        outcome.seconds_late, outcome.late_penalty = submission_lateness(gradebook.find_submission(job.assignment,
+                                                                                                   job.student))
+        entry = self.merging.ledger.get(job.key)
+        if entry is not None and entry.feedback_of and has_feedback(self.course, *job.key) and \
+                entry.feedback_of == feedback_state(gradebook, *job.key, self.merging.schedule):
+            return  # its pages show the gradebook as it is now
         rewrite_changed_pages(self.course, [job.key], self.merging.schedule)
         self.merging.ledger.clear()  # the rewrite recorded what the pages show now
         self.merging.ledger.update(read_ledger(self.course))

@@ -320,6 +320,19 @@ def cold_grade(root: Path) -> tuple[float, HandIn]:
     return elapsed, hand_in
 
 
+def idle_hand_ins(place: Place, watch: FeedbackWatch, count: int) -> list[Submitted]:
+    """``count`` hand-ins to a warm service, one at a time, each after the previous one's feedback is fetchable."""
+    assignments = place.course.assignments()
+    submitted = []
+    for k in range(count):
+        hand_in = HandIn(f"idle{k:03d}", assignments[k % len(assignments)])
+        prepare(place, hand_in, TEMPLATES[k % len(TEMPLATES)])
+        time.sleep(1.0)  # the service idle again (its refresh of the exports done), as between two real hand-ins
+        submitted.append(submit(place, hand_in))
+        watch.wait_for(submitted[-1:])
+    return submitted
+
+
 def idle(root: Path, count: int) -> tuple[list[float], int, list[str]]:
     """``count`` hand-ins, one at a time, each after the previous one's feedback, on a warm service."""
     place = make_place(root)
@@ -327,14 +340,7 @@ def idle(root: Path, count: int) -> tuple[list[float], int, list[str]]:
     service = Service.start(place)
     try:
         warm(place, watch, service)
-        assignments = place.course.assignments()
-        submitted = []
-        for k in range(count):
-            hand_in = HandIn(f"idle{k:03d}", assignments[k % len(assignments)])
-            prepare(place, hand_in, TEMPLATES[k % len(TEMPLATES)])
-            time.sleep(1.0)  # the service idle again (its refresh of the exports done), as between two real hand-ins
-            submitted.append(submit(place, hand_in))
-            watch.wait_for(submitted[-1:])
+        submitted = idle_hand_ins(place, watch, count)
         values, missing = latencies(watch, submitted)
         return values, missing, where_the_time_goes(place, watch, submitted)
     finally:

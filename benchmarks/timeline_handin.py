@@ -72,8 +72,9 @@ def _clocked(original, label: str):
     return timed
 
 
-def clock_phases() -> None:
-    for module_name, owner, function, label in PHASES:
+def clock_phases(phases: list[tuple[str, str, str, str]] = PHASES) -> None:
+    """Wrap each phase's function in ``_clocked`` (``phases``: (module, class or "", function, label))."""
+    for module_name, owner, function, label in phases:
         module = importlib.import_module(module_name)
         holder = getattr(module, owner) if owner else module
         setattr(holder, function, _clocked(getattr(holder, function), label))

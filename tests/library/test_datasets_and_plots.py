@@ -42,6 +42,17 @@ def test_xor_and_iris_separability():
     assert X.shape == (12, 2) and np.array_equal(np.sign(X[:, 0] * X[:, 1]), -y)
 
 
+def test_iris_is_scikit_learns_to_the_bit_and_loads_without_importing_it():
+    from sklearn.datasets import load_iris
+
+    X, y = datasets.iris()
+    reference = load_iris()
+    assert X.dtype == np.float64 and np.array_equal(X, reference.data)
+    assert y.dtype == np.int64 and np.array_equal(y, reference.target)
+    code = "import sys; from perceptron_course import datasets; datasets.iris_binary(); print('sklearn' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == ["False"]
+
+
 def test_iris_binary_rejects_unknown_classes():
     with pytest.raises(ValueError, match="unknown iris class"):
         datasets.iris_binary("rose")

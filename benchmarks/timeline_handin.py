@@ -29,6 +29,11 @@ RUNNING = "course_grader.trusted.running."
 PHASES = [
     (RUNNING + "batch", "", "_grade_job", "grading job (worker)"),
     (RUNNING + "batch", "", "_prepare_area", "  the job's area: course copied, hand-in taken in"),
+    (RUNNING + "batch", "", "import_rules", "  the assignment's import rules read"),
+    (RUNNING + "batch", "", "nbgrader_api", "  nbgrader's API made (its configuration)"),
+    (RUNNING + "sandbox", "SandboxKernelManager", "start_in_background", "  the kernel started early (forked by the zygote)"),
+    (RUNNING + "kernel_pool", "", "remove_runtime_folder", "  the kernel's runtime folder removed (chmod, rm)"),
+    (RUNNING + "batch", "", "feedback_under_submitted_names", "  pages copied under the names handed in"),
     (RUNNING + "autograde", "", "review_submission", "  static review (flags)"),
     ("nbgrader.apps.api", "NbGraderAPI", "autograde", "  nbgrader autograde"),
     (RUNNING + "executor", "ResilientExecute", "preprocess", "    the notebook run"),
@@ -96,7 +101,7 @@ def main() -> None:
     print(f"{'phase':56} {'wall':>7} {'CPU':>7} {'runs':>6}")
     for *_, label in PHASES:
         print(f"{label:56} {sum(WALL[label]) / notebooks:7.3f} {sum(CPU[label]) / notebooks:7.3f} {len(WALL[label]):6}")
-    print(f"{'  left over (kernel fork, runtime folder, usage, settings)':56} {left / notebooks:7.3f}")
+    print(f"{'  left over (runtime folder made, kernel spec, usage, settings)':56} {left / notebooks:7.3f}")
 
 
 if __name__ == "__main__":

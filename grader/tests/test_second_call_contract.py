@@ -86,6 +86,20 @@ def test_a_second_call_that_breaks_the_precondition_is_refused():
     assert refused > 0
 
 
+def test_while_grading_a_refused_second_call_drops_its_case_named_and_the_others_judge_a_correct_function():
+    dropped_any = False
+    for draw in range(N_SECRETS):
+        prepared = prepare_cases(UNDECLARED, case_generator(b"contract secret", "terms", f"student {draw}"),
+                                 refuse_broken_second_calls=False)
+        assert len(prepared.cases) == len(prepared.expected) == len(prepared.again) == len(prepared.again_expected)
+        assert all(precondition_failure(UNDECLARED, follow) == "" for follow in prepared.again)
+        assert all("breaks the docstring's precondition" in note for note in prepared.dropped)
+        dropped_any = dropped_any or bool(prepared.dropped)
+        if prepared.cases:
+            assert run_in_process(UNDECLARED, _unit_checked, prepared=prepared).passed, draw
+    assert dropped_any  # the same draws that test_a_second_call_that_breaks_the_precondition_is_refused refuses
+
+
 def test_a_declared_second_call_keeps_the_precondition_and_a_correct_function_that_relies_on_it_passes():
     for draw in range(N_SECRETS):
         prepared = _prepared(DECLARED, draw)

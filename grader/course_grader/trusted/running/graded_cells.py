@@ -49,7 +49,8 @@ class GradedCells:
     def _prepare_cases(self, nb, pool: ThreadPoolExecutor) -> None:
         """Start computing, beside the kernel, the cases and the reference's answers of every check ``nb`` declares."""
         self._prepared: dict[str, Future[PreparedCases]] = {
-            check.function: pool.submit(prepare_cases, check, self._case_generator(check.function))
+            check.function: pool.submit(prepare_cases, check, self._case_generator(check.function),
+                                        refuse_broken_second_calls=False)
             for check in _declared_checks(nb, self._checks)
         }
 

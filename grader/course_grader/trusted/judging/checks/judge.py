@@ -22,7 +22,7 @@ import numpy as np
 from ..wire import NOT_CALLED_AGAIN, Reply, Unsupported, encode, python_literal
 from .cases import MAX_CALL_CHARS, Case, Check, whole_call, call_text, expected_answer
 from .compare import describe
-from .second_calls import SECOND_CALL, witnessing_second_call
+from .second_calls import SECOND_CALL, CheckRefused, witnessing_second_call
 
 
 #: Failed cases shown in full in one verdict.
@@ -96,13 +96,18 @@ class PreparedCases:
     again: list[Case] | None = None
     again_expected: list | None = None
 
-def prepare_cases(check: Check, rng: np.random.Generator) -> PreparedCases:
+def prepare_cases(check: Check, rng: np.random.Generator, *, refuse_broken_second_calls: bool = True) -> PreparedCases:
     """Draw the cases and compute every expected answer (of each second call too): work that needs nothing from the student.
 
     The grader runs it in a thread while the kernel starts and the student's cells run. A case
     the reference raises on (a solver that gives up on a rare draw) is dropped, and named in
     ``dropped``: the same secret, student and code drop the same cases, so a regrade is identical.
     The second calls' factors are drawn from ``rng`` after the cases (``witnessing_second_call``).
+
+    A second call that breaks the check's own precondition (``CheckRefused``: the check's fault) is raised, as
+    ``perceptron-course check`` wants it; with ``refuse_broken_second_calls`` false (grading a submission, where
+    another secret's draw may meet what the check's one draw did not), its case is dropped and named instead, so
+    that the part is judged on the others and nothing of the notebook fails for the check's fault.
     """
     cases = check.cases(rng)
     if check.reference is None or check.judge is not None:
@@ -116,12 +121,20 @@ def prepare_cases(check: Check, rng: np.random.Generator) -> PreparedCases:
             continue
         kept.append(case)
         expected.append(answer)
-    again, again_expected = [], []
-    for index in range(len(kept)):
-        follow, answer = witnessing_second_call(check, kept, index, expected[index], rng)
+    judged, judged_expected, again, again_expected = [], [], [], []
+    for index, case in enumerate(kept):
+        try:
+            follow, answer = witnessing_second_call(check, kept, index, expected[index], rng)
+        except CheckRefused as error:
+            if refuse_broken_second_calls:
+                raise
+            dropped.append(f"{case.behaviour} (its second call would break the check's own precondition: {error})")
+            continue
+        judged.append(case)
+        judged_expected.append(expected[index])
         again.append(follow)
         again_expected.append(answer)
-    return PreparedCases(kept, expected, tuple(dropped), again, again_expected)
+    return PreparedCases(judged, judged_expected, tuple(dropped), again, again_expected)
 
 def not_implemented_message(function: str) -> str:
     return f"{function} is not implemented yet (it raises NotImplementedError): write it, then run its tests again."

@@ -28,6 +28,7 @@ from course_grader.trusted.course.commands import grader_command
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
 from course_grader.trusted.gradebook.writer_lock import LOCK_FILE
+from course_grader.trusted.serving.status import status_lines
 from course_grader.trusted.serving.journal import (GRADED, HELD, LIMITED, REFUSED, RELEASED, SUPERSEDED,
                                                                Journal)
 
@@ -368,8 +369,12 @@ def test_forged_linked_and_special_inbound_folders_are_refused_with_a_reason(tmp
     states = hub.states()
     assert all(state == REFUSED for _, state, _ in states.values()) and len(states) == 6, states
     reasons = {student + ":" + reason for student, _, reason in states.values()}
-    assert any(r.startswith("srv_bob:") and "owned by srv_ada" in r for r in reasons), reasons
-    assert any(r.startswith("srv_cy:") and "uid 54321 (no such user)" in r for r in reasons), reasons
+    # journaled as the owner's (the account that made the folder), never as the student it names (attack round 9)
+    assert any(r.startswith("srv_ada:") and "handed in by srv_bob but is owned by srv_ada" in r for r in reasons), reasons
+    assert any("handed in by srv_cy" in r and "uid 54321 (no such user)" in r for r in reasons), reasons
+    assert not any(r.startswith(("srv_bob:", "srv_cy:")) for r in reasons), reasons
+    shown = status_lines(hub.course, full=True)
+    assert not any(line.strip().startswith(("srv_bob:", "srv_cy:")) for line in shown), shown
     assert any("symbolic link" in r for r in reasons if r.startswith("srv_flood:")), reasons
     assert any("is not a folder" in r for r in reasons), reasons
     assert any(r.startswith("srv_ada:") and "FIFO" in r for r in reasons), reasons

@@ -44,6 +44,7 @@ import pytest
 from conftest import CHECKOUT, FIXTURE_LIBRARY, FIXTURES, NODE_MODULES, descendants, fixture_course
 
 from course_grader.trusted.cli import build_parser, main
+from course_grader.trusted.doctor import NBGRADER_CACHE
 from course_grader.trusted.course.course import Course
 from course_grader.trusted.course.example_class import copy_course, solved_notebook
 
@@ -408,7 +409,10 @@ def hub(tmp_path_factory):
         # docs/hosting.md's set-up of the course folder: the grader's, closed to every other account
         give(course.root, grader)
         course.root.chmod(0o700)
-        (area / "hub").mkdir()
+        for user in (grader, *students):  # docs/hosting.md: every account's home closed to the others
+            home_of(user).chmod(0o700)
+        (area / "hub").mkdir(mode=0o700)  # docs/hosting.md: the hub's folder (its database, its log) root's alone
+        (area / "hub").chmod(0o700)
         hub = start_hub(area / "hub", course=course, exchange=exchange, grader=grader, students=students)
         cleanup.callback(hub.stop)
         # The instructor releases the assignment to the exchange, as the grader (who then owns its inbound folder).
@@ -503,6 +507,18 @@ def doctor_reaches(screen: str, root: Path) -> set[tuple[str, Path]]:
     return found
 
 
+def outside_paths(hub: Hub, student: str) -> list[Path]:
+    """What a student could try outside the course: every other person's home (uid 1000 and up, as useradd numbers
+    them) and nbgrader's cache in it, and the files of the hub's folder (this test's hub runs in ``hub.log``'s)."""
+    me = pwd.getpwnam(student).pw_uid
+    paths = []
+    for entry in pwd.getpwall():
+        home = Path(entry.pw_dir)
+        if 1000 <= entry.pw_uid <= 60000 and entry.pw_uid != me and home != Path("/") and home.is_dir():
+            paths += [home, *([home / NBGRADER_CACHE] if (home / NBGRADER_CACHE).is_dir() else [])]
+    return paths + sorted(path for path in hub.log.parent.iterdir() if path.is_file())
+
+
 def test_doctor_finds_the_course_closed_as_a_student_does_and_names_what_is_opened(hub):
     """The course as docs/hosting.md sets it up, after a hand-in graded by the service: ``doctor`` says closed, and a
     student who tries each path reads and writes none. With the course folder and the gradebook opened, the student
@@ -515,9 +531,17 @@ def test_doctor_finds_the_course_closed_as_a_student_does_and_names_what_is_open
                what=f"the service's files of a graded hand-in: {[p.name for p in secrets_ if not os.path.lexists(p)]}")
     everything = [root, *(Path(folder) / name for folder, folders, files in os.walk(root) for name in folders + files)]
     status, screen = doctor(hub, student)
-    assert status == 0 and "closed: a student account can neither read nor write any of them" in screen, screen
+    assert "closed: a student account can neither read nor write any of them" in screen, screen
     assert "sandbox: yes" in screen and "WRONG" not in screen and f"managed service {SERVICE!r}" in screen, screen
     assert student_reaches(hub, student, everything) == set()
+    # Outside the course: what the student really reaches (the machine's own accounts may have open homes; this
+    # test's accounts and its hub are set up as the guide says) is what doctor names, and its verdict follows.
+    outside = outside_paths(hub, student)
+    reached = student_reaches(hub, student, outside)
+    assert {item for item in doctor_reaches(screen, root) if item[1] in outside} == reached, screen
+    ours = {home_of(user) for user in (hub.grader, *hub.students)} | {hub.log, hub.log.parent / "jupyterhub.sqlite"}
+    assert not {path for _, path in reached} & ours, reached
+    assert status == (1 if reached else 0), screen
     gradebook = root / "gradebook.db"
     try:
         root.chmod(0o711)  # a TA opens the course folder to others, and the gradebook to everyone
@@ -533,6 +557,23 @@ def test_doctor_finds_the_course_closed_as_a_student_does_and_names_what_is_open
     finally:
         gradebook.chmod(0o600)
         root.chmod(0o700)
+
+
+def test_doctor_names_a_classmates_open_home_and_the_cache_of_secrets_in_it(hub):
+    """A home left as useradd makes it on many systems (0755): the classmate lists it and reads nbgrader's cache (the
+    secret of each hand-in), and doctor says so, by path, with the verdict NOT READY."""
+    student, classmate = hub.students[1], hub.students[0]  # the classmate handed in (the hand-in test, before this)
+    home = home_of(classmate)
+    assert (home / NBGRADER_CACHE).is_dir()
+    try:
+        home.chmod(0o755)
+        reached = student_reaches(hub, student, [home, home / NBGRADER_CACHE])
+        assert reached == {("read", home), ("read", home / NBGRADER_CACHE)}, reached
+        status, screen = doctor(hub, student)
+        assert reached <= doctor_reaches(screen, hub.course.root), screen
+        assert status == 1 and "verdict: NOT READY" in screen and "chmod 700 each home" in screen, screen
+    finally:
+        home.chmod(0o700)
 
 
 def test_an_endless_hand_in_does_not_hold_up_another_students_feedback(hub):

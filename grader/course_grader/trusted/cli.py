@@ -320,7 +320,7 @@ def command_doctor(args) -> int:
     except KeyError:
         raise CourseError(f"no account named {args.as_user!r} on this machine; pass --as with a student's account") from None
     diagnosis = diagnose(course, student)
-    print(render(course, diagnosis, shown=len(diagnosis.openings) if args.all else SHOWN))
+    print(render(course, diagnosis, shown=max(len(diagnosis.openings), len(diagnosis.outside)) if args.all else SHOWN))
     return 1 if diagnosis.problems else 0
 
 

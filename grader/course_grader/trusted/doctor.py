@@ -16,8 +16,13 @@ Run as the TA (or root) on the machine that grades. It checks four things:
   ``feedback/`` enterable and not listable (0711): the modes nbgrader gives them.
 - **The service**: whether ``serve`` holds the course, and who runs it: the hub (a managed service, which the hub
   starts again when it exits), a systemd unit, or a shell.
+- **Outside the course**: the other accounts' homes (each home, and nbgrader's cache in it, which holds the secret
+  of every hand-in: a classmate who reads it can name that student's feedback page in the exchange), and, when the
+  hub runs the service, the files of the hub's own folder (its database, its log with every student's score), tried
+  as the course's paths are.
 
-It exits 1 when a path is open, the sandbox cannot start or the exchange's modes are wrong.
+It exits 1 when a path is open, the sandbox cannot start or the exchange's modes are wrong. Other copies of the
+course (a checkout elsewhere on the machine) are not looked for.
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ from pathlib import Path
 from .course.course import Course
 from .course.safe_text import terminal_text
 
+#: Accounts of people, as useradd numbers them (``UID_MIN`` and ``UID_MAX`` of login.defs): their homes are checked.
+PERSON_UIDS = range(1000, 60001)
+#: Where nbgrader keeps a student's cache of hand-ins (each with its secret), under the home.
+NBGRADER_CACHE = Path(".local/share/jupyter/nbgrader_cache")
 #: Folders of the course folder that hold no course data (an environment, the proxy's packages): not walked.
 SKIPPED_FOLDERS = frozenset({".venv", "venv", "node_modules"})
 #: At most this many paths are tried (a course with its class's hand-ins holds a few thousand).
@@ -65,10 +74,16 @@ class Opening:
     readable: bool
     writable: bool
 
-    def describe(self, root: Path) -> str:
-        what = " and ".join(word for word, yes in (("readable", self.readable), ("writable", self.writable)) if yes)
-        shown = "./" if self.path == root else str(self.path.relative_to(root)) + ("/" if self.path.is_dir() else "")
-        return f"{shown} ({what})"
+    @property
+    def what(self) -> str:
+        return " and ".join(word for word, yes in (("readable", self.readable), ("writable", self.writable)) if yes)
+
+    def describe(self, root: Path | None = None) -> str:
+        """The path relative to ``root`` (in full without one), and what a student can do with it."""
+        if root is not None and self.path == root:
+            return f"./ ({self.what})"
+        shown = str(self.path if root is None else self.path.relative_to(root)) + ("/" if self.path.is_dir() else "")
+        return f"{shown} ({self.what})"
 
 
 @dataclass
@@ -82,10 +97,11 @@ class Diagnosis:
     exchange: list[str] = field(default_factory=list)
     exchange_problems: list[str] = field(default_factory=list)
     service: str = ""
+    outside: list[Opening] = field(default_factory=list)  #: other accounts' homes, the hub's files (``outside_paths``)
 
     @property
     def problems(self) -> int:
-        return len(self.openings) + bool(self.sandbox) + len(self.exchange_problems)
+        return len(self.openings) + bool(self.sandbox) + len(self.exchange_problems) + len(self.outside)
 
 
 def account(name: str) -> Account:
@@ -270,6 +286,42 @@ def service_line(course: Course) -> str:
     return f"serve runs (pid {holder.pid}, since {holder.since}), started by hand: kill {holder.pid} stops it"
 
 
+def homes_of_others(student: Account | None) -> list[Path]:
+    """Each home of another person's account (``PERSON_UIDS``), and nbgrader's cache in it where there is one."""
+    paths = []
+    for entry in sorted(pwd.getpwall(), key=lambda entry: entry.pw_uid):
+        home = Path(entry.pw_dir)
+        if entry.pw_uid not in PERSON_UIDS or (student is not None and entry.pw_uid == student.uid) \
+                or entry.pw_uid == os.geteuid() or home == Path("/") or not home.is_dir():
+            continue
+        paths.append(home)
+        if (home / NBGRADER_CACHE).is_dir():
+            paths.append(home / NBGRADER_CACHE)
+    return paths
+
+
+def hub_files(course: Course) -> list[Path]:
+    """The files of the folder the hub runs in (its database, cookie secret, log), and the file its output goes to,
+    when the hub runs the course's ``serve`` (the service's parent process is the hub)."""
+    from .gradebook.writer_lock import lock_holder
+
+    holder = lock_holder(course.root)
+    if holder is None or holder.command != "serve":
+        return []
+    try:
+        environment = Path(f"/proc/{holder.pid}/environ").read_bytes()
+        if b"JUPYTERHUB_SERVICE_NAME=" not in environment:
+            return []
+        status = Path(f"/proc/{holder.pid}/status").read_text(encoding="utf-8", errors="replace")
+        hub = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+        folder = Path(os.readlink(f"/proc/{hub}/cwd"))
+        output = Path(os.readlink(f"/proc/{hub}/fd/1"))
+    except (OSError, StopIteration, ValueError):
+        return []
+    files = sorted(path for path in folder.iterdir() if path.is_file() and not path.is_symlink())
+    return files + ([output] if output.is_absolute() and output.is_file() and output not in files else [])
+
+
 def diagnose(course: Course, student: Account | None) -> Diagnosis:
     """Everything ``doctor`` checks; ``student`` is tried for real when this process is root."""
     from .running.sandbox import sandbox_problem
@@ -279,17 +331,20 @@ def diagnose(course: Course, student: Account | None) -> Diagnosis:
         parts = opening.path.relative_to(course.root).parts
         return FIRST_NAMED.index(parts[0]) if parts and parts[0] in FIRST_NAMED else len(FIRST_NAMED)
 
+    outside = homes_of_others(student) + hub_files(course)
     if os.geteuid() == 0 and student is not None:
         method = (f"opened as {student.name} (uid {student.uid}, gid {student.gid}) by a child process that dropped "
                   "root's rights")
-        openings = tried_as(student, paths)
+        openings = tried_as(student, paths + outside)
     else:
         method = ("judged from the modes of each path and its parent folders, for an account that is neither the "
                   "owner nor in a group of the TA's alone (run as root for a real attempt as a student)")
-        openings = read_from_modes(paths)
+        openings = read_from_modes(paths + outside)
+    inside = [opening for opening in openings if opening.path == course.root or course.root in opening.path.parents]
     lines, problems = exchange_findings(course)
-    return Diagnosis(method=method, tried=len(paths), openings=sorted(openings, key=rank), sandbox=sandbox_problem(),
-                     exchange=lines, exchange_problems=problems, service=service_line(course))
+    return Diagnosis(method=method, tried=len(paths), openings=sorted(inside, key=rank), sandbox=sandbox_problem(),
+                     exchange=lines, exchange_problems=problems, service=service_line(course),
+                     outside=[opening for opening in openings if opening not in inside])
 
 
 def render(course: Course, diagnosis: Diagnosis, *, shown: int = SHOWN) -> str:
@@ -308,10 +363,22 @@ def render(course: Course, diagnosis: Diagnosis, *, shown: int = SHOWN) -> str:
     out += ["exchange:", *(f"  {line}" for line in diagnosis.exchange),
             *(f"  WRONG: {line}" for line in diagnosis.exchange_problems)]
     out.append(f"service: {diagnosis.service}")
+    if diagnosis.outside:
+        out.append(f"outside the course: OPEN: {len(diagnosis.outside)} paths of other accounts' homes or of the hub "
+                   "a student account can reach:")
+        out += [f"    {opening.describe()}" for opening in diagnosis.outside[:shown]]
+        if len(diagnosis.outside) > shown:
+            out.append(f"    and {len(diagnosis.outside) - shown} more (--all names them all)")
+        out.append("  close them: chmod 700 each home (and HOME_MODE 0700 in /etc/login.defs for accounts made later), "
+                   "chmod 700 the hub's folder (docs/hosting.md)")
+    else:
+        out.append("outside the course: closed: no other account's home, nbgrader cache or hub file a student can reach")
     wrong = [what for what, yes in ((f"{len(diagnosis.openings)} paths open to a student", diagnosis.openings),
                                     ("the sandbox cannot start", diagnosis.sandbox),
                                     (f"{len(diagnosis.exchange_problems)} wrong in the exchange",
-                                     diagnosis.exchange_problems)) if yes]
+                                     diagnosis.exchange_problems),
+                                    (f"{len(diagnosis.outside)} paths outside the course open to a student",
+                                     diagnosis.outside)) if yes]
     out.append("verdict: closed, the sandbox starts, the exchange is as nbgrader makes it" if not wrong
                else "verdict: NOT READY: " + "; ".join(wrong))
     return terminal_text("\n".join(out))

@@ -337,6 +337,8 @@ def _judge_folder(arrival: Arrival, folder_fd: int, shown: str, owner_checked: b
         arrival.refused = (f"{shown} claims to be handed in by {arrival.student} but is owned by "
                            f"{_owner_name(info.st_uid)} (nbgrader's check_owner): a hand-in in another student's "
                            "name is refused")
+        # Journaled (and shown by status) as the owner's: the student named never handed it in (attack round 9).
+        arrival.student = _owner_name(info.st_uid)
     if arrival.refused:
         return arrival
     try:

@@ -247,8 +247,8 @@ def test_other_correct_styles_keep_full_marks():
     checks.check_augment(lambda X: np.column_stack([np.ones(len(X)), np.asarray(X, float)]))
     checks.check_radius(lambda X: np.max(np.sqrt(np.sum(np.asarray(X, float) ** 2, axis=1))))  # a NumPy scalar
     correct_step = solution_namespace(assignment_of("perceptron_step"))["perceptron_step"]
-    checks.check_perceptron_step(lambda w, b, x, y: (lambda w_new, b_new, mistake: (w_new, np.float64(b_new), np.bool_(mistake)))(
-        *correct_step(w, b, x, y)))  # NumPy scalars for b and the bool
+    checks.check_perceptron_step(lambda w, b, x, y: (lambda w_new, b_new, mistake: (w_new, np.asarray(b_new)[()], np.bool_(mistake)))(
+        *correct_step(w, b, x, y)))  # NumPy scalars for b (of its kind: int64 for an int b) and the bool
 
 
 def test_right_values_of_another_type_than_the_docstring_promises_fail_with_a_message_naming_both():
@@ -1022,7 +1022,7 @@ def test_an_in_place_change_hidden_from_the_harness_s_report_still_fails(monkeyp
         if mistake:
             w += y * np.asarray(x, dtype=float)  # the caller's array
             b = b + y
-        return w, float(b), mistake
+        return w, b, mistake
 
     honest = lambda w, b, x, y: perceptron_step(np.array(w, dtype=float), b, x, y)  # noqa: E731
     real_dumps = json.dumps
@@ -1076,7 +1076,7 @@ def test_the_second_call_keeps_the_arrays_and_takes_the_next_case_s_numbers_so_r
         if mistake:
             w += y * np.asarray(x, dtype=float)
             b = b + y
-        return w, float(b), mistake
+        return w, b, mistake
 
     real_dumps = json.dumps
 

@@ -318,7 +318,10 @@ def hub_files(course: Course) -> list[Path]:
         output = Path(os.readlink(f"/proc/{hub}/fd/1"))
     except (OSError, StopIteration, ValueError):
         return []
-    files = sorted(path for path in folder.iterdir() if path.is_file() and not path.is_symlink())
+    if folder == Path("/"):  # a hub started without a folder of its own: its database and log are elsewhere
+        files = []
+    else:
+        files = sorted(path for path in folder.iterdir() if path.is_file() and not path.is_symlink())
     return files + ([output] if output.is_absolute() and output.is_file() and output not in files else [])
 
 

@@ -97,7 +97,7 @@ class Diagnosis:
     exchange: list[str] = field(default_factory=list)
     exchange_problems: list[str] = field(default_factory=list)
     service: str = ""
-    outside: list[Opening] = field(default_factory=list)  #: other accounts' homes, the hub's files (``outside_paths``)
+    outside: list[Opening] = field(default_factory=list)  #: other accounts' homes, the hub's files (``homes_of_others``, ``hub_files``)
 
     @property
     def problems(self) -> int:
